@@ -1,0 +1,37 @@
+# Compiler warnings shared by every zerotrain target; errors when ZT_WERROR is on (CI).
+add_library(zt_warnings INTERFACE)
+target_compile_options(zt_warnings INTERFACE
+  $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor
+    -Wold-style-cast -Wcast-align -Woverloaded-virtual -Wnull-dereference
+    -Wimplicit-fallthrough>)
+if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+  target_compile_options(zt_warnings INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-Wthread-safety>)
+endif()
+if(ZT_WERROR)
+  target_compile_options(zt_warnings INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-Werror>
+    $<$<COMPILE_LANGUAGE:CUDA>:-Werror=all-warnings>)
+endif()
+
+# zt_library(NAME SOURCES... DEPS ...): one layer's library with the project's settings.
+function(zt_library name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;PRIVATE_DEPS" ${ARGN})
+  if(NOT ARG_SOURCES)
+    # A layer that holds only headers so far: an interface target keeps the link graph.
+    add_library(${name} INTERFACE)
+    target_include_directories(${name} INTERFACE "${ZT_SOURCE_ROOT}")
+    target_link_libraries(${name} INTERFACE ${ARG_DEPS})
+    return()
+  endif()
+  add_library(${name} STATIC ${ARG_SOURCES})
+  target_include_directories(${name} PUBLIC "${ZT_SOURCE_ROOT}")
+  target_link_libraries(${name} PUBLIC ${ARG_DEPS} PRIVATE zt_warnings ${ARG_PRIVATE_DEPS})
+endfunction()
+
+# zt_glob_sources(OUT DIR): the .cpp files of a layer folder, recursively, without the CUDA
+# ones (those live under */cuda/ and build into the layer's CUDA target). Globbing keeps a
+# new file from needing a CMake edit; CONFIGURE_DEPENDS re-runs the glob on every build.
+function(zt_glob_sources out dir)
+  file(GLOB_RECURSE sources CONFIGURE_DEPENDS "${dir}/*.cpp")
+  list(FILTER sources EXCLUDE REGEX "/cuda/")
+  set(${out} ${sources} PARENT_SCOPE)
+endfunction()

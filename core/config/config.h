@@ -1,0 +1,80 @@
+// The typed configuration every run is described by (DESIGN §8). One struct per TOML
+// section; the schema in config_schema.cpp gives each field its key, default, unit, range
+// and documentation. Nothing downstream of loading ever sees a TOML node.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace zt {
+
+enum class ModelType { kMlp };
+enum class OptimizerType { kSgd, kAdam, kAdamW };
+enum class PrecisionDType { kFp32, kBf16, kFp16 };
+enum class DeviceKind { kCpu, kCuda };
+
+struct RunConfig {
+  std::string dir;        // where metrics.jsonl, logs and checkpoints go
+  std::int64_t seed = 0;  // seeds initialization and synthetic data
+  std::int64_t log_every = 0;  // steps between progress lines
+};
+
+struct ModelConfig {
+  ModelType type = ModelType::kMlp;
+  // MLP: input_dim -> hidden_dim -> num_classes with ReLU, softmax cross-entropy loss.
+  std::int64_t input_dim = 0;
+  std::int64_t hidden_dim = 0;
+  std::int64_t num_classes = 0;
+};
+
+struct DataConfig {
+  std::string path;  // token file; empty selects the built-in synthetic data
+};
+
+struct TrainConfig {
+  std::int64_t steps = 0;
+  std::int64_t micro_batch_size = 0;   // samples per rank per micro-batch
+  std::int64_t grad_accum_steps = 0;   // micro-batches per optimizer step
+  std::int64_t global_batch_size = 0;  // 0 = micro_batch_size * grad_accum_steps * world_size
+};
+
+struct OptimizerConfig {
+  OptimizerType type = OptimizerType::kAdamW;
+  double lr = 0;
+  double momentum = 0;  // SGD
+  bool nesterov = false;  // SGD
+  double beta1 = 0;     // Adam, AdamW
+  double beta2 = 0;     // Adam, AdamW
+  double eps = 0;       // Adam, AdamW
+  double weight_decay = 0;  // AdamW: decoupled; Adam and SGD: added to the gradient
+};
+
+struct PrecisionConfig {
+  PrecisionDType dtype = PrecisionDType::kFp32;
+};
+
+struct ZeroConfig {
+  std::int64_t stage = 0;                   // 0 = DDP, 1, 2, 3
+  std::int64_t reduce_bucket_size_bytes = 0;  // gradient bucket size for all-reduce / reduce-scatter
+};
+
+struct RuntimeConfig {
+  DeviceKind device = DeviceKind::kCpu;
+  std::int64_t device_memory_limit_bytes = 0;  // 0 = no limit
+  std::int64_t blas_threads = 0;               // 0 = cores / local ranks
+  double comm_timeout_s = 0;                   // bound on every collective and store wait
+};
+
+struct Config {
+  RunConfig run;
+  ModelConfig model;
+  DataConfig data;
+  TrainConfig train;
+  OptimizerConfig optimizer;
+  PrecisionConfig precision;
+  ZeroConfig zero;
+  RuntimeConfig runtime;
+  std::string source;  // the file (or "<defaults>") the config came from, for messages
+};
+
+}  // namespace zt
