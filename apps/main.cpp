@@ -1,18 +1,65 @@
-// The zerotrain command line: dispatches to the subcommands and maps errors to exit codes.
+// The zerotrain command line: dispatches to the subcommands and maps errors to exit codes
+// (2: usage or config, 1: run-time failure), printing `zerotrain: error: ...`.
+#include <unistd.h>
+
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <string>
 
+#include "apps/commands.h"
 #include "core/error.h"
+
+namespace {
+
+constexpr const char* kUsage = R"(zerotrain: train neural networks sharded ZeRO-style across ranks
+
+usage:
+  zerotrain train CONFIG [--set section.key=value]...
+  zerotrain launch --nproc-per-node N [--nnodes M --node-rank K] [--master-addr A]
+                   [--master-port P] CONFIG [--set section.key=value]...
+  zerotrain config docs                 print docs/CONFIG.md (every key, generated)
+  zerotrain config show CONFIG [--set ...]   print the effective config
+  zerotrain --help | --version
+
+exit status: 0 success, 1 run-time failure, 2 usage or config error
+)";
+
+std::string self_executable(const char* argv0) {
+  std::error_code error;
+  const auto path = std::filesystem::read_symlink("/proc/self/exe", error);
+  return error ? std::string(argv0) : path.string();
+}
+
+int dispatch(int argc, char** argv) {
+  if (argc < 2) throw zt::UsageError("no command given; run `zerotrain --help`");
+  const std::string command = argv[1];
+  const zt::apps::Args args(argv + 2, argv + argc);
+  if (command == "--help" || command == "-h" || command == "help") {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  if (command == "--version") {
+    std::puts("zerotrain 0.1.0");
+    return 0;
+  }
+  if (command == "train") return zt::apps::train_command(args);
+  if (command == "launch") return zt::apps::launch_command(args, self_executable(argv[0]));
+  if (command == "config") return zt::apps::config_command(args);
+  throw zt::UsageError("unknown command '" + command + "'; run `zerotrain --help`");
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   try {
-    if (argc < 2) throw zt::UsageError("no command given; see `zerotrain --help`");
-    throw zt::UsageError("unknown command '" + std::string(argv[1]) + "'");
+    return dispatch(argc, argv);
   } catch (const zt::Error& e) {
+    std::fflush(stdout);
     std::fprintf(stderr, "zerotrain: error: %s\n", e.what());
     return e.exit_code();
   } catch (const std::exception& e) {
+    std::fflush(stdout);
     std::fprintf(stderr, "zerotrain: error: %s\n", e.what());
     return zt::kExitRuntime;
   }

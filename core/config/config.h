@@ -6,17 +6,20 @@
 #include <cstdint>
 #include <string>
 
+#include "core/device.h"
+
 namespace zt {
 
 enum class ModelType { kMlp };
 enum class OptimizerType { kSgd, kAdam, kAdamW };
 enum class PrecisionDType { kFp32, kBf16, kFp16 };
-enum class DeviceKind { kCpu, kCuda };
 
 struct RunConfig {
-  std::string dir;        // where metrics.jsonl, logs and checkpoints go
-  std::int64_t seed = 0;  // seeds initialization and synthetic data
+  std::string dir;             // where metrics.jsonl, logs and checkpoints go
+  std::int64_t seed = 0;       // seeds initialization and synthetic data
   std::int64_t log_every = 0;  // steps between progress lines
+
+  friend bool operator==(const RunConfig&, const RunConfig&) = default;
 };
 
 struct ModelConfig {
@@ -25,10 +28,14 @@ struct ModelConfig {
   std::int64_t input_dim = 0;
   std::int64_t hidden_dim = 0;
   std::int64_t num_classes = 0;
+
+  friend bool operator==(const ModelConfig&, const ModelConfig&) = default;
 };
 
 struct DataConfig {
   std::string path;  // token file; empty selects the built-in synthetic data
+
+  friend bool operator==(const DataConfig&, const DataConfig&) = default;
 };
 
 struct TrainConfig {
@@ -36,26 +43,35 @@ struct TrainConfig {
   std::int64_t micro_batch_size = 0;   // samples per rank per micro-batch
   std::int64_t grad_accum_steps = 0;   // micro-batches per optimizer step
   std::int64_t global_batch_size = 0;  // 0 = micro_batch_size * grad_accum_steps * world_size
+
+  friend bool operator==(const TrainConfig&, const TrainConfig&) = default;
 };
 
 struct OptimizerConfig {
   OptimizerType type = OptimizerType::kAdamW;
   double lr = 0;
-  double momentum = 0;  // SGD
-  bool nesterov = false;  // SGD
-  double beta1 = 0;     // Adam, AdamW
-  double beta2 = 0;     // Adam, AdamW
-  double eps = 0;       // Adam, AdamW
+  double momentum = 0;      // SGD
+  bool nesterov = false;    // SGD
+  double beta1 = 0;         // Adam, AdamW
+  double beta2 = 0;         // Adam, AdamW
+  double eps = 0;           // Adam, AdamW
   double weight_decay = 0;  // AdamW: decoupled; Adam and SGD: added to the gradient
+
+  friend bool operator==(const OptimizerConfig&, const OptimizerConfig&) = default;
 };
 
 struct PrecisionConfig {
   PrecisionDType dtype = PrecisionDType::kFp32;
+
+  friend bool operator==(const PrecisionConfig&, const PrecisionConfig&) = default;
 };
 
 struct ZeroConfig {
-  std::int64_t stage = 0;                   // 0 = DDP, 1, 2, 3
-  std::int64_t reduce_bucket_size_bytes = 0;  // gradient bucket size for all-reduce / reduce-scatter
+  std::int64_t stage = 0;  // 0 = DDP, 1, 2, 3
+  std::int64_t reduce_bucket_size_bytes =
+      0;  // gradient bucket size for all-reduce / reduce-scatter
+
+  friend bool operator==(const ZeroConfig&, const ZeroConfig&) = default;
 };
 
 struct RuntimeConfig {
@@ -63,6 +79,8 @@ struct RuntimeConfig {
   std::int64_t device_memory_limit_bytes = 0;  // 0 = no limit
   std::int64_t blas_threads = 0;               // 0 = cores / local ranks
   double comm_timeout_s = 0;                   // bound on every collective and store wait
+
+  friend bool operator==(const RuntimeConfig&, const RuntimeConfig&) = default;
 };
 
 struct Config {
@@ -75,6 +93,8 @@ struct Config {
   ZeroConfig zero;
   RuntimeConfig runtime;
   std::string source;  // the file (or "<defaults>") the config came from, for messages
+
+  friend bool operator==(const Config&, const Config&) = default;
 };
 
 }  // namespace zt

@@ -1,0 +1,23 @@
+// The zerotrain subcommands; each takes the arguments after its name and returns the exit code.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace zt::apps {
+
+using Args = std::vector<std::string>;
+
+int train_command(const Args& args);
+int launch_command(const Args& args, const std::string& self_path);
+int config_command(const Args& args);
+
+// CONFIG [--set section.key=value]... as the train and launch commands take them.
+struct ConfigArgs {
+  std::string path;
+  std::vector<std::string> overrides;
+};
+// Parses config arguments from args[begin...]; throws UsageError on anything else.
+ConfigArgs parse_config_args(const Args& args, std::size_t begin);
+
+}  // namespace zt::apps

@@ -1,0 +1,36 @@
+// The names the config file uses for each enum of config.h ("adamw", "bf16", "cuda"), in
+// one table per enum that the schema, the docs and config_name() all read.
+#pragma once
+
+#include <array>
+#include <string_view>
+
+#include "core/config/config.h"
+
+namespace zt {
+
+template <typename E>
+struct EnumName {
+  std::string_view name;
+  E value;
+};
+
+inline constexpr std::array<EnumName<ModelType>, 1> kModelTypeNames{{{"mlp", ModelType::kMlp}}};
+inline constexpr std::array<EnumName<OptimizerType>, 3> kOptimizerTypeNames{
+    {{"sgd", OptimizerType::kSgd},
+     {"adam", OptimizerType::kAdam},
+     {"adamw", OptimizerType::kAdamW}}};
+inline constexpr std::array<EnumName<PrecisionDType>, 3> kPrecisionDTypeNames{
+    {{"fp32", PrecisionDType::kFp32},
+     {"bf16", PrecisionDType::kBf16},
+     {"fp16", PrecisionDType::kFp16}}};
+inline constexpr std::array<EnumName<DeviceKind>, 2> kDeviceKindNames{
+    {{"cpu", DeviceKind::kCpu}, {"cuda", DeviceKind::kCuda}}};
+
+// The config-file name of a value, for logs and messages ("adamw").
+std::string_view config_name(ModelType type);
+std::string_view config_name(OptimizerType type);
+std::string_view config_name(PrecisionDType dtype);
+std::string_view config_name(DeviceKind device);
+
+}  // namespace zt

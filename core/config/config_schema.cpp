@@ -1,0 +1,221 @@
+// The table of every config key. Adding a key: a field in config.h and one builder call
+// below (name, field, default, range, unit, one line of documentation); loading, --set,
+// docs/CONFIG.md and the effective-config writer pick it up from here.
+#include "core/config/config_schema.h"
+
+#include <array>
+#include <utility>
+
+#include "core/config/byte_size.h"
+#include "core/config/config_enums.h"
+
+namespace zt {
+namespace {
+
+using Aliases = std::vector<std::string>;
+enum class Emptiness { kMayBeEmpty, kNonEmpty };
+
+// Fills one SectionSpec with keys bound to the fields of one section struct.
+template <typename Section>
+class SectionBuilder {
+ public:
+  // Holds the schema and an index, not a reference, so adding sections never invalidates it.
+  SectionBuilder(std::vector<SectionSpec>& schema, Section Config::*member)
+      : schema_(schema), index_(schema.size() - 1), member_(member) {}
+
+  // `aliases`: names other frameworks use for the key, offered only as did-you-mean.
+  KeySpec& integer(std::string name, std::int64_t Section::*field, std::int64_t fallback,
+                   Range range, std::string unit, std::string doc, Aliases aliases = {}) {
+    KeySpec& key = add(KeyType::kInt, std::move(name), field, fallback, range, std::move(unit),
+                       std::move(doc));
+    key.aliases = std::move(aliases);
+    return key;
+  }
+  KeySpec& size(std::string name, std::int64_t Section::*field, std::string_view fallback,
+                Range range, std::string doc) {
+    return add(KeyType::kSize, std::move(name), field, *parse_byte_size(fallback), range, "bytes",
+               std::move(doc));
+  }
+  KeySpec& real(std::string name, double Section::*field, double fallback, Range range,
+                std::string unit, std::string doc, Aliases aliases = {}) {
+    KeySpec& key = add(KeyType::kFloat, std::move(name), field, fallback, range, std::move(unit),
+                       std::move(doc));
+    key.aliases = std::move(aliases);
+    return key;
+  }
+  KeySpec& boolean(std::string name, bool Section::*field, bool fallback, std::string doc) {
+    return add(KeyType::kBool, std::move(name), field, fallback, Range::any(), "", std::move(doc));
+  }
+  KeySpec& string(std::string name, std::string Section::*field, std::string fallback,
+                  Emptiness emptiness, std::string doc) {
+    KeySpec& key = add(KeyType::kString, std::move(name), field, std::move(fallback), Range::any(),
+                       "", std::move(doc));
+    key.allow_empty = emptiness == Emptiness::kMayBeEmpty;
+    return key;
+  }
+
+  // An enum field, with the names from its table in config_enums.h.
+  template <typename E, std::size_t N>
+  KeySpec& choice(std::string name, E Section::*field, const std::array<EnumName<E>, N>& names,
+                  E fallback, std::string doc) {
+    KeySpec& key = push(KeyType::kEnum, std::move(name), Range::any(), "", std::move(doc));
+    for (const EnumName<E>& entry : names) {
+      key.enum_values.emplace_back(entry.name);
+      if (entry.value == fallback) key.default_value = std::string(entry.name);
+    }
+    Section Config::*member = member_;
+    key.assign = [member, field, names](Config& config, const KeyValue& value) {
+      for (const EnumName<E>& entry : names) {
+        if (entry.name == std::get<std::string>(value)) (config.*member).*field = entry.value;
+      }
+    };
+    key.read = [member, field](const Config& config) -> KeyValue {
+      return std::string(config_name((config.*member).*field));
+    };
+    return key;
+  }
+
+ private:
+  KeySpec& push(KeyType type, std::string name, Range range, std::string unit, std::string doc) {
+    SectionSpec& spec = schema_[index_];
+    KeySpec& key = spec.keys.emplace_back();
+    key.section = spec.name;
+    key.name = std::move(name);
+    key.type = type;
+    key.range = range;
+    key.unit = std::move(unit);
+    key.doc = std::move(doc);
+    return key;
+  }
+
+  // A key whose field holds its KeyValue alternative T directly.
+  template <typename T, typename Default>
+  KeySpec& add(KeyType type, std::string name, T Section::*field, Default&& fallback, Range range,
+               std::string unit, std::string doc) {
+    KeySpec& key = push(type, std::move(name), range, std::move(unit), std::move(doc));
+    key.default_value = T(std::forward<Default>(fallback));
+    Section Config::*member = member_;
+    key.assign = [member, field](Config& config, const KeyValue& value) {
+      (config.*member).*field = std::get<T>(value);
+    };
+    key.read = [member, field](const Config& config) -> KeyValue {
+      return (config.*member).*field;
+    };
+    return key;
+  }
+
+  std::vector<SectionSpec>& schema_;
+  std::size_t index_;
+  Section Config::*member_;
+};
+
+template <typename Section>
+SectionBuilder<Section> section(std::vector<SectionSpec>& schema, std::string name,
+                                Section Config::*member, std::string doc) {
+  schema.push_back(SectionSpec{std::move(name), std::move(doc), {}});
+  return SectionBuilder<Section>(schema, member);
+}
+
+constexpr double kMaxDim = 1e6;
+
+void add_run_model_data(std::vector<SectionSpec>& schema) {
+  auto run = section(schema, "run", &Config::run, "Where the run writes and how it is seeded.");
+  run.string("dir", &RunConfig::dir, "runs/tiny", Emptiness::kNonEmpty,
+             "Directory for metrics.jsonl, logs, checkpoints and the effective config.");
+  run.integer("seed", &RunConfig::seed, 1234, Range::at_least(0), "",
+              "Seeds parameter initialization and the synthetic data.");
+  run.integer("log_every", &RunConfig::log_every, 10, Range::at_least(1), "steps",
+              "Optimizer steps between progress lines.");
+
+  auto model = section(schema, "model", &Config::model, "The network to train.");
+  model.choice("type", &ModelConfig::type, kModelTypeNames, ModelType::kMlp,
+               "Architecture: mlp is input_dim -> hidden_dim -> num_classes with ReLU.");
+  model.integer("input_dim", &ModelConfig::input_dim, 32, Range::between(1, kMaxDim), "features",
+                "Width of each input sample.");
+  model.integer("hidden_dim", &ModelConfig::hidden_dim, 128, Range::between(1, kMaxDim), "features",
+                "Width of the hidden layer.");
+  model.integer("num_classes", &ModelConfig::num_classes, 10, Range::between(2, kMaxDim), "classes",
+                "Number of output classes (softmax cross-entropy loss).");
+
+  auto data = section(schema, "data", &Config::data, "Where training samples come from.");
+  data.string("path", &DataConfig::path, "", Emptiness::kMayBeEmpty,
+              "Token file to train on; empty selects the built-in synthetic data.");
+}
+
+void add_train_optimizer(std::vector<SectionSpec>& schema) {
+  auto train = section(schema, "train", &Config::train, "Length of the run and batch sizes.");
+  train.integer("steps", &TrainConfig::steps, 200, Range::at_least(1), "steps",
+                "Optimizer steps to run.", {"max_steps", "num_steps", "train_steps"});
+  train.integer("micro_batch_size", &TrainConfig::micro_batch_size, 32, Range::at_least(1),
+                "samples", "Samples per rank per micro-batch.",
+                {"batch_size", "train_micro_batch_size_per_gpu"});
+  train.integer("grad_accum_steps", &TrainConfig::grad_accum_steps, 1, Range::at_least(1),
+                "micro-batches", "Micro-batches accumulated per optimizer step.",
+                {"gradient_accumulation_steps"});
+  train.integer("global_batch_size", &TrainConfig::global_batch_size, 0, Range::at_least(0),
+                "samples",
+                "Samples per optimizer step over all ranks; must equal micro_batch_size x "
+                "grad_accum_steps x world size; 0 infers it.",
+                {"train_batch_size"});
+
+  auto optimizer = section(schema, "optimizer", &Config::optimizer, "The update rule.");
+  optimizer.choice("type", &OptimizerConfig::type, kOptimizerTypeNames, OptimizerType::kAdamW,
+                   "Update rule; adamw decays weights decoupled from the gradient.");
+  optimizer.real("lr", &OptimizerConfig::lr, 1e-3, Range::greater_than(0).at_most(10), "",
+                 "Learning rate.", {"learning_rate"});
+  optimizer.real("momentum", &OptimizerConfig::momentum, 0.9, Range::at_least(0).below(1), "",
+                 "SGD momentum; 0 disables it.");
+  optimizer.boolean("nesterov", &OptimizerConfig::nesterov, false, "SGD: use Nesterov momentum.");
+  optimizer.real("beta1", &OptimizerConfig::beta1, 0.9, Range::at_least(0).below(1), "",
+                 "Adam/AdamW: decay rate of the first-moment estimate.");
+  optimizer.real("beta2", &OptimizerConfig::beta2, 0.999, Range::at_least(0).below(1), "",
+                 "Adam/AdamW: decay rate of the second-moment estimate.");
+  optimizer.real("eps", &OptimizerConfig::eps, 1e-8, Range::greater_than(0), "",
+                 "Adam/AdamW: added to the denominator for numerical stability.", {"epsilon"});
+  optimizer.real("weight_decay", &OptimizerConfig::weight_decay, 0.0, Range::at_least(0), "",
+                 "AdamW: decoupled decay; Adam and SGD: L2 term added to the gradient.");
+}
+
+void add_precision_zero_runtime(std::vector<SectionSpec>& schema) {
+  auto precision = section(schema, "precision", &Config::precision, "Number formats.");
+  precision.choice("dtype", &PrecisionConfig::dtype, kPrecisionDTypeNames, PrecisionDType::kFp32,
+                   "Compute dtype of parameters and activations; master weights stay fp32.");
+
+  auto zero = section(schema, "zero", &Config::zero, "ZeRO partitioning and communication.");
+  zero.integer("stage", &ZeroConfig::stage, 0, Range::between(0, 3), "",
+               "0 = DDP, 1 = shard optimizer state, 2 = + gradients, 3 = + parameters.");
+  zero.size("reduce_bucket_size", &ZeroConfig::reduce_bucket_size_bytes, "25MiB",
+            Range::at_least(1024), "Gradient bytes gathered into one all-reduce / reduce-scatter.");
+
+  auto runtime = section(schema, "runtime", &Config::runtime, "Devices, threads and timeouts.");
+  runtime.choice("device", &RuntimeConfig::device, kDeviceKindNames, DeviceKind::kCpu,
+                 "Where tensors live and kernels run.");
+  runtime.size("device_memory_limit", &RuntimeConfig::device_memory_limit_bytes, "0",
+               Range::at_least(0), "Cap on tracked device memory per rank; 0 = unlimited.");
+  runtime.integer("blas_threads", &RuntimeConfig::blas_threads, 0, Range::at_least(0), "threads",
+                  "BLAS threads per rank; 0 = cores / local ranks.");
+  runtime.real("comm_timeout_s", &RuntimeConfig::comm_timeout_s, 300, Range::greater_than(0),
+               "seconds", "Bound on every collective and store wait.");
+}
+
+std::vector<SectionSpec> build_schema() {
+  std::vector<SectionSpec> schema;
+  add_run_model_data(schema);
+  add_train_optimizer(schema);
+  add_precision_zero_runtime(schema);
+  return schema;
+}
+
+constexpr std::array<std::string_view, 5> kPlannedSections{
+    "scheduler", "offload", "activation_checkpointing", "checkpoint", "profile"};
+
+}  // namespace
+
+const std::vector<SectionSpec>& config_schema() {
+  static const std::vector<SectionSpec> schema = build_schema();
+  return schema;
+}
+
+std::span<const std::string_view> planned_config_sections() { return kPlannedSections; }
+
+}  // namespace zt

@@ -1,0 +1,187 @@
+// MemoryTracker accounting, aligned host allocation and the out-of-memory report.
+#include "core/memory_tracker.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <utility>
+
+#include "core/config/byte_size.h"
+#include "core/error.h"
+
+namespace zt {
+
+std::string_view memory_category_name(MemoryCategory category) {
+  switch (category) {
+    case MemoryCategory::kParameters:
+      return "parameters";
+    case MemoryCategory::kGradients:
+      return "gradients";
+    case MemoryCategory::kOptimizerStates:
+      return "optimizer_states";
+    case MemoryCategory::kActivations:
+      return "activations";
+    case MemoryCategory::kCommBuffers:
+      return "comm_buffers";
+    case MemoryCategory::kWorkspace:
+      return "workspace";
+    case MemoryCategory::kHostOffload:
+      return "host_offload";
+  }
+  return "unknown";
+}
+
+Allocation::Allocation(Allocation&& other) noexcept
+    : tracker_(std::exchange(other.tracker_, nullptr)),
+      data_(std::exchange(other.data_, nullptr)),
+      bytes_(std::exchange(other.bytes_, 0)),
+      category_(other.category_) {}
+
+Allocation& Allocation::operator=(Allocation&& other) noexcept {
+  if (this != &other) {
+    release();
+    tracker_ = std::exchange(other.tracker_, nullptr);
+    data_ = std::exchange(other.data_, nullptr);
+    bytes_ = std::exchange(other.bytes_, 0);
+    category_ = other.category_;
+  }
+  return *this;
+}
+
+Allocation::~Allocation() { release(); }
+
+void Allocation::release() noexcept {
+  if (tracker_ != nullptr) tracker_->free_allocation(data_, bytes_, category_);
+  tracker_ = nullptr;
+  data_ = nullptr;
+  bytes_ = 0;
+}
+
+MemoryTracker::MemoryTracker(Device device, std::int64_t capacity_bytes)
+    : device_(device), capacity_bytes_(capacity_bytes) {
+  ZT_CHECK(capacity_bytes >= 0, "negative memory capacity");
+  state_.capacity_bytes = capacity_bytes;
+}
+
+MemoryTracker::~MemoryTracker() = default;
+
+Allocation MemoryTracker::allocate(std::int64_t bytes, MemoryCategory category) {
+  ZT_CHECK(bytes >= 0, "negative allocation size");
+  ZT_CHECK(device_.kind == DeviceKind::kCpu,
+           "device memory allocation for " + device_.to_string() + " needs its backend allocator");
+  record(category, bytes);  // throws before anything is allocated when over capacity
+  if (bytes == 0) return Allocation(this, nullptr, 0, category);
+  const std::size_t rounded = (static_cast<std::size_t>(bytes) + kAlignment - 1) / kAlignment * kAlignment;
+  void* data = std::aligned_alloc(kAlignment, rounded);
+  if (data == nullptr) {
+    unrecord(category, bytes);
+    throw OutOfMemoryError("out of host memory on " + device_.to_string() + ": allocating " +
+                           format_byte_size(bytes) + " of " +
+                           std::string(memory_category_name(category)) + " failed");
+  }
+  std::memset(data, 0, rounded);
+  return Allocation(this, data, bytes, category);
+}
+
+void MemoryTracker::free_allocation(void* data, std::int64_t bytes,
+                                    MemoryCategory category) noexcept {
+  std::free(data);
+  unrecord(category, bytes);
+}
+
+void MemoryTracker::record(MemoryCategory category, std::int64_t bytes) {
+  ZT_CHECK(bytes >= 0, "negative recorded size");
+  std::lock_guard lock(mutex_);
+  if (capacity_bytes_ > 0 && state_.total_current_bytes + bytes > capacity_bytes_) {
+    throw OutOfMemoryError(out_of_memory_message(category, bytes));
+  }
+  add_locked(category, bytes);
+}
+
+void MemoryTracker::add_locked(MemoryCategory category, std::int64_t bytes) {
+  const auto index = static_cast<std::size_t>(category);
+  state_.current_bytes[index] += bytes;
+  state_.total_current_bytes += bytes;
+  if (state_.current_bytes[index] > state_.peak_bytes[index]) {
+    state_.peak_bytes[index] = state_.current_bytes[index];
+  }
+  if (state_.total_current_bytes > state_.total_peak_bytes) {
+    state_.total_peak_bytes = state_.total_current_bytes;
+    state_.at_total_peak_bytes = state_.current_bytes;
+    state_.total_peak_phase = phase_;
+  }
+}
+
+void MemoryTracker::unrecord(MemoryCategory category, std::int64_t bytes) noexcept {
+  std::lock_guard lock(mutex_);
+  state_.current_bytes[static_cast<std::size_t>(category)] -= bytes;
+  state_.total_current_bytes -= bytes;
+}
+
+std::string MemoryTracker::out_of_memory_message(MemoryCategory category,
+                                                 std::int64_t bytes) const {
+  std::string message = "out of memory on " + device_.to_string() + ": allocating " +
+                        format_byte_size(bytes) + " of " +
+                        std::string(memory_category_name(category));
+  if (!phase_.empty()) message += " during '" + phase_ + "'";
+  message += " would exceed the device capacity of " + format_byte_size(capacity_bytes_) +
+             " (runtime.device_memory_limit). Live: ";
+  for (std::size_t i = 0; i < kMemoryCategoryCount; ++i) {
+    if (i) message += ", ";
+    message += std::string(memory_category_name(static_cast<MemoryCategory>(i))) + " " +
+               format_byte_size(state_.current_bytes[i]);
+  }
+  message += "; total " + format_byte_size(state_.total_current_bytes) + ".";
+  if (oom_advice_) message += " " + oom_advice_();
+  return message;
+}
+
+void MemoryTracker::set_phase(std::string phase) {
+  std::lock_guard lock(mutex_);
+  phase_ = std::move(phase);
+}
+
+std::string MemoryTracker::phase() const {
+  std::lock_guard lock(mutex_);
+  return phase_;
+}
+
+void MemoryTracker::set_oom_advice(std::function<std::string()> advice) {
+  std::lock_guard lock(mutex_);
+  oom_advice_ = std::move(advice);
+}
+
+MemorySnapshot MemoryTracker::snapshot() const {
+  std::lock_guard lock(mutex_);
+  return state_;
+}
+
+std::int64_t MemoryTracker::current_bytes(MemoryCategory category) const {
+  std::lock_guard lock(mutex_);
+  return state_.current_bytes[static_cast<std::size_t>(category)];
+}
+
+std::int64_t MemoryTracker::peak_bytes(MemoryCategory category) const {
+  std::lock_guard lock(mutex_);
+  return state_.peak_bytes[static_cast<std::size_t>(category)];
+}
+
+std::int64_t MemoryTracker::total_current_bytes() const {
+  std::lock_guard lock(mutex_);
+  return state_.total_current_bytes;
+}
+
+std::int64_t MemoryTracker::total_peak_bytes() const {
+  std::lock_guard lock(mutex_);
+  return state_.total_peak_bytes;
+}
+
+void MemoryTracker::reset_peaks() {
+  std::lock_guard lock(mutex_);
+  state_.peak_bytes = state_.current_bytes;
+  state_.total_peak_bytes = state_.total_current_bytes;
+  state_.at_total_peak_bytes = state_.current_bytes;
+  state_.total_peak_phase = phase_;
+}
+
+}  // namespace zt

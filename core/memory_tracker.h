@@ -1,0 +1,119 @@
+// MemoryTracker: every byte a rank allocates on a device, by category, current and peak,
+// with the phase the peak happened in and an optional capacity (DESIGN §3). One per device.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "core/device.h"
+
+namespace zt {
+
+enum class MemoryCategory : std::uint8_t {
+  kParameters,
+  kGradients,
+  kOptimizerStates,
+  kActivations,
+  kCommBuffers,
+  kWorkspace,
+  kHostOffload,
+};
+inline constexpr std::size_t kMemoryCategoryCount = 7;
+std::string_view memory_category_name(MemoryCategory category);
+
+using CategoryBytes = std::array<std::int64_t, kMemoryCategoryCount>;
+
+struct MemorySnapshot {
+  CategoryBytes current_bytes{};
+  CategoryBytes peak_bytes{};          // each category's own peak
+  CategoryBytes at_total_peak_bytes{};  // what was live when the total peaked
+  std::int64_t total_current_bytes = 0;
+  std::int64_t total_peak_bytes = 0;
+  std::string total_peak_phase;  // the phase label when the total peaked
+  std::int64_t capacity_bytes = 0;  // 0 = unlimited
+};
+
+class MemoryTracker;
+
+// An allocation made through a tracker; frees and un-records itself when destroyed.
+class Allocation {
+ public:
+  Allocation() = default;
+  Allocation(const Allocation&) = delete;
+  Allocation& operator=(const Allocation&) = delete;
+  Allocation(Allocation&& other) noexcept;
+  Allocation& operator=(Allocation&& other) noexcept;
+  ~Allocation();
+
+  void* data() const { return data_; }
+  std::int64_t bytes() const { return bytes_; }
+  MemoryCategory category() const { return category_; }
+
+ private:
+  friend class MemoryTracker;
+  Allocation(MemoryTracker* tracker, void* data, std::int64_t bytes, MemoryCategory category)
+      : tracker_(tracker), data_(data), bytes_(bytes), category_(category) {}
+  void release() noexcept;
+
+  MemoryTracker* tracker_ = nullptr;
+  void* data_ = nullptr;
+  std::int64_t bytes_ = 0;
+  MemoryCategory category_ = MemoryCategory::kWorkspace;
+};
+
+// Thread-safe: comm and copy threads allocate too. All counters are guarded by mutex_.
+class MemoryTracker {
+ public:
+  // Alignment of every allocation: a cache line, and enough for any SIMD load.
+  static constexpr std::size_t kAlignment = 64;
+
+  explicit MemoryTracker(Device device, std::int64_t capacity_bytes = 0);
+  MemoryTracker(const MemoryTracker&) = delete;
+  MemoryTracker& operator=(const MemoryTracker&) = delete;
+  ~MemoryTracker();
+
+  // Allocates `bytes` (zero-filled) tagged with `category`. Throws OutOfMemoryError when the
+  // capacity would be exceeded, listing what is live per category.
+  Allocation allocate(std::int64_t bytes, MemoryCategory category);
+
+  // Counts bytes that live elsewhere (e.g. memory a library allocated) against a category.
+  void record(MemoryCategory category, std::int64_t bytes);
+  void unrecord(MemoryCategory category, std::int64_t bytes) noexcept;
+
+  // Labels what the rank is doing ("forward block 3"), so the peak can say when it happened.
+  void set_phase(std::string phase);
+  std::string phase() const;
+
+  // Text appended to out-of-memory errors (the estimator's advice, set by the runtime).
+  void set_oom_advice(std::function<std::string()> advice);
+
+  MemorySnapshot snapshot() const;
+  std::int64_t current_bytes(MemoryCategory category) const;
+  std::int64_t peak_bytes(MemoryCategory category) const;
+  std::int64_t total_current_bytes() const;
+  std::int64_t total_peak_bytes() const;
+  void reset_peaks();  // peaks restart from what is live now
+
+  const Device& device() const { return device_; }
+  std::int64_t capacity_bytes() const { return capacity_bytes_; }
+
+ private:
+  friend class Allocation;
+  void free_allocation(void* data, std::int64_t bytes, MemoryCategory category) noexcept;
+  void add_locked(MemoryCategory category, std::int64_t bytes);
+  std::string out_of_memory_message(MemoryCategory category, std::int64_t bytes) const;
+
+  const Device device_;
+  const std::int64_t capacity_bytes_;
+  mutable std::mutex mutex_;
+  MemorySnapshot state_;  // guarded by mutex_ (capacity_bytes mirrors capacity_bytes_)
+  std::string phase_;     // guarded by mutex_
+  std::function<std::string()> oom_advice_;  // guarded by mutex_
+};
+
+}  // namespace zt

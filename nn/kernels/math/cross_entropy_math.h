@@ -1,0 +1,31 @@
+// Per-row softmax cross-entropy arithmetic shared by the CPU and CUDA kernels.
+//   p = softmax(z) computed as exp(z - max z) / Σ exp(z - max z) for stability;
+//   loss = log Σ exp(z - max z) - (z_t - max z);  dz = (p - onehot(t)) * scale
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "core/host_device.h"
+
+namespace zt::nn::math {
+
+// Returns the row's loss and writes dz (C); dz may alias z.
+ZT_HOST_DEVICE float softmax_cross_entropy_row(const float* z, std::int64_t classes,
+                                               std::int32_t target, float grad_scale,
+                                               float* dz) {
+  float max_z = z[0];
+  for (std::int64_t c = 1; c < classes; ++c) max_z = z[c] > max_z ? z[c] : max_z;
+  float sum = 0.0f;
+  for (std::int64_t c = 0; c < classes; ++c) sum += expf(z[c] - max_z);
+  const float log_sum = logf(sum);
+  const float loss = log_sum - (z[target] - max_z);
+  const float inv_sum = 1.0f / sum;
+  for (std::int64_t c = 0; c < classes; ++c) {
+    const float p = expf(z[c] - max_z) * inv_sum;
+    dz[c] = (p - (c == target ? 1.0f : 0.0f)) * grad_scale;
+  }
+  return loss;
+}
+
+}  // namespace zt::nn::math

@@ -1,0 +1,33 @@
+// CPU loop over the shared per-row softmax cross-entropy.
+#include "nn/loss/softmax_cross_entropy.h"
+
+#include <string>
+
+#include "core/error.h"
+#include "nn/kernels/math/cross_entropy_math.h"
+
+namespace zt::nn {
+
+LossResult softmax_cross_entropy(const Tensor& logits, const Tensor& targets, float grad_scale,
+                                 MemoryTracker& tracker) {
+  const std::int64_t classes = logits.dim(logits.rank() - 1);
+  const std::int64_t rows = logits.numel() / classes;
+  ZT_CHECK(targets.numel() == rows, "cross-entropy: one target per row expected");
+  LossResult result;
+  result.rows = rows;
+  result.grad_logits =
+      Tensor::zeros(logits.shape(), DType::kF32, tracker, MemoryCategory::kActivations);
+  const float* z = logits.data_as<float>();
+  const std::int32_t* t = targets.data_as<std::int32_t>();
+  float* dz = result.grad_logits.data_as<float>();
+  for (std::int64_t n = 0; n < rows; ++n) {
+    ZT_CHECK(t[n] >= 0 && t[n] < classes,
+             "cross-entropy target " + std::to_string(t[n]) + " outside [0, " +
+                 std::to_string(classes) + ")");
+    result.loss_sum += math::softmax_cross_entropy_row(z + n * classes, classes, t[n], grad_scale,
+                                                       dz + n * classes);
+  }
+  return result;
+}
+
+}  // namespace zt::nn

@@ -1,0 +1,50 @@
+// Module: a layer or block with explicit forward and backward. It declares its parameters
+// and is handed views to read them from and to accumulate gradients into, so the sharding
+// layer alone decides where parameters and gradients live (DESIGN §2).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/memory_tracker.h"
+#include "core/tensor.h"
+#include "nn/parameter.h"
+
+namespace zt::nn {
+
+// What forward keeps for backward: a stack (forward pushes, backward pops in reverse), so a
+// composite module's children unwind in the right order. Tensors in it are tracked as
+// activations by whoever allocated them; clearing it frees them.
+class SavedActivations {
+ public:
+  void push(Tensor tensor) { stack_.push_back(std::move(tensor)); }
+  Tensor pop();
+  bool empty() const { return stack_.empty(); }
+  void clear() { stack_.clear(); }
+
+ private:
+  std::vector<Tensor> stack_;
+};
+
+// Everything a module call needs besides its parameters.
+struct ModuleContext {
+  MemoryTracker& tracker;  // outputs and saved tensors are allocated as activations here
+  SavedActivations& saved;
+};
+
+class Module {
+ public:
+  virtual ~Module() = default;
+
+  virtual std::vector<ParameterSpec> parameter_specs() const = 0;
+
+  // Returns the output for `input`; pushes what backward needs onto ctx.saved.
+  virtual Tensor forward(ParameterViews params, const Tensor& input, ModuleContext& ctx) = 0;
+
+  // Given dL/d(output), adds dL/d(parameter) into `grads` (same order and shapes as
+  // `params`) and returns dL/d(input). Pops what forward pushed.
+  virtual Tensor backward(ParameterViews params, ParameterViews grads, const Tensor& grad_output,
+                          ModuleContext& ctx) = 0;
+};
+
+}  // namespace zt::nn

@@ -1,0 +1,24 @@
+// Adam and AdamW (decoupled weight decay), with bias correction.
+#pragma once
+
+#include "optim/optimizer.h"
+
+namespace zt::optim {
+
+class Adam final : public Optimizer {
+ public:
+  Adam(float beta1, float beta2, float eps, float weight_decay, bool decoupled_weight_decay);
+  std::string_view name() const override { return decoupled_ ? "adamw" : "adam"; }
+  int states_per_element() const override { return 2; }
+  void step(std::span<float> params, std::span<const float> grads,
+            std::span<const std::span<float>> states, std::int64_t step, float lr) const override;
+
+ private:
+  float beta1_;
+  float beta2_;
+  float eps_;
+  float weight_decay_;
+  bool decoupled_;
+};
+
+}  // namespace zt::optim

@@ -1,0 +1,75 @@
+// ZEROTRAIN_FAULT parsing and execution.
+#include "runtime/engine/fault_injection.h"
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "core/error.h"
+
+namespace zt::engine {
+namespace {
+
+int parse_int(std::string_view text, std::string_view field) {
+  try {
+    std::size_t used = 0;
+    const int value = std::stoi(std::string(text), &used);
+    if (used == text.size()) return value;
+  } catch (const std::exception&) {
+  }
+  throw UsageError("ZEROTRAIN_FAULT: " + std::string(field) + "=" + std::string(text) +
+                   " is not an integer");
+}
+
+}  // namespace
+
+FaultPlan parse_fault_plan(std::string_view text) {
+  FaultPlan plan;
+  bool has_action = false;
+  while (!text.empty()) {
+    const std::size_t comma = text.find(',');
+    const std::string_view item = text.substr(0, comma);
+    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+    const std::size_t eq = item.find('=');
+    if (eq == std::string_view::npos) {
+      throw UsageError("ZEROTRAIN_FAULT: expected key=value items, got '" + std::string(item) +
+                       "' (example: rank=1,step=2,exit=3)");
+    }
+    const std::string_view key = item.substr(0, eq);
+    const int value = parse_int(item.substr(eq + 1), key);
+    if (key == "rank") {
+      plan.rank = value;
+    } else if (key == "step") {
+      plan.step = value;
+    } else if (key == "exit") {
+      plan.exit_status = value;
+      has_action = true;
+    } else if (key == "signal") {
+      plan.signal = value;
+      has_action = true;
+    } else {
+      throw UsageError("ZEROTRAIN_FAULT: unknown key '" + std::string(key) +
+                       "' (known: rank, step, exit, signal)");
+    }
+  }
+  if (!has_action) throw UsageError("ZEROTRAIN_FAULT: needs exit=N or signal=N");
+  return plan;
+}
+
+std::optional<FaultPlan> fault_plan_from_env() {
+  const char* text = std::getenv("ZEROTRAIN_FAULT");  // read once, before threads start
+  if (text == nullptr || *text == '\0') return std::nullopt;
+  return parse_fault_plan(text);
+}
+
+void maybe_inject_fault(const std::optional<FaultPlan>& plan, int rank, std::int64_t step) {
+  if (!plan || plan->rank != rank || plan->step != step) return;
+  std::fprintf(stderr, "zerotrain: injected fault (ZEROTRAIN_FAULT) on rank %d at step %lld\n",
+               rank, static_cast<long long>(step));
+  std::fflush(stderr);
+  if (plan->signal != 0) std::raise(plan->signal);
+  std::_Exit(plan->exit_status);
+}
+
+}  // namespace zt::engine

@@ -1,0 +1,32 @@
+// metrics.jsonl: one JSON object per optimizer step, appended and flushed as it happens so
+// a crashed run keeps every finished step.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+
+namespace zt::engine {
+
+struct StepMetrics {
+  std::int64_t step = 0;
+  double loss = 0;
+  double lr = 0;
+  double grad_norm = 0;
+  double samples_per_s = 0;
+  double step_ms = 0;
+  std::uint64_t all_reduce_bytes = 0;  // this rank's bytes sent in the step
+};
+
+class MetricsLog {
+ public:
+  // Creates (truncates) `path`; throws IoError naming it when it cannot.
+  explicit MetricsLog(const std::filesystem::path& path);
+  void append(const StepMetrics& metrics);
+
+ private:
+  std::filesystem::path path_;
+  std::ofstream out_;
+};
+
+}  // namespace zt::engine

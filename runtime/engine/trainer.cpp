@@ -1,0 +1,164 @@
+// The training loop.
+#include "runtime/engine/trainer.h"
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "core/config/batch_size.h"
+#include "core/config/config_writer.h"
+#include "core/error.h"
+#include "data/distributed_sampler.h"
+#include "nn/loss/softmax_cross_entropy.h"
+#include "runtime/engine/fault_injection.h"
+#include "runtime/engine/model_factory.h"
+#include "runtime/engine/progress_line.h"
+
+namespace zt::engine {
+namespace {
+
+void write_effective_config(const Config& config) {
+  std::filesystem::create_directories(config.run.dir);
+  const std::filesystem::path path = std::filesystem::path(config.run.dir) / "config.toml";
+  std::ofstream out(path);
+  out << config_to_toml(config);
+  if (!out) throw IoError("cannot write " + path.string());
+}
+
+}  // namespace
+
+void check_supported(const Config& config, int world_size) {
+  if (config.runtime.device == DeviceKind::kCuda) {
+    throw ConfigError(config.source +
+                      ": runtime.device = \"cuda\": this version trains on the CPU only; the "
+                      "CUDA training path is not implemented yet (use runtime.device = \"cpu\")");
+  }
+  if (config.precision.dtype != PrecisionDType::kFp32) {
+    throw ConfigError(config.source +
+                      ": precision.dtype: mixed precision (bf16, fp16) is not implemented in "
+                      "this version yet; use precision.dtype = \"fp32\"");
+  }
+  (void)resolve_global_batch_size(config, world_size);
+}
+
+Trainer::Trainer(const Config& config, comm::Communicator& comm, MemoryTracker& tracker,
+                 TrainerOptions options)
+    : config_(config),
+      comm_(comm),
+      tracker_(tracker),
+      options_(options),
+      model_(make_model(config)) {
+  check_supported(config, comm.world_size());
+  source_ = make_batch_source(config);
+  optimizer_ = optim::make_optimizer(config.optimizer);
+  strategy_ = zero::make_zero_strategy({model_, config_, comm_, tracker_, *optimizer_});
+  saved_.resize(model_.num_blocks());
+  loss_buffer_ = Tensor::zeros(Shape{2}, DType::kF32, tracker_, MemoryCategory::kCommBuffers);
+}
+
+Trainer::~Trainer() = default;
+
+TrainResult Trainer::run() {
+  const bool leader = comm_.rank() == 0;
+  std::optional<MetricsLog> metrics_log;
+  if (leader && options_.write_run_dir) {
+    write_effective_config(config_);
+    metrics_log.emplace(std::filesystem::path(config_.run.dir) / "metrics.jsonl");
+  }
+  std::optional<ProgressLine> progress;
+  if (leader && options_.show_progress) progress.emplace(config_.train.steps, config_.run.log_every);
+  const auto fault = fault_plan_from_env();
+  const std::int64_t global_batch = resolve_global_batch_size(config_, comm_.world_size());
+
+  TrainResult result;
+  std::uint64_t reduce_bytes_before = strategy_->comm_counters().bytes(comm::CollectiveKind::kAllReduce);
+  for (std::int64_t step = 1; step <= config_.train.steps; ++step) {
+    maybe_inject_fault(fault, comm_.rank(), step);
+    const auto start = std::chrono::steady_clock::now();
+    const double local_loss = train_step(step);
+    const double grad_norm = std::sqrt(strategy_->finish_gradients());
+    const auto lr = static_cast<float>(config_.optimizer.lr);
+    tracker_.set_phase("optimizer step");
+    strategy_->optimizer_step(step, lr);
+    const double loss = global_mean_loss(local_loss, rows_this_step_);
+    const double step_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+
+    const std::uint64_t reduce_bytes = strategy_->comm_counters().bytes(comm::CollectiveKind::kAllReduce);
+    StepMetrics metrics{step, loss, lr, grad_norm,
+                        static_cast<double>(global_batch) / (step_ms / 1000.0), step_ms,
+                        reduce_bytes - reduce_bytes_before};
+    reduce_bytes_before = reduce_bytes;
+    result.losses.push_back(loss);
+    result.metrics.push_back(metrics);
+    if (metrics_log) metrics_log->append(metrics);
+    if (progress) progress->update(metrics);
+    if (!std::isfinite(loss)) {
+      throw Error("training diverged at step " + std::to_string(step) + ": the loss is " +
+                  std::to_string(loss) + "; lower optimizer.lr (now " +
+                  std::to_string(config_.optimizer.lr) + ")");
+    }
+  }
+  if (progress) progress->finish();
+  return result;
+}
+
+double Trainer::train_step(std::int64_t step) {
+  strategy_->zero_gradients();
+  rows_this_step_ = 0;
+  double loss_sum = 0.0;
+  for (std::int64_t micro = 0; micro < config_.train.grad_accum_steps; ++micro) {
+    loss_sum += micro_batch(step, micro);
+  }
+  return loss_sum;
+}
+
+double Trainer::micro_batch(std::int64_t step, std::int64_t micro) {
+  const data::DistributedSampler sampler(config_.train.micro_batch_size,
+                                         config_.train.grad_accum_steps, comm_.world_size(),
+                                         comm_.rank());
+  tracker_.set_phase("data");
+  const data::Batch batch = source_->load(sampler.micro_batch(step - 1, micro), tracker_);
+  const std::int64_t rows = batch.targets.numel();
+  rows_this_step_ += rows;
+  // Every rank's gradient is scaled by 1 / (rows in the global batch), so summing the
+  // ranks' gradients gives the gradient of the global mean loss.
+  const double global_rows = static_cast<double>(rows) / static_cast<double>(batch.samples) *
+                             static_cast<double>(sampler.global_batch_size());
+  const std::size_t blocks = model_.num_blocks();
+
+  Tensor x = batch.inputs;
+  for (std::size_t b = 0; b < blocks; ++b) {
+    tracker_.set_phase("forward block " + std::to_string(b));
+    strategy_->before_forward(b);
+    nn::ModuleContext ctx{tracker_, saved_[b]};
+    x = model_.block(b).module->forward(strategy_->parameters(b), x, ctx);
+  }
+  tracker_.set_phase("loss");
+  nn::LossResult loss = nn::softmax_cross_entropy(x, batch.targets,
+                                                  static_cast<float>(1.0 / global_rows), tracker_);
+  x = Tensor();
+  Tensor dy = std::move(loss.grad_logits);
+  const bool last_micro = micro == config_.train.grad_accum_steps - 1;
+  for (std::size_t b = blocks; b-- > 0;) {
+    tracker_.set_phase("backward block " + std::to_string(b));
+    strategy_->before_backward(b);
+    nn::ModuleContext ctx{tracker_, saved_[b]};
+    dy = model_.block(b).module->backward(strategy_->parameters(b), strategy_->gradients(b), dy,
+                                          ctx);
+    ZT_CHECK(saved_[b].empty(), model_.block(b).name + " left saved activations behind");
+    strategy_->after_backward(b, last_micro);
+  }
+  return loss.loss_sum;
+}
+
+double Trainer::global_mean_loss(double local_loss_sum, std::int64_t local_rows) {
+  float* values = loss_buffer_.data_as<float>();
+  values[0] = static_cast<float>(local_loss_sum);
+  values[1] = static_cast<float>(local_rows);
+  comm_.all_reduce(loss_buffer_, comm::ReduceOp::kSum)->wait();
+  return static_cast<double>(values[0]) / static_cast<double>(values[1]);
+}
+
+}  // namespace zt::engine

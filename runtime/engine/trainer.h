@@ -1,0 +1,63 @@
+// Trainer: the training loop of one rank. Micro-batches, gradient accumulation, the ZeRO
+// strategy's hooks around each block, the optimizer step, metrics and progress.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "core/config/config.h"
+#include "core/memory_tracker.h"
+#include "data/batch.h"
+#include "nn/model.h"
+#include "optim/optimizer.h"
+#include "runtime/engine/metrics_log.h"
+#include "sharding/zero_strategy.h"
+
+namespace zt::engine {
+
+struct TrainerOptions {
+  bool write_run_dir = true;   // rank 0 writes metrics.jsonl and config.toml under run.dir
+  bool show_progress = true;   // rank 0 prints the progress line
+};
+
+struct TrainResult {
+  std::vector<double> losses;  // the global mean loss of every step
+  std::vector<StepMetrics> metrics;
+};
+
+class Trainer {
+ public:
+  // Validates what this build can run (throws ConfigError), builds model, data and strategy.
+  Trainer(const Config& config, comm::Communicator& comm, MemoryTracker& tracker,
+          TrainerOptions options = {});
+  ~Trainer();
+
+  TrainResult run();
+  zero::ZeroStrategy& strategy() { return *strategy_; }
+  const nn::Model& model() const { return model_; }
+
+ private:
+  double train_step(std::int64_t step);  // returns the local loss sum of the step
+  double micro_batch(std::int64_t step, std::int64_t micro);
+  double global_mean_loss(double local_loss_sum, std::int64_t local_rows);
+
+  const Config config_;
+  comm::Communicator& comm_;
+  MemoryTracker& tracker_;
+  TrainerOptions options_;
+  nn::Model model_;
+  std::unique_ptr<data::BatchSource> source_;
+  std::unique_ptr<optim::Optimizer> optimizer_;
+  std::unique_ptr<zero::ZeroStrategy> strategy_;
+  std::vector<nn::SavedActivations> saved_;  // one per block
+  Tensor loss_buffer_;                        // (2) f32: loss sum and rows, all-reduced
+  std::int64_t rows_this_step_ = 0;
+};
+
+// Raises ConfigError for settings this build accepts in the schema but cannot run yet.
+void check_supported(const Config& config, int world_size);
+
+}  // namespace zt::engine

@@ -1,0 +1,43 @@
+// ZeRO stage 0 (DDP): every rank holds full parameters, gradients and optimizer states;
+// gradients are all-reduced in buckets launched as soon as backward has produced them.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "sharding/gradient_buckets.h"
+#include "sharding/zero_strategy.h"
+
+namespace zt::zero {
+
+class DdpStrategy final : public ZeroStrategy {
+ public:
+  explicit DdpStrategy(const StrategyInputs& inputs);
+
+  const FlatLayout& layout() const override { return layout_; }
+  const std::vector<Tensor>& parameters(std::size_t block) override { return param_views_[block]; }
+  const std::vector<Tensor>& gradients(std::size_t block) override { return grad_views_[block]; }
+  void before_forward(std::size_t) override {}
+  void before_backward(std::size_t) override {}
+  void after_backward(std::size_t block, bool last_micro_batch) override;
+  double finish_gradients() override;
+  void optimizer_step(std::int64_t step, float lr) override;
+  void zero_gradients() override;
+  std::vector<float> full_parameters() override;
+  comm::CommCounters comm_counters() const override { return comm_.counters(); }
+
+ private:
+  comm::Communicator& comm_;
+  const optim::Optimizer& optimizer_;
+  FlatLayout layout_;
+  Tensor params_;  // (padded_numel) f32
+  Tensor grads_;   // (padded_numel) f32
+  std::vector<Tensor> states_;  // optimizer states, each (padded_numel) f32
+  std::vector<std::span<float>> state_spans_;
+  std::vector<std::vector<Tensor>> param_views_;
+  std::vector<std::vector<Tensor>> grad_views_;
+  GradientBuckets buckets_;
+  std::vector<std::shared_ptr<comm::Work>> in_flight_;
+};
+
+}  // namespace zt::zero

@@ -1,0 +1,113 @@
+// MemoryTracker accounting per category, peaks with their phase, and the capacity error.
+#include "core/memory_tracker.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+#include <vector>
+
+#include "core/error.h"
+
+namespace zt {
+namespace {
+
+TEST(MemoryTracker, CountsCurrentAndPeakPerCategory) {
+  MemoryTracker tracker(Device::cpu());
+  {
+    Allocation params = tracker.allocate(1000, MemoryCategory::kParameters);
+    Allocation grads = tracker.allocate(400, MemoryCategory::kGradients);
+    EXPECT_EQ(tracker.current_bytes(MemoryCategory::kParameters), 1000);
+    EXPECT_EQ(tracker.total_current_bytes(), 1400);
+    {
+      Allocation act = tracker.allocate(600, MemoryCategory::kActivations);
+      EXPECT_EQ(tracker.total_peak_bytes(), 2000);
+    }
+    EXPECT_EQ(tracker.current_bytes(MemoryCategory::kActivations), 0);
+    EXPECT_EQ(tracker.peak_bytes(MemoryCategory::kActivations), 600);
+  }
+  EXPECT_EQ(tracker.total_current_bytes(), 0);
+  EXPECT_EQ(tracker.total_peak_bytes(), 2000);
+}
+
+TEST(MemoryTracker, PeakRemembersPhaseAndWhatWasLive) {
+  MemoryTracker tracker(Device::cpu());
+  Allocation params = tracker.allocate(100, MemoryCategory::kParameters);
+  tracker.set_phase("forward block 1");
+  Allocation act = tracker.allocate(50, MemoryCategory::kActivations);
+  tracker.set_phase("optimizer step");
+  Allocation small = tracker.allocate(10, MemoryCategory::kOptimizerStates);
+  act = Allocation();
+  const MemorySnapshot snap = tracker.snapshot();
+  EXPECT_EQ(snap.total_peak_bytes, 160);
+  EXPECT_EQ(snap.total_peak_phase, "optimizer step");
+  EXPECT_EQ(snap.at_total_peak_bytes[static_cast<std::size_t>(MemoryCategory::kActivations)], 50);
+  tracker.reset_peaks();
+  EXPECT_EQ(tracker.total_peak_bytes(), 110);
+}
+
+TEST(MemoryTracker, CapacityErrorListsLiveBytesPerCategory) {
+  MemoryTracker tracker(Device::cpu(), 1 << 20);  // 1 MiB
+  Allocation params = tracker.allocate(600 << 10, MemoryCategory::kParameters);
+  tracker.set_phase("backward block 0");
+  try {
+    Allocation grads = tracker.allocate(500 << 10, MemoryCategory::kGradients);
+    FAIL() << "allocation past the capacity succeeded";
+  } catch (const OutOfMemoryError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("gradients"), std::string::npos) << message;
+    EXPECT_NE(message.find("parameters 600 KiB"), std::string::npos) << message;
+    EXPECT_NE(message.find("backward block 0"), std::string::npos) << message;
+    EXPECT_NE(message.find("runtime.device_memory_limit"), std::string::npos) << message;
+    EXPECT_NE(message.find("1 MiB"), std::string::npos) << message;
+  }
+  // The refused allocation left no trace.
+  EXPECT_EQ(tracker.total_current_bytes(), 600 << 10);
+  EXPECT_EQ(tracker.current_bytes(MemoryCategory::kGradients), 0);
+  // Exactly up to the capacity is fine.
+  Allocation rest = tracker.allocate((1 << 20) - (600 << 10), MemoryCategory::kWorkspace);
+  EXPECT_EQ(tracker.total_current_bytes(), 1 << 20);
+}
+
+TEST(MemoryTracker, OomAdviceIsAppended) {
+  MemoryTracker tracker(Device::cpu(), 1000);
+  tracker.set_oom_advice([] { return std::string("try zero.stage = 3"); });
+  EXPECT_THROW(
+      {
+        try {
+          tracker.allocate(2000, MemoryCategory::kActivations);
+        } catch (const OutOfMemoryError& e) {
+          EXPECT_NE(std::string(e.what()).find("try zero.stage = 3"), std::string::npos);
+          throw;
+        }
+      },
+      OutOfMemoryError);
+}
+
+TEST(MemoryTracker, AllocationsAreAlignedAndZeroed) {
+  MemoryTracker tracker(Device::cpu());
+  Allocation a = tracker.allocate(100, MemoryCategory::kWorkspace);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(a.data()) % MemoryTracker::kAlignment, 0u);
+  const auto* bytes = static_cast<const unsigned char*>(a.data());
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(bytes[i], 0);
+  Allocation moved = std::move(a);
+  EXPECT_EQ(tracker.total_current_bytes(), 100);
+}
+
+TEST(MemoryTracker, ConcurrentAllocationsBalance) {
+  MemoryTracker tracker(Device::cpu());
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&tracker] {
+      for (int i = 0; i < 500; ++i) {
+        Allocation a = tracker.allocate(64, MemoryCategory::kCommBuffers);
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(tracker.total_current_bytes(), 0);
+  EXPECT_GE(tracker.peak_bytes(MemoryCategory::kCommBuffers), 64);
+  EXPECT_LE(tracker.peak_bytes(MemoryCategory::kCommBuffers), 4 * 64);
+}
+
+}  // namespace
+}  // namespace zt

@@ -1,0 +1,56 @@
+// Flat layouts pad to even, aligned shards; buckets cover the buffer from its end.
+#include <gtest/gtest.h>
+
+#include "nn/models/mlp.h"
+#include "sharding/flat_layout.h"
+#include "sharding/gradient_buckets.h"
+
+namespace zt::zero {
+namespace {
+
+TEST(FlatLayout, PadsToWorldSizeTimesAlignment) {
+  const nn::Model model = nn::make_mlp({5, 7, 3});  // 5*7+7+7*3+3 = 66 parameters
+  for (int world : {1, 2, 3, 4}) {
+    const FlatLayout layout = make_flat_layout(model, world);
+    EXPECT_EQ(layout.numel, 66);
+    EXPECT_EQ(layout.padded_numel % (kShardAlignElements * world), 0);
+    EXPECT_GE(layout.padded_numel, 66);
+    EXPECT_LT(layout.padded_numel, 66 + kShardAlignElements * world);
+  }
+  const FlatLayout layout = make_flat_layout(model, 1);
+  ASSERT_EQ(layout.blocks.size(), 2u);
+  EXPECT_EQ(layout.blocks[1].offset, 42);
+  EXPECT_EQ(layout.blocks[1].parameters[1].offset, 42 + 21);
+}
+
+TEST(FlatLayout, InitializationIsIndependentOfWorldSizeAndPaddingStaysZero) {
+  const nn::Model model = nn::make_mlp({5, 7, 3});
+  MemoryTracker tracker(Device::cpu());
+  const FlatLayout one = make_flat_layout(model, 1);
+  const FlatLayout four = make_flat_layout(model, 4);
+  Tensor a = Tensor::zeros(Shape{one.padded_numel}, DType::kF32, tracker, MemoryCategory::kParameters);
+  Tensor b = Tensor::zeros(Shape{four.padded_numel}, DType::kF32, tracker, MemoryCategory::kParameters);
+  initialize_parameters(one, 99, a);
+  initialize_parameters(four, 99, b);
+  for (std::int64_t i = 0; i < one.numel; ++i) ASSERT_EQ(a.data_as<float>()[i], b.data_as<float>()[i]);
+  for (std::int64_t i = four.numel; i < four.padded_numel; ++i) EXPECT_EQ(b.data_as<float>()[i], 0.0f);
+  // Biases are initialized too (uniform), weights differ from each other.
+  EXPECT_NE(a.data_as<float>()[0], a.data_as<float>()[1]);
+}
+
+TEST(GradientBuckets, CoverTheBufferFromTheEndAndBecomeReadyInOrder) {
+  GradientBuckets buckets(100, 30);
+  ASSERT_EQ(buckets.buckets().size(), 4u);
+  EXPECT_EQ(buckets.buckets()[0].offset, 70);
+  EXPECT_EQ(buckets.buckets()[3].offset, 0);
+  EXPECT_EQ(buckets.buckets()[3].numel, 10);
+  EXPECT_TRUE(buckets.take_ready(75).empty());       // [75, 100) ready: bucket [70,100) not yet
+  EXPECT_EQ(buckets.take_ready(40).size(), 1u);      // [70,100) only: [40,70) needs 40 ready
+  EXPECT_EQ(buckets.take_ready(0).size(), 3u);
+  EXPECT_TRUE(buckets.all_taken());
+  buckets.reset();
+  EXPECT_FALSE(buckets.all_taken());
+}
+
+}  // namespace
+}  // namespace zt::zero
