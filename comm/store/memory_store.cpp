@@ -1,12 +1,28 @@
 // MemoryStore: a map under one mutex, with a condition variable for waiters.
 #include "comm/store/memory_store.h"
 
+#include <algorithm>
 #include <string>
 
 #include "comm/store/store_values.h"
 #include "core/error.h"
 
 namespace zt::comm {
+namespace {
+
+// wait_for adds the timeout to now(): milliseconds::max() ("forever") would overflow into
+// the past and time out at once, so clamp to 30 days.
+std::chrono::milliseconds clamp_wait(std::chrono::milliseconds timeout) {
+  return std::min<std::chrono::milliseconds>(timeout, std::chrono::hours(24 * 30));
+}
+
+TimeoutError timeout_error(std::chrono::milliseconds timeout,
+                           const std::vector<std::string>& missing) {
+  return TimeoutError("store: waited " + std::to_string(timeout.count()) +
+                      " ms for keys that were never set: " + join_keys(missing));
+}
+
+}  // namespace
 
 void MemoryStore::set(const std::string& key, const std::string& value) {
   {
@@ -24,8 +40,11 @@ std::optional<std::string> MemoryStore::try_get(const std::string& key) {
 }
 
 std::string MemoryStore::get(const std::string& key, std::chrono::milliseconds timeout) {
-  wait({key}, timeout);
-  std::lock_guard lock(mutex_);
+  // One lock from the wait to the read, so a delete in between cannot make the key vanish.
+  std::unique_lock lock(mutex_);
+  if (!changed_.wait_for(lock, clamp_wait(timeout), [&] { return values_.count(key) > 0; })) {
+    throw timeout_error(timeout, {key});
+  }
   return values_.at(key);
 }
 
@@ -35,7 +54,7 @@ std::int64_t MemoryStore::add(const std::string& key, std::int64_t delta) {
     std::lock_guard lock(mutex_);
     auto it = values_.find(key);
     const std::int64_t current = it == values_.end() ? 0 : parse_counter(key, it->second);
-    result = current + delta;
+    result = add_to_counter(key, current, delta);
     values_[key] = std::to_string(result);
   }
   changed_.notify_all();
@@ -69,13 +88,12 @@ void MemoryStore::wait(const std::vector<std::string>& keys, std::chrono::millis
     }
     return true;
   };
-  if (!changed_.wait_for(lock, timeout, all_set)) {
+  if (!changed_.wait_for(lock, clamp_wait(timeout), all_set)) {
     std::vector<std::string> missing;
     for (const auto& key : keys) {
       if (!values_.count(key)) missing.push_back(key);
     }
-    throw TimeoutError("store: waited " + std::to_string(timeout.count()) +
-                       " ms for keys that were never set: " + join_keys(missing));
+    throw timeout_error(timeout, missing);
   }
 }
 

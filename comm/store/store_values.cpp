@@ -17,6 +17,15 @@ std::int64_t parse_counter(const std::string& key, const std::string& value) {
   return result;
 }
 
+std::int64_t add_to_counter(const std::string& key, std::int64_t current, std::int64_t delta) {
+  std::int64_t result = 0;
+  if (__builtin_add_overflow(current, delta, &result)) {
+    throw CommError("store: add of " + std::to_string(delta) + " to key '" + key +
+                    "' overflows its 64-bit counter");
+  }
+  return result;
+}
+
 std::string join_keys(const std::vector<std::string>& keys) {
   constexpr std::size_t kShown = 8;
   std::string out;

@@ -12,15 +12,23 @@
 
 namespace zt::nn {
 
-Linear::Linear(std::string name, std::int64_t in_features, std::int64_t out_features, bool bias)
-    : name_(std::move(name)), in_features_(in_features), out_features_(out_features), bias_(bias) {}
+Linear::Linear(std::string name, std::int64_t in_features, std::int64_t out_features, bool bias,
+               std::optional<Init> weight_init)
+    : name_(std::move(name)),
+      in_features_(in_features),
+      out_features_(out_features),
+      bias_(bias),
+      weight_init_(weight_init) {}
 
 std::vector<ParameterSpec> Linear::parameter_specs() const {
   // Kaiming-uniform-like bound 1/sqrt(in), as PyTorch's default Linear initialization.
   const float bound = 1.0f / std::sqrt(static_cast<float>(in_features_));
-  std::vector<ParameterSpec> specs{
-      {name_ + ".weight", Shape{out_features_, in_features_}, Init::uniform(bound)}};
-  if (bias_) specs.push_back({name_ + ".bias", Shape{out_features_}, Init::uniform(bound)});
+  std::vector<ParameterSpec> specs{{name_ + ".weight", Shape{out_features_, in_features_},
+                                    weight_init_.value_or(Init::uniform(bound))}};
+  if (bias_) {
+    specs.push_back({name_ + ".bias", Shape{out_features_},
+                     weight_init_ ? Init::zeros() : Init::uniform(bound)});
+  }
   return specs;
 }
 

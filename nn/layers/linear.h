@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "nn/module.h"
 
@@ -9,7 +10,10 @@ namespace zt::nn {
 
 class Linear final : public Module {
  public:
-  Linear(std::string name, std::int64_t in_features, std::int64_t out_features, bool bias);
+  // Without `weight_init` the weight is uniform(±1/sqrt(in)) as PyTorch's default Linear;
+  // biases start at zero when a weight init is given (GPT-2), else uniform like the weight.
+  Linear(std::string name, std::int64_t in_features, std::int64_t out_features, bool bias,
+         std::optional<Init> weight_init = std::nullopt);
 
   std::vector<ParameterSpec> parameter_specs() const override;
   Tensor forward(ParameterViews params, const Tensor& input, ModuleContext& ctx) override;
@@ -21,6 +25,7 @@ class Linear final : public Module {
   std::int64_t in_features_;
   std::int64_t out_features_;
   bool bias_;
+  std::optional<Init> weight_init_;
 };
 
 }  // namespace zt::nn

@@ -1,0 +1,40 @@
+// Creating a rank's CPU communicator: Gloo over TCP, rendezvousing through a Store. The
+// only way code outside comm/ gets a Communicator; no Gloo type appears here.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "comm/communicator.h"
+#include "comm/store/store.h"
+#include "core/memory_tracker.h"
+
+namespace zt::comm {
+
+struct CommOptions {
+  // Bound on the rendezvous, on every transfer inside an op, and on Work::wait() by default
+  // (runtime.comm_timeout_s).
+  std::chrono::milliseconds timeout{std::chrono::minutes(5)};
+  // Store keys live under "gloo/<group_name>/", so several communicators (groups) can share
+  // one store. A name may be reused once every rank has destroyed its communicator of it.
+  std::string group_name = "world";
+  // Host name or address the Gloo TCP device listens on and announces to its peers.
+  std::string bind_address = "127.0.0.1";
+  // Network interface to use instead of bind_address (e.g. "eth0"); empty: bind_address.
+  std::string interface;
+  // Pipelining granularity of the ring algorithms: each chunk moves in segments of this many
+  // bytes, so reduction overlaps transfer. Tests make it tiny to exercise many segments.
+  std::size_t segment_bytes = std::size_t{1} << 20;
+  // Scratch buffers are counted under comm_buffers here; null: a private, untracked tracker.
+  MemoryTracker* memory_tracker = nullptr;
+};
+
+// Connects `rank` of `world_size` through `store` (used only during this call) and returns
+// the communicator. World size 1 needs no network and no peers. Throws CommError (or
+// TimeoutError) naming the group and rank when the rendezvous fails.
+std::unique_ptr<Communicator> create_cpu_communicator(Store& store, int rank, int world_size,
+                                                      const CommOptions& options = {});
+
+}  // namespace zt::comm

@@ -1,0 +1,32 @@
+// CollectiveRequest: what one collective was asked to do, its checks against the contract
+// in communicator.h, and the description its Work and errors carry.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "comm/communicator.h"
+#include "core/tensor.h"
+
+namespace zt::comm {
+
+struct CollectiveRequest {
+  CollectiveKind kind = CollectiveKind::kBarrier;
+  Tensor input;   // all_reduce and broadcast: the tensor, reduced or overwritten in place
+  Tensor output;  // reduce_scatter and all_gather only
+  ReduceOp op = ReduceOp::kSum;
+  int root = 0;  // broadcast only
+};
+
+std::string_view reduce_op_name(ReduceOp op);
+
+// Throws InternalError (a caller bug) when tensors are undefined, not on the CPU, of
+// different dtypes or of sizes that do not match shard_range, or the root is out of range.
+void check_request(const CollectiveRequest& request, int rank, int world_size);
+
+// "reduce_scatter #12 (16 MiB f32, sum) on rank 2 of 4", "barrier #3 on rank 0 of 2".
+std::string describe_request(const CollectiveRequest& request, std::uint64_t sequence_number,
+                             int rank, int world_size);
+
+}  // namespace zt::comm

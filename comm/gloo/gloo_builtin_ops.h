@@ -1,0 +1,28 @@
+// The collectives Gloo's own new-style algorithms run for us: broadcast (binomial tree)
+// and barrier. Nothing here is old-style (PLATFORM.md: never mix them on one context).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+namespace gloo {
+class Context;
+}  // namespace gloo
+
+namespace zt::comm {
+
+// How many times `rank` sends the whole buffer in Gloo's binomial-tree broadcast from
+// `root` (gloo/broadcast.cc): the root sends ceil(log2 n) times, leaves never; n-1 in all.
+int binomial_broadcast_sends(int rank, int world_size, int root);
+
+// Overwrites `bytes` at `data` with root's; returns the payload bytes this rank sent.
+std::uint64_t gloo_broadcast(const std::shared_ptr<::gloo::Context>& context, void* data,
+                             std::size_t bytes, int root, std::uint32_t tag,
+                             std::chrono::milliseconds timeout);
+
+void gloo_barrier(const std::shared_ptr<::gloo::Context>& context, std::uint32_t tag,
+                  std::chrono::milliseconds timeout);
+
+}  // namespace zt::comm

@@ -1,0 +1,152 @@
+// GlooCommunicator: submission (sequence numbers, Work), execution on the comm thread with
+// every exception handed to the Work, the broken state, and each op's body.
+#include "comm/gloo/gloo_communicator.h"
+
+#include <gloo/context.h>
+
+#include <utility>
+
+#include "comm/gloo/gloo_builtin_ops.h"
+#include "comm/gloo/gloo_connect.h"
+#include "comm/gloo/sigpipe_block.h"
+#include "core/error.h"
+
+namespace zt::comm {
+namespace {
+
+MemoryTracker& tracker_for(const CommOptions& options, std::unique_ptr<MemoryTracker>& owned) {
+  if (options.memory_tracker != nullptr) return *options.memory_tracker;
+  owned = std::make_unique<MemoryTracker>(Device::cpu());
+  return *owned;
+}
+
+std::string message_of(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "unknown exception";
+  }
+}
+
+std::byte* element_address(const Tensor& tensor, std::int64_t element) {
+  return static_cast<std::byte*>(tensor.data()) +
+         static_cast<std::size_t>(element) * dtype_size(tensor.dtype());
+}
+
+}  // namespace
+
+GlooCommunicator::GlooCommunicator(Store& store, int rank, int world_size,
+                                   const CommOptions& options)
+    : rank_(rank),
+      world_size_(world_size),
+      options_(options),
+      scratch_(tracker_for(options, owned_tracker_)) {
+  // All-reduce uses ring steps 0 .. 2n-3, which must fit the slot's step field.
+  if (2 * world_size - 2 > kMaxRingSteps) {
+    throw CommError("the Gloo communicator supports at most " +
+                    std::to_string(kMaxRingSteps / 2) + " ranks, got " +
+                    std::to_string(world_size));
+  }
+  context_ = connect_gloo_context(store, "gloo/" + options.group_name + "/", rank, world_size,
+                                  {options.bind_address, options.interface}, options.timeout);
+  const ScopedSigpipeBlock sigpipe_block;  // the comm thread writes to sockets too
+  comm_thread_ = std::make_unique<CpuStream>("comm rank " + std::to_string(rank));
+}
+
+GlooCommunicator::~GlooCommunicator() = default;
+
+std::shared_ptr<Work> GlooCommunicator::submit(const CollectiveRequest& request, OpBody body) {
+  check_request(request, rank_, world_size_);
+  std::lock_guard lock(submit_mutex_);
+  const std::uint64_t sequence_number = next_sequence_number_++;
+  auto work = std::make_shared<Work>(
+      sequence_number, describe_request(request, sequence_number, rank_, world_size_),
+      options_.timeout);
+  comm_thread_->enqueue([this, work, kind = request.kind, body = std::move(body)] {
+    execute(*work, kind, body);
+  });
+  return work;
+}
+
+void GlooCommunicator::execute(Work& work, CollectiveKind kind, const OpBody& body) {
+  if (!broken_reason_.empty()) {
+    work.mark_completed(std::make_exception_ptr(CommError(broken_reason_)));
+    return;
+  }
+  try {
+    const std::uint64_t bytes_sent = body(work.sequence_number());
+    counters_.add(kind, bytes_sent);
+    work.mark_completed();
+  } catch (...) {
+    const std::exception_ptr error = std::current_exception();
+    mark_broken(work, error);
+    work.mark_completed(error);
+  }
+}
+
+void GlooCommunicator::mark_broken(const Work& failed, const std::exception_ptr& error) noexcept {
+  try {
+    broken_reason_ = "communicator is broken after " + failed.description() +
+                     " failed: " + message_of(error);
+    // Peers blocked on this rank now fail at once ("connection reset") instead of at their
+    // timeout; the messages of the failed op can no longer arrive half-way either.
+    context_->closeConnections();
+  } catch (...) {
+    if (broken_reason_.empty()) broken_reason_ = "communicator is broken";
+  }
+}
+
+RingOp GlooCommunicator::ring_op(std::uint64_t sequence_number) const {
+  return {*context_, rank_, world_size_, sequence_number, options_.timeout,
+          options_.segment_bytes};
+}
+
+std::shared_ptr<Work> GlooCommunicator::all_reduce(Tensor tensor, ReduceOp op) {
+  CollectiveRequest request{CollectiveKind::kAllReduce, tensor, {}, op, 0};
+  return submit(request, [this, tensor, op](std::uint64_t sequence_number) {
+    // Ring all-reduce = ring reduce-scatter into this rank's shard, in place, then ring
+    // all-gather of the shards: 2 (n-1)/n of the buffer sent, partial sums in the wire dtype.
+    const RingOp ring = ring_op(sequence_number);
+    const std::int64_t count = tensor.numel();
+    std::byte* shard = element_address(tensor, shard_range(count, world_size_, rank_).offset);
+    std::uint64_t bytes = ring_reduce_scatter(ring, tensor.data(), shard, count, tensor.dtype(),
+                                              op, scratch_, 0);
+    bytes += ring_all_gather(ring, shard, tensor.data(), count, tensor.dtype(), world_size_ - 1);
+    return bytes;
+  });
+}
+
+std::shared_ptr<Work> GlooCommunicator::reduce_scatter(Tensor input, Tensor output, ReduceOp op) {
+  CollectiveRequest request{CollectiveKind::kReduceScatter, input, output, op, 0};
+  return submit(request, [this, input, output, op](std::uint64_t sequence_number) {
+    return ring_reduce_scatter(ring_op(sequence_number), input.data(), output.data(),
+                               input.numel(), input.dtype(), op, scratch_, 0);
+  });
+}
+
+std::shared_ptr<Work> GlooCommunicator::all_gather(Tensor input, Tensor output) {
+  CollectiveRequest request{CollectiveKind::kAllGather, input, output, ReduceOp::kSum, 0};
+  return submit(request, [this, input, output](std::uint64_t sequence_number) {
+    return ring_all_gather(ring_op(sequence_number), input.data(), output.data(), output.numel(),
+                           output.dtype(), 0);
+  });
+}
+
+std::shared_ptr<Work> GlooCommunicator::broadcast(Tensor tensor, int root) {
+  CollectiveRequest request{CollectiveKind::kBroadcast, tensor, {}, ReduceOp::kSum, root};
+  return submit(request, [this, tensor, root](std::uint64_t sequence_number) {
+    return gloo_broadcast(context_, tensor.data(), tensor.nbytes(), root,
+                          static_cast<std::uint32_t>(sequence_number), options_.timeout);
+  });
+}
+
+std::shared_ptr<Work> GlooCommunicator::barrier() {
+  return submit({}, [this](std::uint64_t sequence_number) -> std::uint64_t {
+    gloo_barrier(context_, static_cast<std::uint32_t>(sequence_number), options_.timeout);
+    return 0;
+  });
+}
+
+}  // namespace zt::comm

@@ -1,0 +1,40 @@
+// SingleRankCommunicator: the CPU communicator of a world of one. Every collective is a copy
+// (or nothing) done at once on the caller's thread; no network, no thread, no bytes sent.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+
+#include "comm/communicator.h"
+#include "comm/gloo/collective_request.h"
+#include "comm/gloo/op_counters.h"
+
+namespace zt::comm {
+
+class SingleRankCommunicator final : public Communicator {
+ public:
+  explicit SingleRankCommunicator(std::chrono::milliseconds timeout) : timeout_(timeout) {}
+
+  int rank() const override { return 0; }
+  int world_size() const override { return 1; }
+
+  std::shared_ptr<Work> all_reduce(Tensor tensor, ReduceOp op) override;
+  std::shared_ptr<Work> reduce_scatter(Tensor input, Tensor output, ReduceOp op) override;
+  std::shared_ptr<Work> all_gather(Tensor input, Tensor output) override;
+  std::shared_ptr<Work> broadcast(Tensor tensor, int root) override;
+  std::shared_ptr<Work> barrier() override;
+
+  CommCounters counters() const override { return counters_.snapshot(); }
+  std::chrono::milliseconds timeout() const override { return timeout_; }
+
+ private:
+  std::shared_ptr<Work> complete(const CollectiveRequest& request);
+
+  const std::chrono::milliseconds timeout_;
+  std::atomic<std::uint64_t> next_sequence_number_{1};  // callers may submit from any thread
+  OpCounters counters_;  // ops counted; bytes stay 0
+};
+
+}  // namespace zt::comm

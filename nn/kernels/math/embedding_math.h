@@ -1,0 +1,25 @@
+// Per-position token + position embedding arithmetic shared by the CPU and CUDA kernels.
+#pragma once
+
+#include <cstdint>
+
+#include "core/host_device.h"
+
+namespace zt::nn::math {
+
+// forward: out = wte[token] + wpe[t];  wte_row, wpe_row, out (C)
+ZT_HOST_DEVICE void embedding_forward_row(const float* wte_row, const float* wpe_row,
+                                          std::int64_t channels, float* out) {
+  for (std::int64_t c = 0; c < channels; ++c) out[c] = wte_row[c] + wpe_row[c];
+}
+
+// backward: dwte[token] += dout;  dwpe[t] += dout  (a token seen twice gets both updates)
+ZT_HOST_DEVICE void embedding_backward_row(const float* dout, std::int64_t channels,
+                                           float* dwte_row, float* dwpe_row) {
+  for (std::int64_t c = 0; c < channels; ++c) {
+    dwte_row[c] += dout[c];
+    dwpe_row[c] += dout[c];
+  }
+}
+
+}  // namespace zt::nn::math

@@ -1,0 +1,29 @@
+// Embedding: token + position embedding, out[b, t] = wte[ids[b, t]] + wpe[t] (GPT-2).
+#pragma once
+
+#include <cstdint>
+
+#include "nn/module.h"
+
+namespace zt::nn {
+
+class Embedding final : public Module {
+ public:
+  // Parameters "wte" (vocab_size, channels) and "wpe" (max_seq_len, channels), normal(0.02).
+  Embedding(std::int64_t vocab_size, std::int64_t max_seq_len, std::int64_t channels);
+
+  std::vector<ParameterSpec> parameter_specs() const override;
+  // input: token ids (B, T), DType::kI32, T <= max_seq_len; returns (B, T, C) f32. An id
+  // outside [0, vocab_size) comes from user data and throws zt::FormatError.
+  Tensor forward(ParameterViews params, const Tensor& input, ModuleContext& ctx) override;
+  // Scatter-adds into wte and wpe; returns an undefined Tensor (ids have no gradient).
+  Tensor backward(ParameterViews params, ParameterViews grads, const Tensor& grad_output,
+                  ModuleContext& ctx) override;
+
+ private:
+  std::int64_t vocab_size_;
+  std::int64_t max_seq_len_;
+  std::int64_t channels_;
+};
+
+}  // namespace zt::nn

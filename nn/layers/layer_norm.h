@@ -1,0 +1,27 @@
+// LayerNorm over the last axis: y = (x - mean) / sqrt(var + eps) * weight + bias.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "nn/module.h"
+
+namespace zt::nn {
+
+class LayerNorm final : public Module {
+ public:
+  // Parameters "<name>.weight" (ones) and "<name>.bias" (zeros), both (channels).
+  LayerNorm(std::string name, std::int64_t channels, float eps = 1e-5f);
+
+  std::vector<ParameterSpec> parameter_specs() const override;
+  Tensor forward(ParameterViews params, const Tensor& input, ModuleContext& ctx) override;
+  Tensor backward(ParameterViews params, ParameterViews grads, const Tensor& grad_output,
+                  ModuleContext& ctx) override;
+
+ private:
+  std::string name_;
+  std::int64_t channels_;
+  float eps_;
+};
+
+}  // namespace zt::nn

@@ -1,0 +1,152 @@
+// run_launcher: validating the options, hosting or joining the store, building each
+// rank's environment and spawning the ranks; supervision is RankSupervisor's.
+#include "runtime/launch/launcher.h"
+
+#include <unistd.h>
+
+#include <climits>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string_view>
+#include <utility>
+
+#include "comm/store/store_token.h"
+#include "comm/store/tcp_store_server.h"
+#include "core/error.h"
+#include "runtime/launch/rank_supervisor.h"
+
+extern char** environ;
+
+namespace zt::launch {
+namespace {
+
+void validate(const LaunchOptions& o) {
+  auto require = [](bool ok, const std::string& message) {
+    if (!ok) throw UsageError(message);
+  };
+  require(o.nproc_per_node >= 1,
+          "--nproc-per-node: expected an integer >= 1, got " + std::to_string(o.nproc_per_node));
+  require(o.nnodes >= 1, "--nnodes: expected an integer >= 1, got " + std::to_string(o.nnodes));
+  require(o.nproc_per_node <= INT_MAX / o.nnodes,
+          "--nnodes * --nproc-per-node does not fit in an int");
+  require(o.node_rank >= 0 && o.node_rank < o.nnodes,
+          "--node-rank: expected 0.." + std::to_string(o.nnodes - 1) + " for --nnodes " +
+              std::to_string(o.nnodes) + ", got " + std::to_string(o.node_rank));
+  require(o.master_port >= 0 && o.master_port <= 65535,
+          "--master-port: expected 0..65535, got " + std::to_string(o.master_port));
+  require(o.node_rank == 0 || o.master_port != 0, "--master-port is required with --node-rank " +
+                                                      std::to_string(o.node_rank) +
+                                                      ": pass the store port of node 0's launcher");
+  require(!o.master_addr.empty(), "--master-addr must not be empty");
+  require(o.nnodes == 1 || (o.master_addr != "127.0.0.1" && o.master_addr != "localhost"),
+          "--master-addr: with --nnodes " + std::to_string(o.nnodes) +
+              " give node 0's address as the other nodes reach it, not " + o.master_addr);
+  require(!o.rank_command.empty(), "no command to run for the ranks");
+  require(o.grace_period.count() >= 0, "the grace period must not be negative");
+  require(o.stderr_tail_lines >= 0, "stderr_tail_lines must not be negative");
+}
+
+// The store the ranks rendezvous on: served here on node 0, node 0's elsewhere.
+struct StoreEndpoint {
+  std::unique_ptr<comm::TcpStoreServer> server;  // null on nodes other than 0
+  int port = 0;
+  std::string token;
+};
+
+std::unique_ptr<comm::TcpStoreServer> listen_for_ranks(const LaunchOptions& o,
+                                                       const std::string& token) {
+  // One node: listen where the ranks connect (loopback by default, unreachable from
+  // outside). Several: the other nodes connect from elsewhere, so every interface.
+  const std::string host = o.nnodes == 1 ? o.master_addr : "0.0.0.0";
+  try {
+    return std::make_unique<comm::TcpStoreServer>(host, static_cast<std::uint16_t>(o.master_port),
+                                                  token);
+  } catch (const CommError& e) {
+    if (o.master_port == 0) throw;
+    throw CommError(std::string(e.what()) + " (--master-port " + std::to_string(o.master_port) +
+                    "); pass another port, or 0 to pick a free one");
+  }
+}
+
+StoreEndpoint prepare_store(const LaunchOptions& o) {
+  std::string token = comm::store_token_from_env();
+  if (o.node_rank > 0) {
+    if (token.empty()) {
+      throw UsageError(std::string(comm::kStoreTokenEnvVar) +
+                       " is not set: nodes other than node 0 need the store token of node "
+                       "0's launcher (export the same value on every node)");
+    }
+    return StoreEndpoint{nullptr, o.master_port, std::move(token)};
+  }
+  const bool generated = token.empty();
+  if (generated) token = comm::generate_store_token();
+  StoreEndpoint store{listen_for_ranks(o, token), 0, token};
+  store.port = store.server->port();
+  if (o.nnodes > 1 && generated) {
+    std::fprintf(stderr,
+                 "zerotrain launch: store listening on port %d; start the other nodes with\n"
+                 "  %s=%s zerotrain launch --nnodes %d --node-rank K --master-addr %s "
+                 "--master-port %d ...\n",
+                 store.port, comm::kStoreTokenEnvVar, token.c_str(), o.nnodes,
+                 o.master_addr.c_str(), store.port);
+  }
+  return store;
+}
+
+// The launcher's environment with torchrun's variables (and the store token) set for
+// one rank; inherited values of those names are replaced.
+std::vector<std::string> rank_environment(const LaunchOptions& o, const StoreEndpoint& store,
+                                          int local_rank) {
+  const std::pair<const char*, std::string> vars[] = {
+      {"RANK", std::to_string(o.node_rank * o.nproc_per_node + local_rank)},
+      {"LOCAL_RANK", std::to_string(local_rank)},
+      {"WORLD_SIZE", std::to_string(o.nnodes * o.nproc_per_node)},
+      {"LOCAL_WORLD_SIZE", std::to_string(o.nproc_per_node)},
+      {"GROUP_RANK", std::to_string(o.node_rank)},
+      {"NODE_RANK", std::to_string(o.node_rank)},
+      {"MASTER_ADDR", o.master_addr},
+      {"MASTER_PORT", std::to_string(store.port)},
+      {comm::kStoreTokenEnvVar, store.token},
+  };
+  auto ours = [&](std::string_view entry) {
+    for (const auto& [name, value] : vars) {
+      const std::string_view n(name);
+      if (entry.size() > n.size() && entry.substr(0, n.size()) == n && entry[n.size()] == '=') {
+        return true;
+      }
+    }
+    return false;
+  };
+  std::vector<std::string> env;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    if (!ours(*entry)) env.emplace_back(*entry);
+  }
+  for (const auto& [name, value] : vars) env.push_back(std::string(name) + "=" + value);
+  return env;
+}
+
+}  // namespace
+
+int run_launcher(const LaunchOptions& options) {
+  validate(options);
+  // Destruction runs bottom-up: ranks are killed and reaped (if still running, say after
+  // an exception) before the store stops and before the signal handlers are restored.
+  SignalPipe signals;
+  const StoreEndpoint store = prepare_store(options);
+  OutputRelay relay(STDOUT_FILENO, STDERR_FILENO,
+                    static_cast<std::size_t>(options.stderr_tail_lines));
+  std::vector<SupervisedRank> ranks;
+  ranks.reserve(static_cast<std::size_t>(options.nproc_per_node));
+  for (int local_rank = 0; local_rank < options.nproc_per_node; ++local_rank) {
+    ChildProcess process =
+        ChildProcess::spawn(options.rank_command, rank_environment(options, store, local_rank));
+    const int rank = options.node_rank * options.nproc_per_node + local_rank;
+    relay.add_rank(rank, process.take_stdout(), process.take_stderr());
+    ranks.push_back(SupervisedRank{rank, std::move(process)});
+  }
+  RankSupervisor supervisor(std::move(ranks), relay, signals, options.grace_period);
+  return supervisor.run();
+}
+
+}  // namespace zt::launch

@@ -1,0 +1,43 @@
+// run_launcher: `zerotrain launch` as a library. Hosts the store on node 0, spawns one
+// process per local rank with torchrun's variables, relays and supervises them.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace zt::launch {
+
+struct LaunchOptions {
+  int nproc_per_node = 1;
+  int nnodes = 1;
+  int node_rank = 0;
+  // Node 0's address as the ranks (on every node) reach it.
+  std::string master_addr = "127.0.0.1";
+  // The store's port: 0 lets node 0 pick a free one; required on the other nodes.
+  int master_port = 0;
+  // argv of each rank, e.g. {"/path/zerotrain", "train", "cfg.toml", "--set", "a=b"}.
+  std::vector<std::string> rank_command;
+  // How long ranks get between SIGTERM (or the forwarded signal) and SIGKILL.
+  std::chrono::milliseconds grace_period{5000};
+  // Lines of a failed rank's stderr repeated in the failure report.
+  int stderr_tail_lines = 20;
+};
+
+// Runs the ranks of this node to completion and returns the launcher's exit code: 0 when
+// every rank exited 0; 1 after a rank failed (the others are stopped, and a report naming
+// the rank, how it ended and its last stderr lines goes to stderr); 128 + signo when the
+// launcher got SIGINT, SIGTERM or SIGHUP (forwarded to the ranks, then as for a failure).
+// No rank outlives the call.
+//
+// Node 0 serves the rendezvous store; its token is ZEROTRAIN_STORE_TOKEN from the
+// launcher's environment, or a fresh one. Multi-node runs need the same token on every
+// node: export ZEROTRAIN_STORE_TOKEN everywhere, or let node 0 generate one (it prints
+// how to start the other nodes with it). Other nodes run no store and need master_port
+// and ZEROTRAIN_STORE_TOKEN.
+//
+// Throws UsageError for inconsistent options, CommError when the store cannot listen
+// (port in use), IoError when a rank's command cannot be started.
+int run_launcher(const LaunchOptions& options);
+
+}  // namespace zt::launch

@@ -1,0 +1,157 @@
+// RankSupervisor: one thread, one poll() over the signal pipe and every rank's pipes;
+// ranks are reaped when SIGCHLD wakes it, shutdown deadlines bound every wait.
+#include "runtime/launch/rank_supervisor.h"
+
+#include <poll.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include "core/error.h"
+
+namespace zt::launch {
+namespace {
+
+// Wakes the loop at least this often even with nothing to do, so that a lost wake-up
+// (another library replacing our SIGCHLD handler) costs a second, not a hang.
+constexpr int kMaxPollMs = 1000;
+// After the last rank is reaped, how long to wait for EOF on pipes a stray grandchild
+// that left the rank's process group may still hold.
+constexpr std::chrono::milliseconds kDrainTimeout{1000};
+
+void print_to_stderr(const std::string& text) {
+  std::fputs(text.c_str(), stderr);
+  std::fflush(stderr);
+}
+
+int ms_until(std::chrono::steady_clock::time_point deadline) {
+  const auto left =
+      std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+  return static_cast<int>(std::clamp<long long>(left.count(), 0, kMaxPollMs));
+}
+
+std::string ranks_phrase(int count) {
+  return std::to_string(count) + (count == 1 ? " rank" : " ranks");
+}
+
+}  // namespace
+
+RankSupervisor::RankSupervisor(std::vector<SupervisedRank> ranks, OutputRelay& relay,
+                               SignalPipe& signals, std::chrono::milliseconds grace_period)
+    : ranks_(std::move(ranks)), relay_(relay), signals_(signals), grace_period_(grace_period) {}
+
+int RankSupervisor::run() {
+  for (;;) {
+    reap_exited();
+    if (running_count() == 0) {
+      if (!drain_deadline_) drain_deadline_ = Clock::now() + kDrainTimeout;
+      if (relay_.all_closed() || Clock::now() >= *drain_deadline_) break;
+    }
+    if (kill_deadline_ && !killed_ && Clock::now() >= *kill_deadline_) {
+      kill_stragglers(/*grace_expired=*/true);
+    }
+    wait_for_events();
+  }
+  relay_.close_all();
+  if (received_signal_) return 128 + *received_signal_;
+  if (first_failure_) {
+    report_failure();
+    return kExitRuntime;
+  }
+  return 0;
+}
+
+void RankSupervisor::wait_for_events() {
+  std::vector<pollfd> fds{pollfd{signals_.fd(), POLLIN, 0}};
+  relay_.append_pollfds(fds);
+  if (::poll(fds.data(), fds.size(), poll_timeout_ms()) < 0) {
+    if (errno == EINTR) return;
+    throw IoError(std::string("zerotrain launch: poll() on the ranks' pipes failed: ") +
+                  std::strerror(errno));
+  }
+  if (fds[0].revents != 0) handle_signals();
+  relay_.on_ready(fds);
+}
+
+int RankSupervisor::poll_timeout_ms() const {
+  int timeout = kMaxPollMs;
+  if (kill_deadline_ && !killed_) timeout = std::min(timeout, ms_until(*kill_deadline_));
+  if (drain_deadline_) timeout = std::min(timeout, ms_until(*drain_deadline_));
+  return timeout;
+}
+
+void RankSupervisor::handle_signals() {
+  for (int signo : signals_.drain()) {
+    if (signo == SIGCHLD) continue;  // the next reap_exited() finds who exited
+    if (shutting_down()) {
+      // A second Ctrl-C means "now": skip the rest of the grace period.
+      print_to_stderr("zerotrain launch: received " + signal_name(signo) +
+                      " again; killing the ranks.\n");
+      kill_stragglers(/*grace_expired=*/false);
+      continue;
+    }
+    received_signal_ = signo;
+    print_to_stderr("zerotrain launch: received " + signal_name(signo) + "; forwarding it to " +
+                    ranks_phrase(running_count()) + " (a second signal kills them at once).\n");
+    begin_shutdown(signo);
+  }
+}
+
+void RankSupervisor::reap_exited() {
+  for (SupervisedRank& r : ranks_) {
+    if (!r.process.running()) continue;
+    const std::optional<ExitStatus>& status = r.process.poll();
+    if (!status || status->success() || shutting_down()) continue;
+    first_failure_ = Failure{r.rank, r.process.pid(), *status, running_count()};
+    begin_shutdown(SIGTERM);
+  }
+}
+
+void RankSupervisor::begin_shutdown(int signo) {
+  shutdown_signal_ = signo;
+  for (SupervisedRank& r : ranks_) r.process.signal_group(signo);
+  kill_deadline_ = Clock::now() + grace_period_;
+}
+
+void RankSupervisor::kill_stragglers(bool grace_expired) {
+  killed_ = true;
+  for (SupervisedRank& r : ranks_) {
+    if (!r.process.running()) continue;
+    if (grace_expired) {
+      print_to_stderr("zerotrain launch: rank " + std::to_string(r.rank) + " (pid " +
+                      std::to_string(r.process.pid()) + ") is still running " +
+                      std::to_string(grace_period_.count()) + " ms after " +
+                      signal_name(shutdown_signal_.value_or(SIGTERM)) + "; sending SIGKILL.\n");
+    }
+    r.process.signal_group(SIGKILL);
+  }
+}
+
+int RankSupervisor::running_count() const {
+  return static_cast<int>(std::count_if(
+      ranks_.begin(), ranks_.end(), [](const SupervisedRank& r) { return r.process.running(); }));
+}
+
+void RankSupervisor::report_failure() const {
+  const Failure& f = *first_failure_;
+  const std::string name = "rank " + std::to_string(f.rank);
+  std::string text = "zerotrain launch: " + name + " (pid " + std::to_string(f.pid) + ") " +
+                     f.status.describe() + "; ";
+  text += f.stopped_others == 0 ? "no other rank was still running.\n"
+                                : "stopped the other " + ranks_phrase(f.stopped_others) + ".\n";
+  const std::vector<std::string> tail = relay_.stderr_tail(f.rank);
+  if (tail.empty()) {
+    text += "  " + name + " wrote nothing to stderr.\n";
+  } else {
+    text += "  last lines of " + name + "'s stderr:\n";
+    for (const std::string& line : tail) text += "    " + line + "\n";
+  }
+  print_to_stderr(text);
+}
+
+}  // namespace zt::launch

@@ -1,0 +1,63 @@
+// RankSupervisor: the launcher's poll loop over its ranks. It relays their output, reaps
+// them, forwards the launcher's signals, and on the first failure stops the others
+// (SIGTERM, SIGKILL after the grace period) and reports which rank failed and how.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <vector>
+
+#include "runtime/launch/child_process.h"
+#include "runtime/launch/output_relay.h"
+#include "runtime/launch/signal_pipe.h"
+
+namespace zt::launch {
+
+struct SupervisedRank {
+  int rank;
+  ChildProcess process;
+};
+
+class RankSupervisor {
+ public:
+  // relay already holds the ranks' pipes; signals was installed before they were spawned.
+  RankSupervisor(std::vector<SupervisedRank> ranks, OutputRelay& relay, SignalPipe& signals,
+                 std::chrono::milliseconds grace_period);
+
+  // Returns once every rank is reaped and its output relayed: 0 when all exited 0,
+  // 128 + signo when the launcher got signo, 1 when a rank failed.
+  int run();
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  struct Failure {
+    int rank;
+    pid_t pid;
+    ExitStatus status;
+    int stopped_others;  // ranks still running when it failed
+  };
+
+  void wait_for_events();
+  void handle_signals();
+  void reap_exited();
+  bool shutting_down() const { return shutdown_signal_.has_value(); }
+  void begin_shutdown(int signo);
+  // SIGKILL to every rank still running; grace_expired says whether to explain why.
+  void kill_stragglers(bool grace_expired);
+  int running_count() const;
+  int poll_timeout_ms() const;
+  void report_failure() const;
+
+  std::vector<SupervisedRank> ranks_;
+  OutputRelay& relay_;
+  SignalPipe& signals_;
+  std::chrono::milliseconds grace_period_;
+  std::optional<Failure> first_failure_;
+  std::optional<int> received_signal_;  // the launcher's own, when that caused the shutdown
+  std::optional<int> shutdown_signal_;  // what the ranks were sent to stop them
+  std::optional<Clock::time_point> kill_deadline_;
+  bool killed_ = false;
+  std::optional<Clock::time_point> drain_deadline_;
+};
+
+}  // namespace zt::launch
