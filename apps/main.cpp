@@ -18,6 +18,7 @@ usage:
   zerotrain train CONFIG [--set section.key=value]...
   zerotrain launch --nproc-per-node N [--nnodes M --node-rank K] [--master-addr A]
                    [--master-port P] CONFIG [--set section.key=value]...
+  zerotrain prepare-data INPUT OUT.bin  any text file -> byte-level token file (data.path)
   zerotrain config docs                 print docs/CONFIG.md (every key, generated)
   zerotrain config show CONFIG [--set ...]   print the effective config
   zerotrain --help | --version
@@ -46,6 +47,7 @@ int dispatch(int argc, char** argv) {
   if (command == "train") return zt::apps::train_command(args);
   if (command == "launch") return zt::apps::launch_command(args, self_executable(argv[0]));
   if (command == "config") return zt::apps::config_command(args);
+  if (command == "prepare-data") return zt::apps::prepare_data_command(args);
   throw zt::UsageError("unknown command '" + command + "'; run `zerotrain --help`");
 }
 

@@ -50,14 +50,15 @@ class Communicator {
   virtual int rank() const = 0;
   virtual int world_size() const = 0;
 
-  // In place: every rank ends with op over all ranks' `tensor`. f32 and bf16 (bf16 is
-  // accumulated in f32).
+  // In place: every rank ends with op over all ranks' `tensor`. f32, bf16 and f16 (bf16 and
+  // f16 are accumulated in f32; every rank ends with bitwise the same result).
   virtual std::shared_ptr<Work> all_reduce(Tensor tensor, ReduceOp op) = 0;
   // `input` (count) on every rank; `output` receives this rank's part (shard_range) of the
-  // reduction. Each rank sends (n-1)/n of `input`.
+  // reduction. Each rank sends (n-1)/n of `input`. `output` may be `input`'s own part.
   virtual std::shared_ptr<Work> reduce_scatter(Tensor input, Tensor output, ReduceOp op) = 0;
   // `input` is this rank's part (shard_range of output's count); `output` (count) receives
-  // every rank's part in rank order. Each rank sends (n-1)/n of `output`.
+  // every rank's part in rank order. Each rank sends (n-1)/n of `output`. `input` may be
+  // `output`'s own part (in place). Any dtype (moved as bytes), as for broadcast.
   virtual std::shared_ptr<Work> all_gather(Tensor input, Tensor output) = 0;
   // In place: every rank ends with `root`'s `tensor`.
   virtual std::shared_ptr<Work> broadcast(Tensor tensor, int root) = 0;

@@ -27,7 +27,8 @@ struct CommOptions {
   // Pipelining granularity of the ring algorithms: each chunk moves in segments of this many
   // bytes, so reduction overlaps transfer. Tests make it tiny to exercise many segments.
   std::size_t segment_bytes = std::size_t{1} << 20;
-  // Scratch buffers are counted under comm_buffers here; null: a private, untracked tracker.
+  // Scratch buffers are counted under comm_buffers here (it must outlive the communicator);
+  // null: a private tracker nobody reads.
   MemoryTracker* memory_tracker = nullptr;
 };
 

@@ -85,11 +85,11 @@ void check_request(const CollectiveRequest& request, int rank, int world_size) {
 
 std::string describe_request(const CollectiveRequest& request, std::uint64_t sequence_number,
                              int rank, int world_size) {
-  std::string text = std::string(collective_name(request.kind)) + " #" +
-                     std::to_string(sequence_number);
+  std::string text =
+      std::string(collective_name(request.kind)) + " #" + std::to_string(sequence_number);
   if (request.kind != CollectiveKind::kBarrier) {
-    const Tensor& sized = request.kind == CollectiveKind::kAllGather ? request.output
-                                                                     : request.input;
+    const Tensor& sized =
+        request.kind == CollectiveKind::kAllGather ? request.output : request.input;
     text += " (" + format_byte_size(described_bytes(request)) + " " +
             std::string(dtype_name(sized.dtype()));
     if (request.kind == CollectiveKind::kBroadcast) {

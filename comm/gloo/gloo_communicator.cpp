@@ -45,9 +45,8 @@ GlooCommunicator::GlooCommunicator(Store& store, int rank, int world_size,
       scratch_(tracker_for(options, owned_tracker_)) {
   // All-reduce uses ring steps 0 .. 2n-3, which must fit the slot's step field.
   if (2 * world_size - 2 > kMaxRingSteps) {
-    throw CommError("the Gloo communicator supports at most " +
-                    std::to_string(kMaxRingSteps / 2) + " ranks, got " +
-                    std::to_string(world_size));
+    throw CommError("the Gloo communicator supports at most " + std::to_string(kMaxRingSteps / 2) +
+                    " ranks, got " + std::to_string(world_size));
   }
   context_ = connect_gloo_context(store, "gloo/" + options.group_name + "/", rank, world_size,
                                   {options.bind_address, options.interface}, options.timeout);
@@ -61,12 +60,11 @@ std::shared_ptr<Work> GlooCommunicator::submit(const CollectiveRequest& request,
   check_request(request, rank_, world_size_);
   std::lock_guard lock(submit_mutex_);
   const std::uint64_t sequence_number = next_sequence_number_++;
-  auto work = std::make_shared<Work>(
-      sequence_number, describe_request(request, sequence_number, rank_, world_size_),
-      options_.timeout);
-  comm_thread_->enqueue([this, work, kind = request.kind, body = std::move(body)] {
-    execute(*work, kind, body);
-  });
+  auto work = std::make_shared<Work>(sequence_number,
+                                     describe_request(request, sequence_number, rank_, world_size_),
+                                     options_.timeout);
+  comm_thread_->enqueue(
+      [this, work, kind = request.kind, body = std::move(body)] { execute(*work, kind, body); });
   return work;
 }
 
@@ -88,8 +86,8 @@ void GlooCommunicator::execute(Work& work, CollectiveKind kind, const OpBody& bo
 
 void GlooCommunicator::mark_broken(const Work& failed, const std::exception_ptr& error) noexcept {
   try {
-    broken_reason_ = "communicator is broken after " + failed.description() +
-                     " failed: " + message_of(error);
+    broken_reason_ =
+        "communicator is broken after " + failed.description() + " failed: " + message_of(error);
     // Peers blocked on this rank now fail at once ("connection reset") instead of at their
     // timeout; the messages of the failed op can no longer arrive half-way either.
     context_->closeConnections();
@@ -99,8 +97,7 @@ void GlooCommunicator::mark_broken(const Work& failed, const std::exception_ptr&
 }
 
 RingOp GlooCommunicator::ring_op(std::uint64_t sequence_number) const {
-  return {*context_, rank_, world_size_, sequence_number, options_.timeout,
-          options_.segment_bytes};
+  return {*context_, rank_, world_size_, sequence_number, options_.timeout, options_.segment_bytes};
 }
 
 std::shared_ptr<Work> GlooCommunicator::all_reduce(Tensor tensor, ReduceOp op) {
@@ -111,8 +108,8 @@ std::shared_ptr<Work> GlooCommunicator::all_reduce(Tensor tensor, ReduceOp op) {
     const RingOp ring = ring_op(sequence_number);
     const std::int64_t count = tensor.numel();
     std::byte* shard = element_address(tensor, shard_range(count, world_size_, rank_).offset);
-    std::uint64_t bytes = ring_reduce_scatter(ring, tensor.data(), shard, count, tensor.dtype(),
-                                              op, scratch_, 0);
+    std::uint64_t bytes =
+        ring_reduce_scatter(ring, tensor.data(), shard, count, tensor.dtype(), op, scratch_, 0);
     bytes += ring_all_gather(ring, shard, tensor.data(), count, tensor.dtype(), world_size_ - 1);
     return bytes;
   });
@@ -121,8 +118,8 @@ std::shared_ptr<Work> GlooCommunicator::all_reduce(Tensor tensor, ReduceOp op) {
 std::shared_ptr<Work> GlooCommunicator::reduce_scatter(Tensor input, Tensor output, ReduceOp op) {
   CollectiveRequest request{CollectiveKind::kReduceScatter, input, output, op, 0};
   return submit(request, [this, input, output, op](std::uint64_t sequence_number) {
-    return ring_reduce_scatter(ring_op(sequence_number), input.data(), output.data(),
-                               input.numel(), input.dtype(), op, scratch_, 0);
+    return ring_reduce_scatter(ring_op(sequence_number), input.data(), output.data(), input.numel(),
+                               input.dtype(), op, scratch_, 0);
   });
 }
 

@@ -28,12 +28,11 @@ std::shared_ptr<::gloo::Context> connect_gloo_context(Store& store, const std::s
                                                       int rank, int world_size,
                                                       const GlooEndpoint& endpoint,
                                                       std::chrono::milliseconds timeout) {
-  const std::string who = "gloo rendezvous of rank " + std::to_string(rank) + " of " +
-                          std::to_string(world_size) + " under store prefix '" + key_prefix +
-                          "' (listening on " +
-                          (endpoint.interface.empty() ? endpoint.bind_address
-                                                      : "interface " + endpoint.interface) +
-                          ")";
+  const std::string who =
+      "gloo rendezvous of rank " + std::to_string(rank) + " of " + std::to_string(world_size) +
+      " under store prefix '" + key_prefix + "' (listening on " +
+      (endpoint.interface.empty() ? endpoint.bind_address : "interface " + endpoint.interface) +
+      ")";
   try {
     // Gloo's device loop thread starts here and inherits the block (ScopedSigpipeBlock).
     const ScopedSigpipeBlock sigpipe_block;

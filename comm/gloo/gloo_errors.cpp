@@ -22,8 +22,7 @@ bool is_gloo_timeout(std::string_view message) {
 }
 
 std::string describe(const TransferLabel& label) {
-  return std::string(label.verb) + " " +
-         format_byte_size(static_cast<std::int64_t>(label.bytes)) +
+  return std::string(label.verb) + " " + format_byte_size(static_cast<std::int64_t>(label.bytes)) +
          (std::string_view(label.verb) == "receiving" ? " from rank " : " to rank ") +
          std::to_string(label.peer) + " (step " + std::to_string(label.step) + ")";
 }

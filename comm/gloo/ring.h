@@ -61,7 +61,7 @@ std::uint64_t ring_reduce_scatter(const RingOp& op, const void* input, void* out
 
 // Gathers every rank's shard `input` into `output` (`count` elements, rank order). `input`
 // may be `output`'s own shard (in place). Returns the payload bytes this rank sent.
-std::uint64_t ring_all_gather(const RingOp& op, const void* input, void* output,
-                              std::int64_t count, DType dtype, int first_step = 0);
+std::uint64_t ring_all_gather(const RingOp& op, const void* input, void* output, std::int64_t count,
+                              DType dtype, int first_step = 0);
 
 }  // namespace zt::comm

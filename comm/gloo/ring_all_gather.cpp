@@ -19,8 +19,8 @@ using ::gloo::transport::UnboundBuffer;
 
 class RingAllGather {
  public:
-  RingAllGather(const RingOp& op, const void* input, void* output, std::int64_t count,
-                DType dtype, int first_step)
+  RingAllGather(const RingOp& op, const void* input, void* output, std::int64_t count, DType dtype,
+                int first_step)
       : op_(op),
         layout_(count, op.world_size, dtype_size(dtype), op.segment_bytes),
         left_((op.rank + op.world_size - 1) % op.world_size),
@@ -66,8 +66,8 @@ class RingAllGather {
     const ShardRange own = layout_.chunk_range(op_.rank);
     if (own.count == 0) return;
     // Gloo's buffers are not const-correct; the input is only ever sent from.
-    input_buffer_ = op_.context.createUnboundBuffer(const_cast<std::byte*>(input_),
-                                                    layout_.bytes(own.count));
+    input_buffer_ =
+        op_.context.createUnboundBuffer(const_cast<std::byte*>(input_), layout_.bytes(own.count));
     for (std::int64_t k = 0; k < layout_.segments(op_.rank); ++k) {
       const ShardRange range = layout_.segment_range(op_.rank, k);
       const std::size_t bytes = layout_.bytes(range.count);
@@ -87,8 +87,7 @@ class RingAllGather {
   void forward(std::size_t index) {
     const RingUnit& unit = units_[index];
     const std::size_t bytes = unit_bytes(unit);
-    wait_recv(*buffers_[index], {"receiving", left_, bytes, first_step_ + unit.step},
-              op_.timeout);
+    wait_recv(*buffers_[index], {"receiving", left_, bytes, first_step_ + unit.step}, op_.timeout);
     if (unit.step == op_.world_size - 2) return;
     try {
       buffers_[index]->send(
@@ -128,8 +127,8 @@ class RingAllGather {
 
 }  // namespace
 
-std::uint64_t ring_all_gather(const RingOp& op, const void* input, void* output,
-                              std::int64_t count, DType dtype, int first_step) {
+std::uint64_t ring_all_gather(const RingOp& op, const void* input, void* output, std::int64_t count,
+                              DType dtype, int first_step) {
   return RingAllGather(op, input, output, count, dtype, first_step).run();
 }
 

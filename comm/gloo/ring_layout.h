@@ -23,7 +23,9 @@ class RingLayout {
              std::size_t segment_bytes);
 
   // Chunk index of a rank-relative position, wrapping around the ring.
-  int chunk(int rank_minus_k) const { return ((rank_minus_k % world_size_) + world_size_) % world_size_; }
+  int chunk(int rank_minus_k) const {
+    return ((rank_minus_k % world_size_) + world_size_) % world_size_;
+  }
   ShardRange chunk_range(int chunk) const { return shard_range(count_, world_size_, chunk); }
   std::int64_t segments(int chunk) const;
   // Elements [offset, offset + count) of the whole buffer that segment k of `chunk` covers.

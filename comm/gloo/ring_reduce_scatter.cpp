@@ -65,8 +65,8 @@ class RingReduceScatter {
 
   void make_lanes(ScratchBuffer& scratch) {
     const std::size_t lane_count = std::min(units_.size(), 2 * lookahead_);
-    const std::size_t lane_bytes = layout_.bytes(
-        std::min(layout_.segment_elements(), layout_.chunk_range(0).count));
+    const std::size_t lane_bytes =
+        layout_.bytes(std::min(layout_.segment_elements(), layout_.chunk_range(0).count));
     std::byte* memory = scratch.reserve(lane_count * lane_bytes);
     lanes_.resize(lane_count);
     for (std::size_t i = 0; i < lane_count; ++i) {

@@ -39,8 +39,8 @@ std::shared_ptr<Work> SingleRankCommunicator::reduce_scatter(Tensor input, Tenso
 }
 
 std::shared_ptr<Work> SingleRankCommunicator::all_gather(Tensor input, Tensor output) {
-  return complete({CollectiveKind::kAllGather, std::move(input), std::move(output),
-                   ReduceOp::kSum, 0});
+  return complete(
+      {CollectiveKind::kAllGather, std::move(input), std::move(output), ReduceOp::kSum, 0});
 }
 
 std::shared_ptr<Work> SingleRankCommunicator::broadcast(Tensor tensor, int root) {

@@ -34,7 +34,7 @@ class SingleRankCommunicator final : public Communicator {
 
   const std::chrono::milliseconds timeout_;
   std::atomic<std::uint64_t> next_sequence_number_{1};  // callers may submit from any thread
-  OpCounters counters_;  // ops counted; bytes stay 0
+  OpCounters counters_;                                 // ops counted; bytes stay 0
 };
 
 }  // namespace zt::comm

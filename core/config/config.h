@@ -10,8 +10,9 @@
 
 namespace zt {
 
-enum class ModelType { kMlp };
+enum class ModelType { kMlp, kGpt };
 enum class OptimizerType { kSgd, kAdam, kAdamW };
+enum class SchedulerType { kConstant, kWarmup, kWarmupCosine, kWarmupLinear };
 enum class PrecisionDType { kFp32, kBf16, kFp16 };
 
 struct RunConfig {
@@ -28,12 +29,20 @@ struct ModelConfig {
   std::int64_t input_dim = 0;
   std::int64_t hidden_dim = 0;
   std::int64_t num_classes = 0;
+  // GPT: a pre-LN decoder-only transformer over tokens.
+  std::int64_t n_layer = 0;
+  std::int64_t n_head = 0;
+  std::int64_t d_model = 0;
+  std::int64_t vocab_size = 0;
+  std::int64_t seq_len = 0;  // tokens per sample (the context length)
+  bool tie_embeddings = false;
 
   friend bool operator==(const ModelConfig&, const ModelConfig&) = default;
 };
 
 struct DataConfig {
   std::string path;  // token file; empty selects the built-in synthetic data
+  double synthetic_peakedness = 0;  // GPT synthetic corpus: higher = lower entropy
 
   friend bool operator==(const DataConfig&, const DataConfig&) = default;
 };
@@ -60,6 +69,14 @@ struct OptimizerConfig {
   friend bool operator==(const OptimizerConfig&, const OptimizerConfig&) = default;
 };
 
+struct SchedulerConfig {
+  SchedulerType type = SchedulerType::kConstant;
+  std::int64_t warmup_steps = 0;  // linear ramp from 0 to optimizer.lr
+  double min_lr_ratio = 0;        // decay floor, as a fraction of optimizer.lr
+
+  friend bool operator==(const SchedulerConfig&, const SchedulerConfig&) = default;
+};
+
 struct PrecisionConfig {
   PrecisionDType dtype = PrecisionDType::kFp32;
 
@@ -83,15 +100,25 @@ struct RuntimeConfig {
   friend bool operator==(const RuntimeConfig&, const RuntimeConfig&) = default;
 };
 
+struct ActivationCheckpointingConfig {
+  bool enabled = false;
+  std::int64_t every_n_blocks = 0;  // checkpoint blocks whose index is a multiple of this
+
+  friend bool operator==(const ActivationCheckpointingConfig&,
+                         const ActivationCheckpointingConfig&) = default;
+};
+
 struct Config {
   RunConfig run;
   ModelConfig model;
   DataConfig data;
   TrainConfig train;
   OptimizerConfig optimizer;
+  SchedulerConfig scheduler;
   PrecisionConfig precision;
   ZeroConfig zero;
   RuntimeConfig runtime;
+  ActivationCheckpointingConfig activation_checkpointing;
   std::string source;  // the file (or "<defaults>") the config came from, for messages
 
   friend bool operator==(const Config&, const Config&) = default;

@@ -15,7 +15,13 @@ struct EnumName {
   E value;
 };
 
-inline constexpr std::array<EnumName<ModelType>, 1> kModelTypeNames{{{"mlp", ModelType::kMlp}}};
+inline constexpr std::array<EnumName<ModelType>, 2> kModelTypeNames{
+    {{"mlp", ModelType::kMlp}, {"gpt", ModelType::kGpt}}};
+inline constexpr std::array<EnumName<SchedulerType>, 4> kSchedulerTypeNames{
+    {{"constant", SchedulerType::kConstant},
+     {"warmup", SchedulerType::kWarmup},
+     {"warmup_cosine", SchedulerType::kWarmupCosine},
+     {"warmup_linear", SchedulerType::kWarmupLinear}}};
 inline constexpr std::array<EnumName<OptimizerType>, 3> kOptimizerTypeNames{
     {{"sgd", OptimizerType::kSgd},
      {"adam", OptimizerType::kAdam},
@@ -30,6 +36,7 @@ inline constexpr std::array<EnumName<DeviceKind>, 2> kDeviceKindNames{
 // The config-file name of a value, for logs and messages ("adamw").
 std::string_view config_name(ModelType type);
 std::string_view config_name(OptimizerType type);
+std::string_view config_name(SchedulerType type);
 std::string_view config_name(PrecisionDType dtype);
 std::string_view config_name(DeviceKind device);
 

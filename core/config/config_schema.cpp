@@ -129,17 +129,47 @@ void add_run_model_data(std::vector<SectionSpec>& schema) {
 
   auto model = section(schema, "model", &Config::model, "The network to train.");
   model.choice("type", &ModelConfig::type, kModelTypeNames, ModelType::kMlp,
-               "Architecture: mlp is input_dim -> hidden_dim -> num_classes with ReLU.");
+               "Architecture: mlp is input_dim -> hidden_dim -> num_classes with ReLU on "
+               "synthetic features; gpt is a decoder-only transformer on tokens.");
   model.integer("input_dim", &ModelConfig::input_dim, 32, Range::between(1, kMaxDim), "features",
                 "Width of each input sample.");
   model.integer("hidden_dim", &ModelConfig::hidden_dim, 128, Range::between(1, kMaxDim), "features",
                 "Width of the hidden layer.");
   model.integer("num_classes", &ModelConfig::num_classes, 10, Range::between(2, kMaxDim), "classes",
                 "Number of output classes (softmax cross-entropy loss).");
+  model.integer("n_layer", &ModelConfig::n_layer, 2, Range::between(1, 1024), "blocks",
+                "GPT: transformer blocks.", {"num_layers", "n_layers"});
+  model.integer("n_head", &ModelConfig::n_head, 4, Range::between(1, 1024), "heads",
+                "GPT: attention heads; must divide d_model.", {"num_heads", "num_attention_heads"});
+  model.integer("d_model", &ModelConfig::d_model, 64, Range::between(1, kMaxDim), "features",
+                "GPT: width of the residual stream.", {"hidden_size", "n_embd"});
+  model.integer("vocab_size", &ModelConfig::vocab_size, 64, Range::between(2, 1 << 24), "tokens",
+                "GPT: vocabulary size; a token file's vocabulary must fit in it, and the "
+                "synthetic corpus uses exactly this many tokens (at most 1024).");
+  model.integer("seq_len", &ModelConfig::seq_len, 32, Range::between(1, 1 << 20), "tokens",
+                "GPT: tokens per sample (context length).", {"block_size", "n_positions"});
+  model.boolean("tie_embeddings", &ModelConfig::tie_embeddings, false,
+                "GPT: share the token embedding with the output head (not supported yet).");
 
   auto data = section(schema, "data", &Config::data, "Where training samples come from.");
   data.string("path", &DataConfig::path, "", Emptiness::kMayBeEmpty,
-              "Token file to train on; empty selects the built-in synthetic data.");
+              "Token file to train on (from `zerotrain prepare-data`); empty selects the "
+              "built-in synthetic data (mlp: a teacher-labelled classification task; gpt: a "
+              "seeded Markov chain with a known entropy rate).");
+  data.real("synthetic_peakedness", &DataConfig::synthetic_peakedness, 3.5,
+            Range::at_least(0).at_most(50), "",
+            "GPT synthetic corpus: how peaked each Markov transition row is; 0 = uniform "
+            "(entropy log vocab_size), higher = more predictable.");
+
+  auto checkpointing = section(schema, "activation_checkpointing",
+                               &Config::activation_checkpointing,
+                               "Recompute activations in backward instead of keeping them.");
+  checkpointing.boolean("enabled", &ActivationCheckpointingConfig::enabled, false,
+                        "Keep only each checkpointed block's input in forward; recompute the "
+                        "block in backward (same gradients, less activation memory).");
+  checkpointing.integer("every_n_blocks", &ActivationCheckpointingConfig::every_n_blocks, 1,
+                        Range::at_least(1), "blocks",
+                        "Checkpoint the blocks whose index is a multiple of this.");
 }
 
 void add_train_optimizer(std::vector<SectionSpec>& schema) {
@@ -176,6 +206,21 @@ void add_train_optimizer(std::vector<SectionSpec>& schema) {
                  "AdamW: decoupled decay; Adam and SGD: L2 term added to the gradient.");
 }
 
+void add_scheduler(std::vector<SectionSpec>& schema) {
+  auto scheduler = section(schema, "scheduler", &Config::scheduler,
+                           "Learning-rate schedule over train.steps.");
+  scheduler.choice("type", &SchedulerConfig::type, kSchedulerTypeNames, SchedulerType::kConstant,
+                   "constant; warmup (linear ramp, then constant); warmup_cosine and "
+                   "warmup_linear (ramp, then decay to min_lr_ratio x optimizer.lr at the last "
+                   "step).");
+  scheduler.integer("warmup_steps", &SchedulerConfig::warmup_steps, 0, Range::at_least(0),
+                    "steps", "Steps of linear warmup from 0 to optimizer.lr.",
+                    {"warmup_num_steps", "warmup"});
+  scheduler.real("min_lr_ratio", &SchedulerConfig::min_lr_ratio, 0.0, Range::at_least(0).at_most(1),
+                 "", "Where the decaying schedules end, as a fraction of optimizer.lr.",
+                 {"min_lr", "warmup_min_lr"});
+}
+
 void add_precision_zero_runtime(std::vector<SectionSpec>& schema) {
   auto precision = section(schema, "precision", &Config::precision, "Number formats.");
   precision.choice("dtype", &PrecisionConfig::dtype, kPrecisionDTypeNames, PrecisionDType::kFp32,
@@ -202,12 +247,12 @@ std::vector<SectionSpec> build_schema() {
   std::vector<SectionSpec> schema;
   add_run_model_data(schema);
   add_train_optimizer(schema);
+  add_scheduler(schema);
   add_precision_zero_runtime(schema);
   return schema;
 }
 
-constexpr std::array<std::string_view, 5> kPlannedSections{
-    "scheduler", "offload", "activation_checkpointing", "checkpoint", "profile"};
+constexpr std::array<std::string_view, 3> kPlannedSections{"offload", "checkpoint", "profile"};
 
 }  // namespace
 

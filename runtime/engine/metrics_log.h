@@ -14,6 +14,7 @@ struct StepMetrics {
   double lr = 0;
   double grad_norm = 0;
   double samples_per_s = 0;
+  double tokens_per_s = 0;  // predicted positions per second (GPT: samples × seq_len)
   double step_ms = 0;
   std::uint64_t all_reduce_bytes = 0;  // this rank's bytes sent in the step
 };

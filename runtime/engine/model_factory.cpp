@@ -2,31 +2,66 @@
 #include "runtime/engine/model_factory.h"
 
 #include "core/error.h"
+#include "data/lm_batch.h"
+#include "nn/models/gpt.h"
 #include "nn/models/mlp.h"
 
 namespace zt::engine {
+namespace {
+
+// The largest vocabulary the synthetic Markov corpus supports (its transition table is
+// vocab² doubles and its stationary distribution is found by power iteration).
+constexpr std::int64_t kMaxSyntheticVocab = 1024;
+
+std::unique_ptr<data::BatchSource> make_token_source(const Config& config) {
+  const auto seed = static_cast<std::uint64_t>(config.run.seed);
+  if (config.data.path.empty()) {
+    if (config.model.vocab_size > kMaxSyntheticVocab) {
+      throw ConfigError(config.source + ": model.vocab_size = " +
+                        std::to_string(config.model.vocab_size) +
+                        ": the synthetic corpus (data.path = \"\") supports at most " +
+                        std::to_string(kMaxSyntheticVocab) +
+                        " tokens; lower model.vocab_size or set data.path to a token file");
+    }
+    return data::make_markov_source(seed, static_cast<std::int32_t>(config.model.vocab_size),
+                                    config.model.seq_len, config.data.synthetic_peakedness);
+  }
+  data::TokenFile file = data::TokenFile::open(config.data.path);
+  if (file.vocab_size() > config.model.vocab_size) {
+    throw ConfigError(config.source + ": model.vocab_size = " +
+                      std::to_string(config.model.vocab_size) + " is smaller than the " +
+                      std::to_string(file.vocab_size()) + "-token vocabulary of data.path '" +
+                      config.data.path + "'; set model.vocab_size >= " +
+                      std::to_string(file.vocab_size()));
+  }
+  return data::make_token_file_source(std::move(file), config.model.seq_len, seed);
+}
+
+}  // namespace
 
 nn::Model make_model(const Config& config) {
   switch (config.model.type) {
     case ModelType::kMlp:
       return nn::make_mlp({config.model.input_dim, config.model.hidden_dim,
                            config.model.num_classes});
+    case ModelType::kGpt:
+      return nn::make_gpt({config.model.n_layer, config.model.n_head, config.model.d_model,
+                           config.model.vocab_size, config.model.seq_len,
+                           config.model.tie_embeddings});
   }
   throw InternalError("unknown model type");
 }
 
 std::unique_ptr<data::BatchSource> make_batch_source(const Config& config) {
-  if (config.model.type == ModelType::kMlp) {
-    if (!config.data.path.empty()) {
-      throw ConfigError(config.source + ": data.path = \"" + config.data.path +
-                        "\": model.type = \"mlp\" trains on the built-in synthetic "
-                        "classification task; leave data.path empty");
-    }
-    return data::make_synthetic_classification_source(
-        static_cast<std::uint64_t>(config.run.seed), config.model.input_dim,
-        config.model.num_classes);
+  if (config.model.type == ModelType::kGpt) return make_token_source(config);
+  if (!config.data.path.empty()) {
+    throw ConfigError(config.source + ": data.path = \"" + config.data.path +
+                      "\": model.type = \"mlp\" trains on the built-in synthetic "
+                      "classification task; leave data.path empty or use model.type = \"gpt\"");
   }
-  throw InternalError("no batch source for this model type");
+  return data::make_synthetic_classification_source(static_cast<std::uint64_t>(config.run.seed),
+                                                    config.model.input_dim,
+                                                    config.model.num_classes);
 }
 
 }  // namespace zt::engine

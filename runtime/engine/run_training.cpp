@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -13,6 +14,7 @@
 #include "comm/store/memory_store.h"
 #include "comm/store/tcp_store.h"
 #include "core/config/byte_size.h"
+#include "data/markov_corpus.h"
 #include "nn/kernels/cpu/gemm_cpu.h"
 #include "runtime/engine/trainer.h"
 #include "runtime/launch/rank_env.h"
@@ -75,6 +77,14 @@ int run_training(const Config& config) {
                 world_size == 1 ? "" : "s", static_cast<long long>(config.zero.stage),
                 static_cast<long long>(config.train.micro_batch_size *
                                        config.train.grad_accum_steps * world_size));
+    if (config.model.type == ModelType::kGpt && config.data.path.empty()) {
+      const data::MarkovCorpus corpus(static_cast<std::uint64_t>(config.run.seed),
+                                      static_cast<std::int32_t>(config.model.vocab_size),
+                                      config.data.synthetic_peakedness);
+      std::printf("zerotrain: synthetic Markov corpus: entropy rate %.4f nats/token (the loss "
+                  "floor; log vocab_size = %.4f)\n",
+                  corpus.entropy_rate_nats(), std::log(static_cast<double>(config.model.vocab_size)));
+    }
     std::fflush(stdout);
   }
   const TrainResult result = trainer.run();

@@ -11,6 +11,8 @@
 #include "core/error.h"
 #include "data/distributed_sampler.h"
 #include "nn/loss/softmax_cross_entropy.h"
+#include "optim/lr_schedule.h"
+#include "runtime/engine/block_pass.h"
 #include "runtime/engine/fault_injection.h"
 #include "runtime/engine/model_factory.h"
 #include "runtime/engine/progress_line.h"
@@ -53,7 +55,7 @@ Trainer::Trainer(const Config& config, comm::Communicator& comm, MemoryTracker& 
   source_ = make_batch_source(config);
   optimizer_ = optim::make_optimizer(config.optimizer);
   strategy_ = zero::make_zero_strategy({model_, config_, comm_, tracker_, *optimizer_});
-  saved_.resize(model_.num_blocks());
+  pass_ = std::make_unique<BlockPass>(model_, *strategy_, tracker_, config_.activation_checkpointing);
   loss_buffer_ = Tensor::zeros(Shape{2}, DType::kF32, tracker_, MemoryCategory::kCommBuffers);
 }
 
@@ -78,7 +80,8 @@ TrainResult Trainer::run() {
     const auto start = std::chrono::steady_clock::now();
     const double local_loss = train_step(step);
     const double grad_norm = std::sqrt(strategy_->finish_gradients());
-    const auto lr = static_cast<float>(config_.optimizer.lr);
+    const auto lr = static_cast<float>(
+        optim::learning_rate(config_.scheduler, config_.optimizer.lr, step, config_.train.steps));
     tracker_.set_phase("optimizer step");
     strategy_->optimizer_step(step, lr);
     const double loss = global_mean_loss(local_loss, rows_this_step_);
@@ -86,9 +89,15 @@ TrainResult Trainer::run() {
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 
     const std::uint64_t reduce_bytes = strategy_->comm_counters().bytes(comm::CollectiveKind::kAllReduce);
-    StepMetrics metrics{step, loss, lr, grad_norm,
-                        static_cast<double>(global_batch) / (step_ms / 1000.0), step_ms,
-                        reduce_bytes - reduce_bytes_before};
+    StepMetrics metrics;
+    metrics.step = step;
+    metrics.loss = loss;
+    metrics.lr = lr;
+    metrics.grad_norm = grad_norm;
+    metrics.samples_per_s = static_cast<double>(global_batch) / (step_ms / 1000.0);
+    metrics.tokens_per_s = global_rows_ / (step_ms / 1000.0);
+    metrics.step_ms = step_ms;
+    metrics.all_reduce_bytes = reduce_bytes - reduce_bytes_before;
     reduce_bytes_before = reduce_bytes;
     result.losses.push_back(loss);
     result.metrics.push_back(metrics);
@@ -126,30 +135,12 @@ double Trainer::micro_batch(std::int64_t step, std::int64_t micro) {
   // ranks' gradients gives the gradient of the global mean loss.
   const double global_rows = static_cast<double>(rows) / static_cast<double>(batch.samples) *
                              static_cast<double>(sampler.global_batch_size());
-  const std::size_t blocks = model_.num_blocks();
-
-  Tensor x = batch.inputs;
-  for (std::size_t b = 0; b < blocks; ++b) {
-    tracker_.set_phase("forward block " + std::to_string(b));
-    strategy_->before_forward(b);
-    nn::ModuleContext ctx{tracker_, saved_[b]};
-    x = model_.block(b).module->forward(strategy_->parameters(b), x, ctx);
-  }
+  Tensor logits = pass_->forward(batch.inputs);
   tracker_.set_phase("loss");
-  nn::LossResult loss = nn::softmax_cross_entropy(x, batch.targets,
+  nn::LossResult loss = nn::softmax_cross_entropy(logits, batch.targets,
                                                   static_cast<float>(1.0 / global_rows), tracker_);
-  x = Tensor();
-  Tensor dy = std::move(loss.grad_logits);
-  const bool last_micro = micro == config_.train.grad_accum_steps - 1;
-  for (std::size_t b = blocks; b-- > 0;) {
-    tracker_.set_phase("backward block " + std::to_string(b));
-    strategy_->before_backward(b);
-    nn::ModuleContext ctx{tracker_, saved_[b]};
-    dy = model_.block(b).module->backward(strategy_->parameters(b), strategy_->gradients(b), dy,
-                                          ctx);
-    ZT_CHECK(saved_[b].empty(), model_.block(b).name + " left saved activations behind");
-    strategy_->after_backward(b, last_micro);
-  }
+  logits = Tensor();
+  pass_->backward(std::move(loss.grad_logits), micro == config_.train.grad_accum_steps - 1);
   return loss.loss_sum;
 }
 
@@ -158,6 +149,7 @@ double Trainer::global_mean_loss(double local_loss_sum, std::int64_t local_rows)
   values[0] = static_cast<float>(local_loss_sum);
   values[1] = static_cast<float>(local_rows);
   comm_.all_reduce(loss_buffer_, comm::ReduceOp::kSum)->wait();
+  global_rows_ = static_cast<double>(values[1]);
   return static_cast<double>(values[0]) / static_cast<double>(values[1]);
 }
 

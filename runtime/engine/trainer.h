@@ -18,6 +18,8 @@
 
 namespace zt::engine {
 
+class BlockPass;
+
 struct TrainerOptions {
   bool write_run_dir = true;   // rank 0 writes metrics.jsonl and config.toml under run.dir
   bool show_progress = true;   // rank 0 prints the progress line
@@ -52,9 +54,10 @@ class Trainer {
   std::unique_ptr<data::BatchSource> source_;
   std::unique_ptr<optim::Optimizer> optimizer_;
   std::unique_ptr<zero::ZeroStrategy> strategy_;
-  std::vector<nn::SavedActivations> saved_;  // one per block
+  std::unique_ptr<BlockPass> pass_;
   Tensor loss_buffer_;                        // (2) f32: loss sum and rows, all-reduced
   std::int64_t rows_this_step_ = 0;
+  double global_rows_ = 0;  // loss rows of the last step over all ranks
 };
 
 // Raises ConfigError for settings this build accepts in the schema but cannot run yet.

@@ -9,7 +9,8 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
+#include <cstring>  // sigabbrev_np
+#include <system_error>
 #include <utility>
 
 #include "core/error.h"
@@ -26,7 +27,8 @@ namespace {
 // an unreaped zombie its pid, which is the group id, cannot be given to another process,
 // so kill(-pid) can only reach processes we spawned.
 
-std::string errno_text(int err) { return std::strerror(err); }
+// std::strerror is not thread-safe; the generic category's message is.
+std::string errno_text(int err) { return std::generic_category().message(err); }
 
 // The raw argv/envp arrays posix_spawn wants, pointing into the caller's strings.
 std::vector<char*> c_string_array(const std::vector<std::string>& strings) {

@@ -69,6 +69,20 @@ std::unique_ptr<comm::TcpStoreServer> listen_for_ranks(const LaunchOptions& o,
   }
 }
 
+// The other nodes need this node's port (picked here when --master-port is 0) and its
+// token: the same exported ZEROTRAIN_STORE_TOKEN, or the one generated here.
+void print_how_to_join(const LaunchOptions& o, const StoreEndpoint& store, bool generated) {
+  const std::string token_prefix =
+      generated ? std::string(comm::kStoreTokenEnvVar) + "=" + store.token + " " : "";
+  std::fprintf(stderr,
+               "zerotrain launch: store listening on port %d; start node K of 1..%d with\n"
+               "  %szerotrain launch --nnodes %d --node-rank K --nproc-per-node %d "
+               "--master-addr %s --master-port %d CONFIG ...\n%s",
+               store.port, o.nnodes - 1, token_prefix.c_str(), o.nnodes, o.nproc_per_node,
+               o.master_addr.c_str(), store.port,
+               generated ? "" : "  with the same ZEROTRAIN_STORE_TOKEN exported there.\n");
+}
+
 StoreEndpoint prepare_store(const LaunchOptions& o) {
   std::string token = comm::store_token_from_env();
   if (o.node_rank > 0) {
@@ -83,14 +97,7 @@ StoreEndpoint prepare_store(const LaunchOptions& o) {
   if (generated) token = comm::generate_store_token();
   StoreEndpoint store{listen_for_ranks(o, token), 0, token};
   store.port = store.server->port();
-  if (o.nnodes > 1 && generated) {
-    std::fprintf(stderr,
-                 "zerotrain launch: store listening on port %d; start the other nodes with\n"
-                 "  %s=%s zerotrain launch --nnodes %d --node-rank K --master-addr %s "
-                 "--master-port %d ...\n",
-                 store.port, comm::kStoreTokenEnvVar, token.c_str(), o.nnodes,
-                 o.master_addr.c_str(), store.port);
-  }
+  if (o.nnodes > 1) print_how_to_join(o, store, generated);
   return store;
 }
 

@@ -12,8 +12,8 @@ namespace {
 
 // A "line" longer than this is written out in pieces, each prefixed, so a child that
 // never writes a newline cannot make the launcher buffer without bound.
-constexpr std::size_t kMaxLineBytes = 64 * 1024;
-constexpr std::size_t kReadChunkBytes = 64 * 1024;
+constexpr std::size_t kMaxLineBytes = std::size_t{64} * 1024;
+constexpr std::size_t kReadChunkBytes = std::size_t{64} * 1024;
 
 }  // namespace
 

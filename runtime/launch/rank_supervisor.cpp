@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <string>
+#include <system_error>
 #include <utility>
 
 #include "core/error.h"
@@ -71,8 +71,8 @@ void RankSupervisor::wait_for_events() {
   relay_.append_pollfds(fds);
   if (::poll(fds.data(), fds.size(), poll_timeout_ms()) < 0) {
     if (errno == EINTR) return;
-    throw IoError(std::string("zerotrain launch: poll() on the ranks' pipes failed: ") +
-                  std::strerror(errno));
+    throw IoError("poll() on the ranks' output pipes failed: " +
+                  std::generic_category().message(errno));
   }
   if (fds[0].revents != 0) handle_signals();
   relay_.on_ready(fds);

@@ -7,7 +7,8 @@
 
 #include <atomic>
 #include <cerrno>
-#include <cstring>
+#include <string>
+#include <system_error>
 
 #include "core/error.h"
 
@@ -37,7 +38,8 @@ constexpr int kForwardedSignals[] = {SIGINT, SIGTERM, SIGHUP};
 SignalPipe::SignalPipe() {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) {
-    throw IoError(std::string("cannot create the launcher's signal pipe: ") + std::strerror(errno));
+    throw IoError("cannot create the launcher's signal pipe: " +
+                  std::generic_category().message(errno));
   }
   read_.reset(fds[0]);
   write_.reset(fds[1]);

@@ -2,8 +2,8 @@
 // every line of output prefixed with its rank on the stream it was written to.
 #include <gtest/gtest.h>
 
-#include <regex>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include "tests/integration/launch_harness.h"
@@ -26,14 +26,24 @@ TEST(LaunchEnv, EveryRankGetsTorchrunsVariablesAndTheStorePort) {
   std::set<std::string> tokens;
   for (int rank = 0; rank < 3; ++rank) {
     const std::string r = std::to_string(rank);
-    const std::regex line(
-        "\\[rank " + r + "\\] env RANK=" + r + " LOCAL_RANK=" + r +
-        " WORLD_SIZE=3 LOCAL_WORLD_SIZE=3 GROUP_RANK=0 NODE_RANK=0 "
-        "MASTER_ADDR=127\\.0\\.0\\.1 MASTER_PORT=([0-9]+) TOKEN=([0-9a-f]{32})\n");
-    std::smatch match;
-    ASSERT_TRUE(std::regex_search(result.out, match, line)) << "rank " << r << ":\n" << result.out;
-    ports.insert(match[1]);
-    tokens.insert(match[2]);
+    const std::string fixed = "[rank " + r + "] env RANK=" + r + " LOCAL_RANK=" + r +
+                              " WORLD_SIZE=3 LOCAL_WORLD_SIZE=3 GROUP_RANK=0 NODE_RANK=0 "
+                              "MASTER_ADDR=127.0.0.1 MASTER_PORT=";
+    const std::size_t at = result.out.find(fixed);
+    ASSERT_NE(at, std::string::npos) << "rank " << r << ":\n" << result.out;
+    // The rest of the line: "<port> TOKEN=<32 hex digits>".
+    std::istringstream rest(result.out.substr(at + fixed.size()));
+    std::string port;
+    std::string token;
+    std::getline(rest, port, ' ');
+    std::getline(rest, token);
+    EXPECT_FALSE(port.empty());
+    EXPECT_EQ(port.find_first_not_of("0123456789"), std::string::npos) << port;
+    EXPECT_EQ(token.size(), 38u) << token;
+    EXPECT_EQ(token.rfind("TOKEN=", 0), 0u) << token;
+    EXPECT_EQ(token.find_first_not_of("0123456789abcdef", 6), std::string::npos) << token;
+    ports.insert(port);
+    tokens.insert(token);
   }
   ASSERT_EQ(ports.size(), 1u) << "ranks were told different ports";
   EXPECT_NE(*ports.begin(), "0") << "master_port 0 must become the store's real port";

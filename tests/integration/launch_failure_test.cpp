@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "runtime/launch/child_process.h"
 #include "tests/integration/launch_harness.h"
 
 namespace zt::launch::testing {
@@ -98,16 +99,24 @@ TEST(LaunchFailure, RankIgnoringSigtermIsKilledAfterTheGracePeriod) {
   expect_no_survivors(dir);
 }
 
-// SIGTERM or SIGINT sent to the launcher once every rank is running.
-LaunchResult signal_launcher(int signo, const TempDir& dir, Clock::duration* after_signal) {
-  ReadyFifo ready(dir / "ready");
-  LauncherProcess launcher(
-      sh_ranks(2, "echo $$ >> '" + dir / "pids" + "'; sleep 60 & echo $! >> '" + dir / "pids" +
-                      "'; echo ready > '" + ready.path() + "'; wait"),
-      dir);
-  EXPECT_TRUE(ready.wait_for_lines(2)) << "the ranks did not start";
+// SIGTERM or SIGINT sent to the launcher (`count` times) once every rank is running.
+LaunchResult signal_launcher(int signo, const TempDir& dir, Clock::duration* after_signal,
+                             const std::string& prologue = "", int count = 1) {
+  ReadyFifo ready_reader(dir / "ready");
+  LaunchOptions options =
+      sh_ranks(2, prologue + "echo $$ >> '" + dir / "pids" + "'; sleep 60 & echo $! >> '" +
+                      dir / "pids" + "'; echo ready > '" + ready_reader.path() + "'; wait");
+  options.grace_period = std::chrono::seconds(60);
+  LauncherProcess launcher(options, dir);
+  EXPECT_TRUE(ready_reader.wait_for_lines(2)) << "the ranks did not start";
   const auto sent = Clock::now();
-  ::kill(launcher.pid(), signo);
+  for (int i = 0; i < count; ++i) {
+    // Two signals sent at once may be delivered as one: send the next once this one
+    // has been seen.
+    ::kill(launcher.pid(), signo);
+    const std::string seen = "received " + signal_name(signo) + (i == 0 ? ";" : " again");
+    EXPECT_TRUE(launcher.wait_for_stderr(seen)) << seen;
+  }
   LaunchResult result = launcher.wait();
   *after_signal = Clock::now() - sent;
   return result;
@@ -118,7 +127,7 @@ TEST(LaunchSignals, SigtermToTheLauncherIsForwardedAndItExits143) {
   Clock::duration after_signal{};
   const LaunchResult result = signal_launcher(SIGTERM, dir, &after_signal);
   EXPECT_EQ(result.exit_code, 143) << result.err;
-  EXPECT_LT(seconds(after_signal), 3.0) << "the default grace period is 5 s: not forwarded?";
+  EXPECT_LT(seconds(after_signal), 3.0) << "the grace period is 60 s: not forwarded?";
   EXPECT_NE(result.err.find("zerotrain launch: received SIGTERM; forwarding it to 2 ranks"),
             std::string::npos)
       << result.err;
@@ -135,6 +144,19 @@ TEST(LaunchSignals, SigintToTheLauncherExits130AndLeavesNoOrphan) {
   EXPECT_EQ(result.exit_code, 130) << result.err;
   EXPECT_LT(seconds(after_signal), 3.0);
   EXPECT_NE(result.err.find("received SIGINT"), std::string::npos) << result.err;
+  expect_no_survivors(dir);
+}
+
+TEST(LaunchSignals, ASecondSignalSkipsTheGracePeriod) {
+  TempDir dir;
+  Clock::duration after_signal{};
+  // The ranks ignore SIGTERM and the grace period is 60 s: only the second SIGTERM, which
+  // means "kill them now", ends this within the bound.
+  const LaunchResult result = signal_launcher(SIGTERM, dir, &after_signal, "trap '' TERM; ", 2);
+  EXPECT_EQ(result.exit_code, 143) << result.err;
+  EXPECT_LT(seconds(after_signal), 5.0);
+  EXPECT_NE(result.err.find("received SIGTERM again; killing the ranks."), std::string::npos)
+      << result.err;
   expect_no_survivors(dir);
 }
 

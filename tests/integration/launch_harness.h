@@ -94,6 +94,16 @@ class LauncherProcess {
 
   pid_t pid() const { return pid_; }
 
+  // Polls the launcher's stderr until it contains text; false after the bound.
+  bool wait_for_stderr(const std::string& text, Clock::duration bound = 10s) const {
+    const auto deadline = Clock::now() + bound;
+    while (read_file(err_path_).find(text) == std::string::npos) {
+      if (Clock::now() >= deadline) return false;
+      std::this_thread::sleep_for(5ms);
+    }
+    return true;
+  }
+
   // Waits at most `timeout` for the launcher to exit (then kills it: a failed test).
   LaunchResult wait(Clock::duration timeout = 30s) {
     LaunchResult result;

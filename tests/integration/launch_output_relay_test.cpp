@@ -59,7 +59,7 @@ TEST(LaunchLineRelay, TailKeepsTheLastLinesIncludingAFinishedPartialOne) {
 TEST(LaunchLineRelay, ALineWithoutNewlineIsWrittenInBoundedPieces) {
   CapturedFd out;
   LineRelay relay("> ", out.fd(), 0);
-  const std::string huge(200 * 1024, 'x');
+  const std::string huge(std::size_t{200} * 1024, 'x');
   relay.feed(huge);
   const std::string text = out.text();
   EXPECT_FALSE(text.empty()) << "200 KiB without a newline were all held back";

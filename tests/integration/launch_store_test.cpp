@@ -8,6 +8,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,7 @@ constexpr const char* kAsRankVar = "ZT_LAUNCH_TEST_AS_RANK";
 // Not a test of its own: the rank that LaunchStore.RanksMeetOnTheLaunchersStore starts
 // (this binary again). Each rank sets its key and waits for everyone else's.
 TEST(LaunchStoreRank, MeetsTheOtherRanksOnTheStore) {
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): read before this process starts any thread.
   if (std::getenv(kAsRankVar) == nullptr) GTEST_SKIP() << "runs only as a launched rank";
   const std::optional<RankEnv> env = read_rank_env();
   ASSERT_TRUE(env.has_value());
@@ -30,6 +32,7 @@ TEST(LaunchStoreRank, MeetsTheOtherRanksOnTheStore) {
                        env->store_token, std::chrono::seconds(20));
   store.set("rank/" + std::to_string(env->rank), "here");
   std::vector<std::string> keys;
+  keys.reserve(static_cast<std::size_t>(env->world_size));
   for (int r = 0; r < env->world_size; ++r) keys.push_back("rank/" + std::to_string(r));
   store.wait(keys, std::chrono::seconds(20));
   std::printf("store ok: rank %d of %d (%s)\n", env->rank, env->world_size, env->source.c_str());
@@ -55,6 +58,38 @@ TEST(LaunchStore, RanksMeetOnTheLaunchersStore) {
                              std::to_string(r) + " of 3 (torchrun)\n";
     EXPECT_NE(result.out.find(line), std::string::npos) << result.out;
   }
+}
+
+TEST(LaunchStore, NodeZeroOfSeveralPrintsHowToJoinWithItsPortAndToken) {
+  TempDir dir;
+  LaunchOptions options = sh_ranks(2, "echo port=$MASTER_PORT token=$ZEROTRAIN_STORE_TOKEN");
+  options.nnodes = 2;
+  options.master_addr = "10.9.8.7";
+  const LaunchResult result = launch(options, dir, {{"ZEROTRAIN_STORE_TOKEN", std::nullopt}});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const std::size_t at = result.out.find("[rank 0] port=");
+  ASSERT_NE(at, std::string::npos) << result.out;
+  std::istringstream line(result.out.substr(at + 14));
+  std::string port;
+  std::string token;
+  std::getline(line, port, ' ');
+  std::getline(line, token);
+  ASSERT_EQ(token.rfind("token=", 0), 0u) << token;
+  token.erase(0, 6);
+  EXPECT_EQ(token.size(), 32u);
+  const std::string hint = "  ZEROTRAIN_STORE_TOKEN=" + token +
+                           " zerotrain launch --nnodes 2 --node-rank K --nproc-per-node 2 "
+                           "--master-addr 10.9.8.7 --master-port " +
+                           port + " CONFIG ...\n";
+  EXPECT_NE(result.err.find(hint), std::string::npos) << result.err;
+}
+
+TEST(LaunchStore, AnExportedTokenIsTheOneTheRanksGet) {
+  TempDir dir;
+  const LaunchResult result = launch(sh_ranks(1, "echo token=$ZEROTRAIN_STORE_TOKEN"), dir,
+                                     {{"ZEROTRAIN_STORE_TOKEN", "0123abcd"}});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.out.find("[rank 0] token=0123abcd\n"), std::string::npos) << result.out;
 }
 
 TEST(LaunchStore, BusyMasterPortIsAClearError) {

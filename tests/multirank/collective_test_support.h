@@ -23,8 +23,8 @@ inline std::string test_group(const std::string& suffix = "") {
   return std::string(info->test_suite_name()) + "." + info->name() + suffix;
 }
 
-inline comm::CommOptions test_options(const std::string& group,
-                                      std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
+inline comm::CommOptions test_options(
+    const std::string& group, std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
   comm::CommOptions options;
   options.group_name = group;
   options.timeout = timeout;
@@ -39,16 +39,18 @@ inline float integer_pattern(int rank, std::int64_t i) {
 
 // Rank r's element i for bf16 tests: a full bf16 mantissa, magnitude in [1/8, 8), mixed signs.
 inline float fractional_pattern(int rank, std::int64_t i) {
-  std::uint32_t x = static_cast<std::uint32_t>(i) * 2654435761u + static_cast<std::uint32_t>(rank) * 40503u + 12345u;
+  std::uint32_t x = static_cast<std::uint32_t>(i) * 2654435761u +
+                    static_cast<std::uint32_t>(rank) * 40503u + 12345u;
   x ^= x >> 13;
   x *= 0x5bd1e995u;
   x ^= x >> 15;
-  const float magnitude = std::ldexp(1.0f + static_cast<float>(x & 0x7Fu) / 128.0f,
-                                     static_cast<int>((x >> 7) % 6) - 3);
+  const float magnitude =
+      std::ldexp(1.0f + static_cast<float>(x & 0x7Fu) / 128.0f, static_cast<int>((x >> 7) % 6) - 3);
   return bf16_bits_to_f32(f32_to_bf16_bits((x >> 12) & 1u ? -magnitude : magnitude));
 }
 
-inline std::vector<float> f32_values(int rank, std::int64_t count, float (*pattern)(int, std::int64_t)) {
+inline std::vector<float> f32_values(int rank, std::int64_t count,
+                                     float (*pattern)(int, std::int64_t)) {
   std::vector<float> values(static_cast<std::size_t>(count));
   for (std::int64_t i = 0; i < count; ++i) values[static_cast<std::size_t>(i)] = pattern(rank, i);
   return values;

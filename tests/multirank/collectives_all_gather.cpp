@@ -50,7 +50,8 @@ TEST(AllGather, UnevenShardsLandInRankOrderAtWorldSizes2To4) {
   for (int n : {2, 3, 4}) {
     MemoryStore store;
     run_ranks(n, [&](int rank) {
-      auto comm = create_cpu_communicator(store, rank, n, test_options(test_group(std::to_string(n))));
+      auto comm =
+          create_cpu_communicator(store, rank, n, test_options(test_group(std::to_string(n))));
       for (std::int64_t count : {0, 1, 2, 3, 10, 1003, 262147}) check_f32_all_gather(*comm, count);
     });
   }
@@ -60,7 +61,8 @@ TEST(AllGather, MovesNMinusOneOverNOfTheOutput) {
   for (int n : {3, 4}) {
     MemoryStore store;
     run_ranks(n, [&](int rank) {
-      auto comm = create_cpu_communicator(store, rank, n, test_options(test_group(std::to_string(n))));
+      auto comm =
+          create_cpu_communicator(store, rank, n, test_options(test_group(std::to_string(n))));
       const std::int64_t divisible = 1200;
       check_f32_all_gather(*comm, divisible);
       EXPECT_EQ(comm->counters().bytes(CollectiveKind::kAllGather),
@@ -94,7 +96,8 @@ TEST(AllGather, InputMayBeTheOutputsOwnShard) {
     const ShardRange own = shard_range(count, n, rank);
     std::vector<float> data(static_cast<std::size_t>(count), -1000.0f);
     for (std::int64_t i = 0; i < own.count; ++i) {
-      data[static_cast<std::size_t>(own.offset + i)] = zt::testing::integer_pattern(rank, own.offset + i);
+      data[static_cast<std::size_t>(own.offset + i)] =
+          zt::testing::integer_pattern(rank, own.offset + i);
     }
     Tensor whole = zt::testing::tensor_over(data, DType::kF32);
     comm->all_gather(whole.view(own.offset, Shape{own.count}), whole)->wait();
@@ -112,7 +115,8 @@ TEST(AllGather, Bf16ShardsArriveBitForBit) {
     auto comm = create_cpu_communicator(store, rank, n, test_options(test_group()));
     const ShardRange own = shard_range(count, n, rank);
     const auto full = zt::testing::bf16_values(0, count);  // the same on every rank
-    std::vector<std::uint16_t> shard(full.begin() + own.offset, full.begin() + own.offset + own.count);
+    std::vector<std::uint16_t> shard(full.begin() + own.offset,
+                                     full.begin() + own.offset + own.count);
     std::vector<std::uint16_t> output(static_cast<std::size_t>(count));
     comm->all_gather(zt::testing::tensor_over(shard, DType::kBF16),
                      zt::testing::tensor_over(output, DType::kBF16))

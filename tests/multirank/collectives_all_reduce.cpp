@@ -37,7 +37,8 @@ TEST(AllReduce, F32SumOfIntegersIsExactAtWorldSizes2To4) {
   for (int n : {2, 3, 4}) {
     MemoryStore store;
     run_ranks(n, [&](int rank) {
-      auto comm = create_cpu_communicator(store, rank, n, test_options(test_group(std::to_string(n))));
+      auto comm =
+          create_cpu_communicator(store, rank, n, test_options(test_group(std::to_string(n))));
       for (std::int64_t count : {0, 1, 7, 1000, 262147}) {
         auto data = zt::testing::f32_values(rank, count, zt::testing::integer_pattern);
         comm->all_reduce(zt::testing::tensor_over(data, DType::kF32), ReduceOp::kSum)->wait();
@@ -46,8 +47,9 @@ TEST(AllReduce, F32SumOfIntegersIsExactAtWorldSizes2To4) {
           for (int r = 0; r < n; ++r) sum += zt::testing::integer_pattern(r, i);
           return sum;
         };
-        EXPECT_EQ(count_mismatches(count, [&](std::int64_t i) { return data[static_cast<std::size_t>(i)]; },
-                                   expected, exact(), "n=" + std::to_string(n)),
+        EXPECT_EQ(count_mismatches(
+                      count, [&](std::int64_t i) { return data[static_cast<std::size_t>(i)]; },
+                      expected, exact(), "n=" + std::to_string(n)),
                   0);
       }
     });
@@ -93,9 +95,12 @@ TEST(AllReduce, Bf16TwoRanksRoundTheF32SumOnce) {
     auto comm = create_cpu_communicator(store, rank, 2, test_options(test_group()));
     auto data = zt::testing::bf16_values(rank, count);
     comm->all_reduce(zt::testing::tensor_over(data, DType::kBF16), ReduceOp::kSum)->wait();
-    auto actual = [&](std::int64_t i) { return bf16_bits_to_f32(data[static_cast<std::size_t>(i)]); };
+    auto actual = [&](std::int64_t i) {
+      return bf16_bits_to_f32(data[static_cast<std::size_t>(i)]);
+    };
     auto expected = [](std::int64_t i) {
-      const float sum = zt::testing::fractional_pattern(0, i) + zt::testing::fractional_pattern(1, i);
+      const float sum =
+          zt::testing::fractional_pattern(0, i) + zt::testing::fractional_pattern(1, i);
       return static_cast<double>(bf16_bits_to_f32(f32_to_bf16_bits(sum)));
     };
     EXPECT_EQ(count_mismatches(count, actual, expected, exact(), "bf16 sum"), 0);
@@ -107,19 +112,23 @@ TEST(AllReduce, Bf16SumAndAvgStayWithinOneRoundingPerHop) {
     const std::int64_t count = 50003;
     MemoryStore store;
     run_ranks(n, [&](int rank) {
-      auto comm = create_cpu_communicator(store, rank, n, test_options(test_group(std::to_string(n))));
+      auto comm =
+          create_cpu_communicator(store, rank, n, test_options(test_group(std::to_string(n))));
       for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAvg}) {
         auto data = zt::testing::bf16_values(rank, count);
         comm->all_reduce(zt::testing::tensor_over(data, DType::kBF16), op)->wait();
         const double divisor = op == ReduceOp::kAvg ? n : 1;
-        auto actual = [&](std::int64_t i) { return bf16_bits_to_f32(data[static_cast<std::size_t>(i)]); };
+        auto actual = [&](std::int64_t i) {
+          return bf16_bits_to_f32(data[static_cast<std::size_t>(i)]);
+        };
         auto expected = [&](std::int64_t i) {
           double sum = 0;
           for (int r = 0; r < n; ++r) sum += zt::testing::fractional_pattern(r, i);
           return sum / divisor;
         };
         auto tolerance = [&](std::int64_t i) { return bf16_tolerance(n, i) / divisor; };
-        EXPECT_EQ(count_mismatches(count, actual, expected, tolerance, "bf16 n=" + std::to_string(n)), 0);
+        EXPECT_EQ(
+            count_mismatches(count, actual, expected, tolerance, "bf16 n=" + std::to_string(n)), 0);
       }
     });
   }
@@ -150,7 +159,9 @@ TEST(AllReduce, F16SumsInF32AndRoundsOncePerHop) {
       data[static_cast<std::size_t>(i)] = f32_to_f16_bits(zt::testing::fractional_pattern(rank, i));
     }
     comm->all_reduce(zt::testing::tensor_over(data, DType::kF16), ReduceOp::kSum)->wait();
-    auto actual = [&](std::int64_t i) { return f16_bits_to_f32(data[static_cast<std::size_t>(i)]); };
+    auto actual = [&](std::int64_t i) {
+      return f16_bits_to_f32(data[static_cast<std::size_t>(i)]);
+    };
     auto expected = [](std::int64_t i) {
       const float sum = f16_bits_to_f32(f32_to_f16_bits(zt::testing::fractional_pattern(0, i))) +
                         f16_bits_to_f32(f32_to_f16_bits(zt::testing::fractional_pattern(1, i)));
@@ -164,9 +175,10 @@ TEST(AllReduce, RingSendsTwoNMinusOneOverNOfTheBuffer) {
   for (int n : {3, 4}) {
     MemoryStore store;
     run_ranks(n, [&](int rank) {
-      auto comm = create_cpu_communicator(store, rank, n, test_options(test_group(std::to_string(n))));
+      auto comm =
+          create_cpu_communicator(store, rank, n, test_options(test_group(std::to_string(n))));
       const std::int64_t divisible = 1200;  // 2 (n-1)/n exactly
-      const std::int64_t uneven = 1003;    // every chunk but shard(r) and shard(r+1), twice
+      const std::int64_t uneven = 1003;     // every chunk but shard(r) and shard(r+1), twice
       auto a = zt::testing::f32_values(rank, divisible, zt::testing::integer_pattern);
       comm->all_reduce(zt::testing::tensor_over(a, DType::kF32), ReduceOp::kSum)->wait();
       EXPECT_EQ(comm->counters().bytes(CollectiveKind::kAllReduce),
@@ -191,12 +203,15 @@ TEST(AllReduce, SixtyFourMiBAtTwoRanks) {
     auto data = zt::testing::f32_values(rank, count, zt::testing::integer_pattern);
     comm->all_reduce(zt::testing::tensor_over(data, DType::kF32), ReduceOp::kSum)->wait();
     auto expected = [](std::int64_t i) {
-      return static_cast<double>(zt::testing::integer_pattern(0, i) + zt::testing::integer_pattern(1, i));
+      return static_cast<double>(zt::testing::integer_pattern(0, i) +
+                                 zt::testing::integer_pattern(1, i));
     };
-    EXPECT_EQ(count_mismatches(count, [&](std::int64_t i) { return data[static_cast<std::size_t>(i)]; },
-                               expected, exact(), "64 MiB"),
+    EXPECT_EQ(count_mismatches(
+                  count, [&](std::int64_t i) { return data[static_cast<std::size_t>(i)]; },
+                  expected, exact(), "64 MiB"),
               0);
-    EXPECT_EQ(comm->counters().bytes(CollectiveKind::kAllReduce), static_cast<std::uint64_t>(count) * 4);
+    EXPECT_EQ(comm->counters().bytes(CollectiveKind::kAllReduce),
+              static_cast<std::uint64_t>(count) * 4);
   });
 }
 

@@ -25,19 +25,21 @@ TEST(Broadcast, FromANonZeroRootReachesEveryRank) {
     std::vector<std::uint64_t> bytes_sent(static_cast<std::size_t>(n));
     MemoryStore store;
     run_ranks(n, [&](int rank) {
-      auto comm = create_cpu_communicator(store, rank, n,
-                                          test_options(test_group(std::to_string(n) + "/" + std::to_string(root))));
+      auto comm = create_cpu_communicator(
+          store, rank, n, test_options(test_group(std::to_string(n) + "/" + std::to_string(root))));
       auto data = rank == root ? zt::testing::bf16_values(root, count)
                                : std::vector<std::uint16_t>(static_cast<std::size_t>(count), 0);
       comm->broadcast(zt::testing::tensor_over(data, DType::kBF16), root)->wait();
       EXPECT_EQ(data, zt::testing::bf16_values(root, count)) << "rank " << rank;
-      bytes_sent[static_cast<std::size_t>(rank)] = comm->counters().bytes(CollectiveKind::kBroadcast);
+      bytes_sent[static_cast<std::size_t>(rank)] =
+          comm->counters().bytes(CollectiveKind::kBroadcast);
     });
     // A tree: n-1 copies of the buffer leave ranks in all, ceil(log2 n) of them from the root.
     std::uint64_t total = 0;
     for (auto bytes : bytes_sent) total += bytes;
     EXPECT_EQ(total, static_cast<std::uint64_t>((n - 1) * count * 2));
-    EXPECT_EQ(bytes_sent[static_cast<std::size_t>(root)], static_cast<std::uint64_t>(2 * count * 2));
+    EXPECT_EQ(bytes_sent[static_cast<std::size_t>(root)],
+              static_cast<std::uint64_t>(2 * count * 2));
   }
 }
 
@@ -46,7 +48,8 @@ TEST(Broadcast, MovesIntegerTokensUnchanged) {
   MemoryStore store;
   run_ranks(n, [&](int rank) {
     auto comm = create_cpu_communicator(store, rank, n, test_options(test_group()));
-    std::vector<std::int32_t> tokens = {rank == 0 ? 50256 : 0, rank == 0 ? -7 : 0, rank == 0 ? 1 : 0};
+    std::vector<std::int32_t> tokens = {rank == 0 ? 50256 : 0, rank == 0 ? -7 : 0,
+                                        rank == 0 ? 1 : 0};
     comm->broadcast(zt::testing::tensor_over(tokens, DType::kI32), 0)->wait();
     EXPECT_EQ(tokens, (std::vector<std::int32_t>{50256, -7, 1}));
   });

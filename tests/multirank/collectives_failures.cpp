@@ -100,7 +100,8 @@ TEST(Failure, RendezvousWithAMissingRankTimesOutNamingTheGroup) {
   MemoryStore store;
   const auto start = Clock::now();
   try {
-    create_cpu_communicator(store, 0, 2, test_options(test_group(), std::chrono::milliseconds(500)));
+    create_cpu_communicator(store, 0, 2,
+                            test_options(test_group(), std::chrono::milliseconds(500)));
     ADD_FAILURE() << "rendezvous completed without rank 1";
   } catch (const TimeoutError& e) {
     EXPECT_NE(std::string(e.what()).find("rank 0 of 2"), std::string::npos) << e.what();

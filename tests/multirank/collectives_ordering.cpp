@@ -47,7 +47,8 @@ TEST(Ordering, ManyOpsInFlightCompleteInSubmissionOrder) {
   run_ranks(n, [&](int rank) {
     auto comm = create_cpu_communicator(store, rank, n, test_options(test_group()));
     // Sizes differ per op, so a message of one op landing in another would show.
-    std::vector<std::vector<float>> reduced(rounds), inputs(rounds), shards(rounds), gathered(rounds);
+    std::vector<std::vector<float>> reduced(rounds), inputs(rounds), shards(rounds),
+        gathered(rounds);
     std::vector<std::shared_ptr<Work>> works;
     for (int k = 0; k < rounds; ++k) {
       const std::int64_t count = 1000 + 4099 * k;
@@ -55,9 +56,11 @@ TEST(Ordering, ManyOpsInFlightCompleteInSubmissionOrder) {
       inputs[k] = reduced[k];
       shards[k].assign(static_cast<std::size_t>(shard_range(count, n, rank).count), 0.0f);
       gathered[k].assign(static_cast<std::size_t>(count), 0.0f);
-      works.push_back(comm->all_reduce(zt::testing::tensor_over(reduced[k], DType::kF32), ReduceOp::kSum));
+      works.push_back(
+          comm->all_reduce(zt::testing::tensor_over(reduced[k], DType::kF32), ReduceOp::kSum));
       works.push_back(comm->reduce_scatter(zt::testing::tensor_over(inputs[k], DType::kF32),
-                                           zt::testing::tensor_over(shards[k], DType::kF32), ReduceOp::kMax));
+                                           zt::testing::tensor_over(shards[k], DType::kF32),
+                                           ReduceOp::kMax));
       // Gather the reduce-scatter's result: depends on the op before it having completed.
       works.push_back(comm->all_gather(zt::testing::tensor_over(shards[k], DType::kF32),
                                        zt::testing::tensor_over(gathered[k], DType::kF32)));

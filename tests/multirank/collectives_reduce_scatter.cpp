@@ -60,8 +60,10 @@ TEST(ReduceScatter, UnevenCountsFollowShardRangeAtWorldSizes2To4) {
   for (int n : {2, 3, 4}) {
     MemoryStore store;
     run_ranks(n, [&](int rank) {
-      auto comm = create_cpu_communicator(store, rank, n, test_options(test_group(std::to_string(n))));
-      for (std::int64_t count : {0, 1, 2, 3, 10, 1003, 262147}) check_f32_reduce_scatter(*comm, count);
+      auto comm =
+          create_cpu_communicator(store, rank, n, test_options(test_group(std::to_string(n))));
+      for (std::int64_t count : {0, 1, 2, 3, 10, 1003, 262147})
+        check_f32_reduce_scatter(*comm, count);
     });
   }
 }
@@ -110,7 +112,9 @@ TEST(ReduceScatter, Bf16AvgStaysWithinOneRoundingPerHop) {
     comm->reduce_scatter(zt::testing::tensor_over(input, DType::kBF16),
                          zt::testing::tensor_over(output, DType::kBF16), ReduceOp::kAvg)
         ->wait();
-    auto actual = [&](std::int64_t i) { return bf16_bits_to_f32(output[static_cast<std::size_t>(i)]); };
+    auto actual = [&](std::int64_t i) {
+      return bf16_bits_to_f32(output[static_cast<std::size_t>(i)]);
+    };
     auto expected = [&](std::int64_t i) {
       double sum = 0;
       for (int r = 0; r < n; ++r) sum += zt::testing::fractional_pattern(r, own.offset + i);
@@ -119,7 +123,8 @@ TEST(ReduceScatter, Bf16AvgStaysWithinOneRoundingPerHop) {
     // Note [bf16 tolerance] in collectives_all_reduce.cpp: n u sum |x_r|, divided by n.
     auto tolerance = [&](std::int64_t i) {
       double magnitude = 0;
-      for (int r = 0; r < n; ++r) magnitude += std::fabs(zt::testing::fractional_pattern(r, own.offset + i));
+      for (int r = 0; r < n; ++r)
+        magnitude += std::fabs(zt::testing::fractional_pattern(r, own.offset + i));
       return std::ldexp(1.0, -8) * magnitude;
     };
     EXPECT_EQ(count_mismatches(own.count, actual, expected, tolerance, "bf16 avg"), 0);
@@ -141,7 +146,8 @@ TEST(ReduceScatter, OutputMayBeTheInputsOwnShard) {
     auto actual = [&](std::int64_t i) { return data[static_cast<std::size_t>(own.offset + i)]; };
     auto expected = [&](std::int64_t i) {
       float best = zt::testing::integer_pattern(0, own.offset + i);
-      for (int r = 1; r < n; ++r) best = std::max(best, zt::testing::integer_pattern(r, own.offset + i));
+      for (int r = 1; r < n; ++r)
+        best = std::max(best, zt::testing::integer_pattern(r, own.offset + i));
       return static_cast<double>(best);
     };
     EXPECT_EQ(count_mismatches(own.count, actual, expected, exact(), "in place max"), 0);

@@ -1,0 +1,65 @@
+// Forward and backward over blocks, with recomputation for checkpointed blocks.
+#include "runtime/engine/block_pass.h"
+
+#include <string>
+
+#include "core/error.h"
+
+namespace zt::engine {
+
+BlockPass::BlockPass(nn::Model& model, zero::ZeroStrategy& strategy, MemoryTracker& tracker,
+                     const ActivationCheckpointingConfig& checkpointing)
+    : model_(model),
+      strategy_(strategy),
+      tracker_(tracker),
+      checkpointing_(checkpointing),
+      saved_(model.num_blocks()),
+      checkpoint_inputs_(model.num_blocks()) {}
+
+bool BlockPass::checkpointed(std::size_t block) const {
+  return checkpointing_.enabled &&
+         block % static_cast<std::size_t>(checkpointing_.every_n_blocks) == 0;
+}
+
+Tensor BlockPass::run_forward(std::size_t block, const Tensor& input) {
+  nn::ModuleContext ctx{tracker_, saved_[block]};
+  return model_.block(block).module->forward(strategy_.parameters(block), input, ctx);
+}
+
+Tensor BlockPass::forward(const Tensor& input) {
+  Tensor x = input;
+  for (std::size_t b = 0; b < model_.num_blocks(); ++b) {
+    tracker_.set_phase("forward block " + std::to_string(b));
+    strategy_.before_forward(b);
+    Tensor y = run_forward(b, x);
+    if (checkpointed(b)) {
+      // Keep the input only; what forward saved is recomputed before backward.
+      saved_[b].clear();
+      checkpoint_inputs_[b] = x;
+    }
+    x = std::move(y);
+  }
+  return x;
+}
+
+void BlockPass::backward(Tensor grad_output, bool last_micro_batch) {
+  Tensor dy = std::move(grad_output);
+  for (std::size_t b = model_.num_blocks(); b-- > 0;) {
+    strategy_.before_backward(b);
+    if (checkpointed(b)) {
+      tracker_.set_phase("recompute block " + std::to_string(b));
+      // The same kernels on the same inputs: the recomputed activations, and so the
+      // gradients, are bit-identical to a run without checkpointing.
+      (void)run_forward(b, checkpoint_inputs_[b]);
+      checkpoint_inputs_[b] = Tensor();
+    }
+    tracker_.set_phase("backward block " + std::to_string(b));
+    nn::ModuleContext ctx{tracker_, saved_[b]};
+    dy = model_.block(b).module->backward(strategy_.parameters(b), strategy_.gradients(b), dy,
+                                          ctx);
+    ZT_CHECK(saved_[b].empty(), model_.block(b).name + " left saved activations behind");
+    strategy_.after_backward(b, last_micro_batch);
+  }
+}
+
+}  // namespace zt::engine

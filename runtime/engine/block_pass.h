@@ -1,0 +1,38 @@
+// BlockPass: one micro-batch through the model's blocks, forward then backward, around the
+// ZeRO strategy's hooks, with per-block activation checkpointing: a checkpointed block
+// keeps only its input in forward and is recomputed just before its backward.
+#pragma once
+
+#include <vector>
+
+#include "core/config/config.h"
+#include "core/memory_tracker.h"
+#include "nn/model.h"
+#include "sharding/zero_strategy.h"
+
+namespace zt::engine {
+
+class BlockPass {
+ public:
+  BlockPass(nn::Model& model, zero::ZeroStrategy& strategy, MemoryTracker& tracker,
+            const ActivationCheckpointingConfig& checkpointing);
+
+  // The last block's output for `input`.
+  Tensor forward(const Tensor& input);
+  // Backward from dL/d(last output); every block's saved tensors are freed on return.
+  void backward(Tensor grad_output, bool last_micro_batch);
+
+  bool checkpointed(std::size_t block) const;
+
+ private:
+  Tensor run_forward(std::size_t block, const Tensor& input);
+
+  nn::Model& model_;
+  zero::ZeroStrategy& strategy_;
+  MemoryTracker& tracker_;
+  const ActivationCheckpointingConfig checkpointing_;
+  std::vector<nn::SavedActivations> saved_;  // per block
+  std::vector<Tensor> checkpoint_inputs_;    // per block; set for checkpointed blocks only
+};
+
+}  // namespace zt::engine
