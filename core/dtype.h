@@ -2,7 +2,6 @@
 // even. Arithmetic always accumulates in f32; bf16/f16 are storage and compute formats.
 #pragma once
 
-#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -20,11 +19,22 @@ constexpr std::size_t dtype_size(DType dtype) {
 constexpr bool is_floating(DType dtype) { return dtype != DType::kI32; }
 std::string_view dtype_name(DType dtype);
 
+namespace detail {
+// std::bit_cast, usable in device code too: nvcc treats std::bit_cast as a constexpr __host__
+// function and refuses it in __device__ code unless --expt-relaxed-constexpr is on for every
+// CUDA target. The builtin behind it (GCC 11+, Clang 9+, nvcc) works on both sides.
+template <typename To, typename From>
+ZT_HOST_DEVICE constexpr To bit_cast(const From& value) {
+  static_assert(sizeof(To) == sizeof(From), "bit_cast needs equal sizes");
+  return __builtin_bit_cast(To, value);
+}
+}  // namespace detail
+
 // Bit conversions. Note [Rounding to nearest even]: adding 0x7FFF plus the lowest kept bit
 // before truncating rounds halfway cases towards the even mantissa, as IEEE 754 requires.
 // NaNs are kept quiet NaNs (never rounded into infinity).
 ZT_HOST_DEVICE std::uint16_t f32_to_bf16_bits(float value) {
-  const std::uint32_t bits = std::bit_cast<std::uint32_t>(value);
+  const std::uint32_t bits = detail::bit_cast<std::uint32_t>(value);
   if ((bits & 0x7FFFFFFFu) > 0x7F800000u) {  // NaN: keep sign, force a quiet mantissa bit
     return static_cast<std::uint16_t>((bits >> 16) | 0x0040u);
   }
@@ -33,12 +43,12 @@ ZT_HOST_DEVICE std::uint16_t f32_to_bf16_bits(float value) {
 }
 
 ZT_HOST_DEVICE float bf16_bits_to_f32(std::uint16_t bits) {
-  return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16);
+  return detail::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16);
 }
 
 // f32 -> IEEE binary16, round to nearest even, overflow to infinity, gradual underflow.
 ZT_HOST_DEVICE std::uint16_t f32_to_f16_bits(float value) {
-  const std::uint32_t bits = std::bit_cast<std::uint32_t>(value);
+  const std::uint32_t bits = detail::bit_cast<std::uint32_t>(value);
   const std::uint16_t sign = static_cast<std::uint16_t>((bits >> 16) & 0x8000u);
   const std::uint32_t abs = bits & 0x7FFFFFFFu;
   if (abs > 0x7F800000u) return static_cast<std::uint16_t>(sign | 0x7E00u);  // NaN
@@ -68,15 +78,15 @@ ZT_HOST_DEVICE float f16_bits_to_f32(std::uint16_t half) {
   const std::uint32_t exponent = (half >> 10) & 0x1Fu;
   const std::uint32_t mantissa = half & 0x3FFu;
   if (exponent == 0x1Fu) {  // inf or NaN
-    return std::bit_cast<float>(sign | 0x7F800000u | (mantissa << 13));
+    return detail::bit_cast<float>(sign | 0x7F800000u | (mantissa << 13));
   }
   if (exponent == 0) {
-    if (mantissa == 0) return std::bit_cast<float>(sign);
+    if (mantissa == 0) return detail::bit_cast<float>(sign);
     // Denormal: value = mantissa * 2^-24, exact in f32.
     const float magnitude = static_cast<float>(mantissa) * 5.9604644775390625e-8f;
     return sign ? -magnitude : magnitude;
   }
-  return std::bit_cast<float>(sign | ((exponent + 112u) << 23) | (mantissa << 13));
+  return detail::bit_cast<float>(sign | ((exponent + 112u) << 23) | (mantissa << 13));
 }
 
 // Storage types with value semantics; conversions are explicit through the functions above.

@@ -67,8 +67,7 @@ void DdpStrategy::zero_gradients() {
 }
 
 std::vector<float> DdpStrategy::full_parameters() {
-  std::span<const float> params = params_.view(0, Shape{layout_.numel}).span<float>();
-  return {params.begin(), params.end()};
+  return unpadded_parameters(layout_, params_.span<float>());
 }
 
 }  // namespace zt::zero

@@ -18,6 +18,7 @@ class DdpStrategy final : public ZeroStrategy {
   const std::vector<Tensor>& parameters(std::size_t block) override { return param_views_[block]; }
   const std::vector<Tensor>& gradients(std::size_t block) override { return grad_views_[block]; }
   void before_forward(std::size_t) override {}
+  void after_forward(std::size_t) override {}
   void before_backward(std::size_t) override {}
   void after_backward(std::size_t block, bool last_micro_batch) override;
   double finish_gradients() override;

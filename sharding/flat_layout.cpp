@@ -1,13 +1,18 @@
 // Flat layout construction, views and deterministic initialization.
 #include "sharding/flat_layout.h"
 
+#include <algorithm>
+
 #include "core/random.h"
 
 namespace zt::zero {
 
-FlatLayout make_flat_layout(const nn::Model& model, int world_size) {
+FlatLayout make_flat_layout(const nn::Model& model, int world_size, BlockPadding padding) {
   FlatLayout layout;
+  const std::int64_t multiple = kShardAlignElements * world_size;
+  const auto round_up = [multiple](std::int64_t n) { return (n + multiple - 1) / multiple * multiple; };
   std::int64_t offset = 0;
+  std::int64_t real = 0;
   for (std::size_t b = 0; b < model.num_blocks(); ++b) {
     BlockSlots block;
     block.name = model.block(b).name;
@@ -18,12 +23,52 @@ FlatLayout make_flat_layout(const nn::Model& model, int world_size) {
       offset += numel;
     }
     block.numel = offset - block.offset;
+    real += block.numel;
+    block.padded_numel = padding == BlockPadding::kEachBlock ? round_up(block.numel) : block.numel;
+    offset = block.offset + block.padded_numel;
     layout.blocks.push_back(std::move(block));
   }
-  layout.numel = offset;
-  const std::int64_t multiple = kShardAlignElements * world_size;
-  layout.padded_numel = (offset + multiple - 1) / multiple * multiple;
+  layout.numel = real;
+  layout.padded_numel = round_up(offset);
   return layout;
+}
+
+std::vector<Tensor> block_local_views(const FlatLayout& layout, std::size_t block,
+                                      const Tensor& block_buffer) {
+  const BlockSlots& slots = layout.blocks.at(block);
+  std::vector<Tensor> views;
+  for (const auto& slot : slots.parameters) {
+    views.push_back(block_buffer.view(slot.offset - slots.offset, slot.spec.shape));
+  }
+  return views;
+}
+
+void initialize_parameter_range(const FlatLayout& layout, std::uint64_t seed, std::int64_t begin,
+                                std::span<float> out) {
+  std::fill(out.begin(), out.end(), 0.0f);
+  const std::int64_t end = begin + static_cast<std::int64_t>(out.size());
+  for (std::size_t b = 0; b < layout.blocks.size(); ++b) {
+    const auto& block = layout.blocks[b];
+    for (std::size_t p = 0; p < block.parameters.size(); ++p) {
+      const auto& slot = block.parameters[p];
+      const std::int64_t first = std::max(begin, slot.offset);
+      const std::int64_t last = std::min(end, slot.offset + slot.spec.shape.numel());
+      if (first >= last) continue;
+      nn::initialize_parameter(slot.spec.init, random_key(seed, b + 1, p + 1), first - slot.offset,
+                               out.subspan(static_cast<std::size_t>(first - begin),
+                                           static_cast<std::size_t>(last - first)));
+    }
+  }
+}
+
+std::vector<float> unpadded_parameters(const FlatLayout& layout, std::span<const float> flat) {
+  std::vector<float> values;
+  values.reserve(static_cast<std::size_t>(layout.numel));
+  for (const auto& block : layout.blocks) {
+    const auto first = flat.begin() + block.offset;
+    values.insert(values.end(), first, first + block.numel);
+  }
+  return values;
 }
 
 std::vector<Tensor> block_views(const FlatLayout& layout, std::size_t block, const Tensor& flat) {

@@ -23,7 +23,13 @@ struct BlockSlots {
   std::string name;
   std::int64_t offset = 0;  // first element of the block
   std::int64_t numel = 0;   // elements of the block (no padding)
+  std::int64_t padded_numel = 0;  // numel rounded up when blocks are padded one by one
   std::vector<ParameterSlot> parameters;
+};
+
+enum class BlockPadding {
+  kWholeBuffer,  // blocks back to back, the total padded once (DDP's one flat buffer)
+  kEachBlock,    // every block padded on its own, so each block splits into equal shards
 };
 
 struct FlatLayout {
@@ -32,12 +38,23 @@ struct FlatLayout {
   std::int64_t padded_numel = 0;  // numel rounded up for even, aligned shards
 };
 
-FlatLayout make_flat_layout(const nn::Model& model, int world_size);
+FlatLayout make_flat_layout(const nn::Model& model, int world_size,
+                            BlockPadding padding = BlockPadding::kWholeBuffer);
 
 // Views of each parameter of block `block` in `flat` (a buffer laid out by `layout`).
 std::vector<Tensor> block_views(const FlatLayout& layout, std::size_t block, const Tensor& flat);
+// The same views into `block_buffer`, a buffer holding just that block (padded_numel).
+std::vector<Tensor> block_local_views(const FlatLayout& layout, std::size_t block,
+                                      const Tensor& block_buffer);
 
 // Initializes `flat` (padded_numel f32) from each parameter's init rule; padding stays 0.
 void initialize_parameters(const FlatLayout& layout, std::uint64_t seed, const Tensor& flat);
+// Initializes elements [begin, begin + out.size()) of the flat layout only, e.g. one
+// rank's shard: exactly the values initialize_parameters gives those elements.
+void initialize_parameter_range(const FlatLayout& layout, std::uint64_t seed, std::int64_t begin,
+                                std::span<float> out);
+
+// The real (unpadded) parameters of `flat`, in layout order: what every strategy exports.
+std::vector<float> unpadded_parameters(const FlatLayout& layout, std::span<const float> flat);
 
 }  // namespace zt::zero

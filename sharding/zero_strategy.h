@@ -27,6 +27,7 @@ class ZeroStrategy {
   virtual const std::vector<Tensor>& gradients(std::size_t block) = 0;
 
   virtual void before_forward(std::size_t block) = 0;
+  virtual void after_forward(std::size_t block) = 0;
   virtual void before_backward(std::size_t block) = 0;
   // Block `block` finished its backward; `last_micro_batch` marks the accumulation boundary.
   virtual void after_backward(std::size_t block, bool last_micro_batch) = 0;

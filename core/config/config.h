@@ -85,8 +85,10 @@ struct PrecisionConfig {
 
 struct ZeroConfig {
   std::int64_t stage = 0;  // 0 = DDP, 1, 2, 3
-  std::int64_t reduce_bucket_size_bytes =
-      0;  // gradient bucket size for all-reduce / reduce-scatter
+  std::int64_t reduce_bucket_size_bytes = 0;  // gradient bucket for all-reduce / reduce-scatter
+  std::int64_t prefetch_blocks = 0;           // stage 3: blocks gathered ahead of compute
+  std::int64_t param_persistence_threshold_bytes = 0;  // stage 3: smaller blocks stay gathered
+  std::int64_t max_live_parameters_bytes = 0;  // stage 3: cap on gathered parameter bytes
 
   friend bool operator==(const ZeroConfig&, const ZeroConfig&) = default;
 };

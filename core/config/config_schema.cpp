@@ -231,6 +231,19 @@ void add_precision_zero_runtime(std::vector<SectionSpec>& schema) {
                "0 = DDP, 1 = shard optimizer state, 2 = + gradients, 3 = + parameters.");
   zero.size("reduce_bucket_size", &ZeroConfig::reduce_bucket_size_bytes, "25MiB",
             Range::at_least(1024), "Gradient bytes gathered into one all-reduce / reduce-scatter.");
+  zero.integer("prefetch_blocks", &ZeroConfig::prefetch_blocks, 1, Range::between(0, 64),
+               "blocks",
+               "Stage 3: blocks whose parameters are all-gathered ahead of the block being "
+               "computed, so communication overlaps compute.",
+               {"prefetch_bucket_size", "stage3_prefetch_bucket_size"});
+  zero.size("param_persistence_threshold", &ZeroConfig::param_persistence_threshold_bytes,
+            "0", Range::at_least(0),
+            "Stage 3: blocks with at most this many parameter bytes stay gathered for the "
+            "whole step instead of being released after use; 0 = release every block.");
+  zero.size("max_live_parameters", &ZeroConfig::max_live_parameters_bytes, "1GiB",
+            Range::at_least(0),
+            "Stage 3: prefetching stops while gathered parameters would exceed this many "
+            "bytes (the block being computed is always gathered).");
 
   auto runtime = section(schema, "runtime", &Config::runtime, "Devices, threads and timeouts.");
   runtime.choice("device", &RuntimeConfig::device, kDeviceKindNames, DeviceKind::kCpu,

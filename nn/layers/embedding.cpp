@@ -1,10 +1,13 @@
 // Embedding forward/backward: loops over positions calling the per-row math shared with CUDA.
 // Forward validates every id before writing, and saves the ids for backward's scatter-add.
+// The compute dtype is the parameters' (the input is i32 ids); rows are summed in f32 and
+// the scatter-add accumulates into the f32 gradients.
 #include "nn/layers/embedding.h"
 
 #include <string>
 
 #include "core/error.h"
+#include "nn/kernels/cpu/dtype_io.h"
 #include "nn/kernels/math/embedding_math.h"
 
 namespace zt::nn {
@@ -50,30 +53,34 @@ Tensor Embedding::forward(ParameterViews params, const Tensor& input, ModuleCont
                                         std::to_string(max_seq_len_));
   const std::int32_t* ids = input.data_as<std::int32_t>();
   check_token_ids(ids, input.numel(), seq_len, vocab_size_);
-  Tensor output = Tensor::zeros(Shape{batch, seq_len, channels_}, DType::kF32, ctx.tracker,
+  ZT_CHECK(params.size() == 2, "Embedding given the wrong number of parameters");
+  const DType compute = params[0].dtype();
+  cpu::expect_dtype(params[1], compute, "Embedding wpe");
+  Tensor output = Tensor::zeros(Shape{batch, seq_len, channels_}, compute, ctx.tracker,
                                 MemoryCategory::kActivations);
-  const float* wte = params[0].data_as<float>();
-  const float* wpe = params[1].data_as<float>();
-  float* out = output.data_as<float>();
+  const cpu::F32Rows wte(params[0], channels_, ctx.tracker);
+  const cpu::F32Rows wpe(params[1], channels_, ctx.tracker);
+  const cpu::F32Rows out(output, channels_, ctx.tracker);
   for (std::int64_t i = 0; i < input.numel(); ++i) {
-    math::embedding_forward_row(wte + ids[i] * channels_, wpe + (i % seq_len) * channels_,
-                                channels_, out + i * channels_);
+    math::embedding_forward_row(wte.load(ids[i]), wpe.load(i % seq_len), channels_, out.out(i));
+    out.store(i);
   }
   ctx.saved.push(input);
   return output;
 }
 
 // dout (B, T, C) -> dwte (V, C) and dwpe (maxT, C) accumulated at the rows forward read.
-Tensor Embedding::backward(ParameterViews, ParameterViews grads, const Tensor& grad_output,
+Tensor Embedding::backward(ParameterViews params, ParameterViews grads, const Tensor& grad_output,
                            ModuleContext& ctx) {
   const Tensor input = ctx.saved.pop();
+  cpu::expect_dtype(grad_output, params[0].dtype(), "Embedding grad_output");
   const std::int64_t seq_len = input.dim(1);
   const std::int32_t* ids = input.data_as<std::int32_t>();
-  const float* dout = grad_output.data_as<float>();
+  const cpu::F32Rows dout(grad_output, channels_, ctx.tracker);
   float* dwte = grads[0].data_as<float>();
   float* dwpe = grads[1].data_as<float>();
   for (std::int64_t i = 0; i < input.numel(); ++i) {
-    math::embedding_backward_row(dout + i * channels_, channels_, dwte + ids[i] * channels_,
+    math::embedding_backward_row(dout.load(i), channels_, dwte + ids[i] * channels_,
                                  dwpe + (i % seq_len) * channels_);
   }
   return Tensor();

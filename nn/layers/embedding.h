@@ -13,7 +13,8 @@ class Embedding final : public Module {
   Embedding(std::int64_t vocab_size, std::int64_t max_seq_len, std::int64_t channels);
 
   std::vector<ParameterSpec> parameter_specs() const override;
-  // input: token ids (B, T), DType::kI32, T <= max_seq_len; returns (B, T, C) f32. An id
+  // input: token ids (B, T), DType::kI32, T <= max_seq_len; returns (B, T, C) in the
+  // parameters' dtype (the compute dtype; both parameters must share it). An id
   // outside [0, vocab_size) comes from user data and throws zt::FormatError.
   Tensor forward(ParameterViews params, const Tensor& input, ModuleContext& ctx) override;
   // Scatter-adds into wte and wpe; returns an undefined Tensor (ids have no gradient).

@@ -1,18 +1,18 @@
-// GELU forward/backward: loops over the per-element math shared with the CUDA kernels.
-// Forward saves the input; backward evaluates the exact derivative there.
+// GELU forward/backward: loops over the per-element math shared with the CUDA kernels, in
+// f32 whatever the activations' dtype (cpu/dtype_io.h widens and rounds). Forward saves the
+// input; backward evaluates the exact derivative there.
 #include "nn/layers/gelu.h"
 
+#include "nn/kernels/cpu/dtype_io.h"
 #include "nn/kernels/math/gelu_math.h"
 
 namespace zt::nn {
 
-// x (any shape) -> y (same shape)
+// x (any shape) -> y (same shape and dtype)
 Tensor Gelu::forward(ParameterViews, const Tensor& input, ModuleContext& ctx) {
   Tensor output =
-      Tensor::zeros(input.shape(), DType::kF32, ctx.tracker, MemoryCategory::kActivations);
-  const float* x = input.data_as<float>();
-  float* y = output.data_as<float>();
-  for (std::int64_t i = 0; i < input.numel(); ++i) y[i] = math::gelu_forward(x[i]);
+      Tensor::zeros(input.shape(), input.dtype(), ctx.tracker, MemoryCategory::kActivations);
+  cpu::map_elements(input, output, [](float x) { return math::gelu_forward(x); });
   ctx.saved.push(input);
   return output;
 }
@@ -22,11 +22,9 @@ Tensor Gelu::backward(ParameterViews, ParameterViews, const Tensor& grad_output,
                       ModuleContext& ctx) {
   const Tensor input = ctx.saved.pop();
   Tensor grad_input =
-      Tensor::zeros(input.shape(), DType::kF32, ctx.tracker, MemoryCategory::kActivations);
-  const float* x = input.data_as<float>();
-  const float* dy = grad_output.data_as<float>();
-  float* dx = grad_input.data_as<float>();
-  for (std::int64_t i = 0; i < input.numel(); ++i) dx[i] = math::gelu_backward(x[i], dy[i]);
+      Tensor::zeros(input.shape(), input.dtype(), ctx.tracker, MemoryCategory::kActivations);
+  cpu::zip_elements(input, grad_output, grad_input,
+                    [](float x, float dy) { return math::gelu_backward(x, dy); });
   return grad_input;
 }
 

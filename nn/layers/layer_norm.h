@@ -19,6 +19,8 @@ class LayerNorm final : public Module {
                   ModuleContext& ctx) override;
 
  private:
+  void check_parameters(ParameterViews params, DType compute) const;
+
   std::string name_;
   std::int64_t channels_;
   float eps_;

@@ -3,11 +3,14 @@
 //   backward: dx (N, in) = dy (N, out) · W (out, in)
 //             dW (out, in) += dy^T (out, N) · x (N, in);  db (out) += Σ_n dy[n, :]
 // N is every leading dimension of x flattened, so (B, T, C) inputs work unchanged.
+// bf16/f16 operands are widened to f32 scratch for sgemm (no bf16 GEMM on this CPU), and
+// results are rounded once into the activations' dtype.
 #include "nn/layers/linear.h"
 
 #include <cmath>
 
 #include "core/error.h"
+#include "nn/kernels/cpu/dtype_io.h"
 #include "nn/kernels/cpu/gemm_cpu.h"
 
 namespace zt::nn {
@@ -32,46 +35,65 @@ std::vector<ParameterSpec> Linear::parameter_specs() const {
   return specs;
 }
 
+// x (N, in) -> y (N, out), in x's dtype; saves x.
 Tensor Linear::forward(ParameterViews params, const Tensor& input, ModuleContext& ctx) {
   ZT_CHECK(input.numel() % in_features_ == 0, name_ + ": input does not end in in_features");
   const std::int64_t rows = input.numel() / in_features_;
-  const Tensor& weight = params[0];
+  check_parameters(params, input.dtype());
+  const Tensor x = cpu::to_f32_scratch(input, ctx.tracker);
+  const Tensor weight = cpu::to_f32_scratch(params[0], ctx.tracker);
   Tensor output = Tensor::zeros(input.shape().with_extent(input.rank() - 1, out_features_),
-                                DType::kF32, ctx.tracker, MemoryCategory::kActivations);
-  float* y = output.data_as<float>();
+                                input.dtype(), ctx.tracker, MemoryCategory::kActivations);
+  const cpu::F32Output y(output, ctx.tracker);
+  float* ys = y.data();
   if (bias_) {
-    const float* b = params[1].data_as<float>();
+    const Tensor bias = cpu::to_f32_scratch(params[1], ctx.tracker);
+    const float* b = bias.data_as<float>();
     for (std::int64_t n = 0; n < rows; ++n) {
-      for (std::int64_t o = 0; o < out_features_; ++o) y[n * out_features_ + o] = b[o];
+      for (std::int64_t o = 0; o < out_features_; ++o) ys[n * out_features_ + o] = b[o];
     }
   }
-  cpu::gemm_f32(false, true, rows, out_features_, in_features_, 1.0f, input.data_as<float>(),
-                in_features_, weight.data_as<float>(), in_features_, bias_ ? 1.0f : 0.0f, y,
+  cpu::gemm_f32(false, true, rows, out_features_, in_features_, 1.0f, x.data_as<float>(),
+                in_features_, weight.data_as<float>(), in_features_, bias_ ? 1.0f : 0.0f, ys,
                 out_features_);
+  y.store();
   ctx.saved.push(input);
   return output;
 }
 
+// dy (N, out) -> dx (N, in) in the activations' dtype; dW and db accumulate into the f32
+// gradient views directly (beta = 1), so accumulation across calls stays in f32.
 Tensor Linear::backward(ParameterViews params, ParameterViews grads, const Tensor& grad_output,
                         ModuleContext& ctx) {
   const Tensor input = ctx.saved.pop();
   const std::int64_t rows = input.numel() / in_features_;
-  const float* dy = grad_output.data_as<float>();
-  Tensor grad_input = Tensor::zeros(input.shape(), DType::kF32, ctx.tracker,
-                                    MemoryCategory::kActivations);
-  cpu::gemm_f32(false, false, rows, in_features_, out_features_, 1.0f, dy, out_features_,
-                params[0].data_as<float>(), in_features_, 0.0f, grad_input.data_as<float>(),
-                in_features_);
-  cpu::gemm_f32(true, false, out_features_, in_features_, rows, 1.0f, dy, out_features_,
-                input.data_as<float>(), in_features_, 1.0f, grads[0].data_as<float>(),
-                in_features_);
+  check_parameters(params, input.dtype());
+  cpu::expect_dtype(grad_output, input.dtype(), name_ + " grad_output");
+  const Tensor dy = cpu::to_f32_scratch(grad_output, ctx.tracker);
+  const Tensor x = cpu::to_f32_scratch(input, ctx.tracker);
+  const Tensor weight = cpu::to_f32_scratch(params[0], ctx.tracker);
+  const float* dys = dy.data_as<float>();
+  Tensor grad_input =
+      Tensor::zeros(input.shape(), input.dtype(), ctx.tracker, MemoryCategory::kActivations);
+  const cpu::F32Output dx(grad_input, ctx.tracker);
+  cpu::gemm_f32(false, false, rows, in_features_, out_features_, 1.0f, dys, out_features_,
+                weight.data_as<float>(), in_features_, 0.0f, dx.data(), in_features_);
+  dx.store();
+  cpu::gemm_f32(true, false, out_features_, in_features_, rows, 1.0f, dys, out_features_,
+                x.data_as<float>(), in_features_, 1.0f, grads[0].data_as<float>(), in_features_);
   if (bias_) {
     float* db = grads[1].data_as<float>();
     for (std::int64_t n = 0; n < rows; ++n) {
-      for (std::int64_t o = 0; o < out_features_; ++o) db[o] += dy[n * out_features_ + o];
+      for (std::int64_t o = 0; o < out_features_; ++o) db[o] += dys[n * out_features_ + o];
     }
   }
   return grad_input;
+}
+
+// Parameters come in the compute dtype, which is the activations' (DESIGN §6).
+void Linear::check_parameters(ParameterViews params, DType compute) const {
+  ZT_CHECK(params.size() == (bias_ ? 2u : 1u), name_ + " given the wrong number of parameters");
+  for (const Tensor& p : params) cpu::expect_dtype(p, compute, name_ + " parameter");
 }
 
 }  // namespace zt::nn

@@ -21,6 +21,8 @@ class Linear final : public Module {
                   ModuleContext& ctx) override;
 
  private:
+  void check_parameters(ParameterViews params, DType compute) const;
+
   std::string name_;
   std::int64_t in_features_;
   std::int64_t out_features_;

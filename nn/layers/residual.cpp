@@ -1,10 +1,12 @@
 // Residual forward/backward. The sum needs nothing saved: only the child pushes activations.
 // Sums go to new tensors, never into the child's output, which the child may have saved.
+// Each sum is computed in f32 and rounded once into the activations' dtype.
 //   forward:  y = x + m(x)
 //   backward: dx = dy + m.backward(dy)
 #include "nn/layers/residual.h"
 
 #include "core/error.h"
+#include "nn/kernels/cpu/dtype_io.h"
 
 namespace zt::nn {
 
@@ -21,23 +23,17 @@ Tensor Residual::forward(ParameterViews params, const Tensor& input, ModuleConte
                                                 input.shape().to_string() + " to " +
                                                 branch.shape().to_string());
   Tensor output =
-      Tensor::zeros(input.shape(), DType::kF32, ctx.tracker, MemoryCategory::kActivations);
-  const float* x = input.data_as<float>();
-  const float* m = branch.data_as<float>();
-  float* y = output.data_as<float>();
-  for (std::int64_t i = 0; i < input.numel(); ++i) y[i] = x[i] + m[i];
+      Tensor::zeros(input.shape(), input.dtype(), ctx.tracker, MemoryCategory::kActivations);
+  cpu::zip_elements(input, branch, output, [](float x, float m) { return x + m; });
   return output;
 }
 
 Tensor Residual::backward(ParameterViews params, ParameterViews grads, const Tensor& grad_output,
                           ModuleContext& ctx) {
   const Tensor branch_grad = child_->backward(params, grads, grad_output, ctx);
-  Tensor grad_input =
-      Tensor::zeros(grad_output.shape(), DType::kF32, ctx.tracker, MemoryCategory::kActivations);
-  const float* dy = grad_output.data_as<float>();
-  const float* dm = branch_grad.data_as<float>();
-  float* dx = grad_input.data_as<float>();
-  for (std::int64_t i = 0; i < grad_output.numel(); ++i) dx[i] = dy[i] + dm[i];
+  Tensor grad_input = Tensor::zeros(grad_output.shape(), grad_output.dtype(), ctx.tracker,
+                                    MemoryCategory::kActivations);
+  cpu::zip_elements(grad_output, branch_grad, grad_input, [](float dy, float dm) { return dy + dm; });
   return grad_input;
 }
 

@@ -10,11 +10,13 @@ namespace zt::nn {
 struct LossResult {
   double loss_sum = 0;   // Σ over rows of -log p(target), in double for a stable report
   std::int64_t rows = 0;
-  Tensor grad_logits;    // same shape as logits
+  Tensor grad_logits;    // same shape and dtype as logits
 };
 
-// logits (N, C) or (B, T, C) f32; targets (N) or (B, T) i32 in [0, C). grad_logits is
-// (p - onehot) * grad_scale, where grad_scale is typically 1 / (rows in the global batch).
+// logits (N, C) or (B, T, C), f32, bf16 or f16; targets (N) or (B, T) i32 in [0, C).
+// grad_logits, in the logits' dtype, is (p - onehot) * grad_scale computed in f32 and rounded
+// once; grad_scale is typically 1 / (rows in the global batch), times the loss scale in f16,
+// where a too-large scale gives inf (never a NaN) for the overflow check to catch.
 LossResult softmax_cross_entropy(const Tensor& logits, const Tensor& targets, float grad_scale,
                                  MemoryTracker& tracker);
 

@@ -32,6 +32,7 @@ Tensor BlockPass::forward(const Tensor& input) {
     tracker_.set_phase("forward block " + std::to_string(b));
     strategy_.before_forward(b);
     Tensor y = run_forward(b, x);
+    strategy_.after_forward(b);
     if (checkpointed(b)) {
       // Keep the input only; what forward saved is recomputed before backward.
       saved_[b].clear();

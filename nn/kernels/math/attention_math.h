@@ -36,4 +36,15 @@ ZT_HOST_DEVICE void causal_softmax_backward_row(const float* p, float* dp, std::
   for (std::int64_t j = t + 1; j < seq_len; ++j) dp[j] = 0.0f;
 }
 
+
+// The pieces of the two row functions above, for kernels that split a row across threads
+// (the max, the sum of exps and the dot product are reductions done by the caller):
+// forward p[j] = causal_softmax_exp(s[j], max) / Σ;  backward ds[j] = p[j] (dp[j] - dot).
+ZT_HOST_DEVICE float causal_softmax_exp(float s, float max_s) { return expf(s - max_s); }
+ZT_HOST_DEVICE float causal_softmax_backward_element(float p, float dp, float dot) {
+  return p * (dp - dot);
+}
+// Whether key j is visible from query t (the causal mask).
+ZT_HOST_DEVICE bool causal_visible(std::int64_t j, std::int64_t t) { return j <= t; }
+
 }  // namespace zt::nn::math

@@ -28,4 +28,19 @@ ZT_HOST_DEVICE float softmax_cross_entropy_row(const float* z, std::int64_t clas
   return loss;
 }
 
+
+// The pieces of the row function above, for kernels that split a row across threads (the
+// max and Σ exp(z - max) are reductions done by the caller).
+ZT_HOST_DEVICE float cross_entropy_exp(float z, float max_z) { return expf(z - max_z); }
+// loss = log Σ exp(z - max z) - (z_t - max z)
+ZT_HOST_DEVICE float cross_entropy_loss(float sum_exp, float z_target, float max_z) {
+  return logf(sum_exp) - (z_target - max_z);
+}
+// dz = (p - onehot(t)) * scale, with p = exp(z - max) / Σ
+ZT_HOST_DEVICE float cross_entropy_dlogit(float z, float max_z, float inv_sum, bool is_target,
+                                          float grad_scale) {
+  const float p = expf(z - max_z) * inv_sum;
+  return (p - (is_target ? 1.0f : 0.0f)) * grad_scale;
+}
+
 }  // namespace zt::nn::math

@@ -57,4 +57,29 @@ ZT_HOST_DEVICE void layer_norm_backward_row(const float* dy, const float* x, con
   }
 }
 
+
+// The pieces of the two row functions above, for kernels that split a row across threads:
+// the row sums (Σ x, Σ (x - mean)^2, Σ g, Σ g n) are reductions done by the caller, the
+// arithmetic around them is here.
+ZT_HOST_DEVICE float layer_norm_mean(float sum, std::int64_t channels) {
+  return sum / static_cast<float>(channels);
+}
+ZT_HOST_DEVICE float layer_norm_rstd(float sq_dev_sum, std::int64_t channels, float eps) {
+  return 1.0f / sqrtf(sq_dev_sum / static_cast<float>(channels) + eps);
+}
+// n = (x - mean) * rstd
+ZT_HOST_DEVICE float layer_norm_normalize(float x, float mean, float rstd) {
+  return (x - mean) * rstd;
+}
+// y = n * w + b
+ZT_HOST_DEVICE float layer_norm_output(float x, float mean, float rstd, float weight, float bias) {
+  return (x - mean) * rstd * weight + bias;
+}
+// g = dy * w, the gradient reaching the normalized input.
+ZT_HOST_DEVICE float layer_norm_g(float dy, float weight) { return dy * weight; }
+// dx = rstd * (g - mean(g) - n * mean(g * n))
+ZT_HOST_DEVICE float layer_norm_dx(float g, float n, float rstd, float g_mean, float gn_mean) {
+  return rstd * (g - g_mean - n * gn_mean);
+}
+
 }  // namespace zt::nn::math

@@ -122,7 +122,6 @@ TEST(Trainer, RefusesWhatThisVersionCannotRunNamingTheKey) {
       EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
     }
   };
-  refused({"zero.stage=2"}, "zero.stage");
   refused({"precision.dtype=bf16"}, "precision.dtype");
   refused({"runtime.device=cuda"}, "runtime.device");
   refused({"train.global_batch_size=48"}, "train.global_batch_size");

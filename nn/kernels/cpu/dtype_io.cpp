@@ -1,0 +1,77 @@
+// Widening loads, rounding stores and the tracked f32 scratch of dtype_io.h.
+#include "nn/kernels/cpu/dtype_io.h"
+
+namespace zt::nn::cpu {
+namespace {
+
+void check_range(const Tensor& tensor, std::int64_t offset, std::int64_t count) {
+  ZT_CHECK(offset >= 0 && count >= 0 && offset + count <= tensor.numel(),
+           "elements [" + std::to_string(offset) + ", " + std::to_string(offset + count) +
+               ") outside a tensor of " + std::to_string(tensor.numel()));
+}
+
+}  // namespace
+
+void load_f32(const Tensor& src, std::int64_t offset, std::int64_t count, float* dst) {
+  check_range(src, offset, count);
+  dispatch_floating(src.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* values = src.data_as<T>() + offset;
+    for (std::int64_t i = 0; i < count; ++i) dst[i] = static_cast<float>(values[i]);
+  });
+}
+
+void store_from_f32(const float* src, const Tensor& dst, std::int64_t offset, std::int64_t count) {
+  check_range(dst, offset, count);
+  dispatch_floating(dst.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T* values = dst.data_as<T>() + offset;
+    if (static_cast<const void*>(values) == static_cast<const void*>(src)) return;
+    for (std::int64_t i = 0; i < count; ++i) values[i] = T(src[i]);
+  });
+}
+
+Tensor to_f32_scratch(const Tensor& tensor, MemoryTracker& tracker) {
+  if (tensor.dtype() == DType::kF32) return tensor;
+  Tensor scratch =
+      Tensor::zeros(tensor.shape(), DType::kF32, tracker, MemoryCategory::kWorkspace);
+  load_f32(tensor, 0, tensor.numel(), scratch.data_as<float>());
+  return scratch;
+}
+
+F32Output::F32Output(const Tensor& dst, MemoryTracker& tracker)
+    : dst_(dst),
+      f32_(dst.dtype() == DType::kF32
+               ? dst
+               : Tensor::zeros(dst.shape(), DType::kF32, tracker, MemoryCategory::kWorkspace)) {
+  ZT_CHECK(is_floating(dst.dtype()), "an f32 output for an i32 tensor");
+}
+
+F32Rows::F32Rows(const Tensor& tensor, std::int64_t row_elements, MemoryTracker& tracker)
+    : tensor_(tensor), row_elements_(row_elements) {
+  ZT_CHECK(is_floating(tensor.dtype()), "f32 rows of an i32 tensor");
+  ZT_CHECK(row_elements > 0 ? tensor.numel() % row_elements == 0 : tensor.numel() == 0,
+           "a tensor of " + std::to_string(tensor.numel()) + " elements split into rows of " +
+               std::to_string(row_elements));
+  if (tensor.dtype() != DType::kF32) {
+    scratch_ = Tensor::zeros(Shape{row_elements}, DType::kF32, tracker, MemoryCategory::kWorkspace);
+  }
+}
+
+const float* F32Rows::load(std::int64_t row) const {
+  if (!scratch_.defined()) return tensor_.data_as<float>() + row * row_elements_;
+  load_f32(tensor_, row * row_elements_, row_elements_, scratch_.data_as<float>());
+  return scratch_.data_as<float>();
+}
+
+float* F32Rows::out(std::int64_t row) const {
+  if (!scratch_.defined()) return tensor_.data_as<float>() + row * row_elements_;
+  return scratch_.data_as<float>();
+}
+
+void F32Rows::store(std::int64_t row) const {
+  if (!scratch_.defined()) return;
+  store_from_f32(scratch_.data_as<float>(), tensor_, row * row_elements_, row_elements_);
+}
+
+}  // namespace zt::nn::cpu

@@ -1,0 +1,104 @@
+// How CPU kernels read and write f32/bf16/f16 tensors while computing in f32 (DESIGN §6):
+// values are widened to f32 on load and rounded (RNE) once on store. f32 tensors are used in
+// place, so the f32 path computes exactly what it would without these helpers.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/dtype.h"
+#include "core/error.h"
+#include "core/memory_tracker.h"
+#include "core/tensor.h"
+
+namespace zt::nn::cpu {
+
+// Calls fn(T{}) with T the storage type of `dtype` (float, BF16 or F16): the one point where
+// a kernel goes from a runtime dtype to a typed loop.
+template <typename Fn>
+decltype(auto) dispatch_floating(DType dtype, Fn&& fn) {
+  ZT_CHECK(is_floating(dtype), "a floating-point kernel was given an i32 tensor");
+  if (dtype == DType::kBF16) return fn(BF16{});
+  if (dtype == DType::kF16) return fn(F16{});
+  return fn(float{});
+}
+
+// A broken contract between nn and whoever calls it (the sharding layer) is a bug.
+inline void expect_dtype(const Tensor& tensor, DType dtype, const std::string& what) {
+  ZT_CHECK(tensor.dtype() == dtype, what + " is " + std::string(dtype_name(tensor.dtype())) +
+                                        ", expected " + std::string(dtype_name(dtype)));
+}
+
+// dst[i] = f32(src[offset + i]) for i < count.
+void load_f32(const Tensor& src, std::int64_t offset, std::int64_t count, float* dst);
+// dst[offset + i] = round(src[i]) for i < count; a no-op when src already is that memory.
+void store_from_f32(const float* src, const Tensor& dst, std::int64_t offset, std::int64_t count);
+
+// The tensor itself when it is f32, else an f32 copy in tracked workspace
+// (MemoryCategory::kWorkspace) that is freed with the returned tensor: GEMM operands.
+Tensor to_f32_scratch(const Tensor& tensor, MemoryTracker& tracker);
+
+// Where to compute, in f32, a result that belongs in `dst`: dst itself when it is f32, else
+// tracked workspace that store() rounds into dst once.
+class F32Output {
+ public:
+  F32Output(const Tensor& dst, MemoryTracker& tracker);
+  float* data() const { return f32_.data_as<float>(); }
+  void store() const { store_from_f32(data(), dst_, 0, dst_.numel()); }
+
+ private:
+  Tensor dst_;
+  Tensor f32_;  // dst_ itself, or workspace of the same shape
+};
+
+// Row-at-a-time f32 access to a tensor of `row_elements`-long rows, for row kernels (softmax,
+// layer norm, embedding lookups) that must not widen a whole tensor: f32 rows are used in
+// place; bf16/f16 rows go through one f32 row of tracked workspace. One row at a time: a
+// pointer from load() or out() is valid until the next call.
+class F32Rows {
+ public:
+  F32Rows(const Tensor& tensor, std::int64_t row_elements, MemoryTracker& tracker);
+
+  const float* load(std::int64_t row) const;
+  // The f32 row to compute row `row` into; store(row) then rounds it into the tensor.
+  float* out(std::int64_t row) const;
+  void store(std::int64_t row) const;
+
+ private:
+  Tensor tensor_;
+  std::int64_t row_elements_;
+  Tensor scratch_;  // (row_elements) f32 workspace; undefined when tensor_ is f32
+};
+
+// out[i] = round(fn(f32(x[i]))); x and out have the same dtype and size.
+template <typename Fn>
+void map_elements(const Tensor& x, const Tensor& out, Fn fn) {
+  expect_dtype(out, x.dtype(), "map_elements output");
+  ZT_CHECK(out.numel() == x.numel(), "map_elements over tensors of different sizes");
+  dispatch_floating(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* xs = x.data_as<T>();
+    T* ys = out.data_as<T>();
+    for (std::int64_t i = 0; i < x.numel(); ++i) ys[i] = T(fn(static_cast<float>(xs[i])));
+  });
+}
+
+// out[i] = round(fn(f32(a[i]), f32(b[i]))); a, b and out have the same dtype and size.
+template <typename Fn>
+void zip_elements(const Tensor& a, const Tensor& b, const Tensor& out, Fn fn) {
+  expect_dtype(b, a.dtype(), "zip_elements second operand");
+  expect_dtype(out, a.dtype(), "zip_elements output");
+  ZT_CHECK(b.numel() == a.numel() && out.numel() == a.numel(),
+           "zip_elements over tensors of different sizes");
+  dispatch_floating(a.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* as = a.data_as<T>();
+    const T* bs = b.data_as<T>();
+    T* ys = out.data_as<T>();
+    for (std::int64_t i = 0; i < a.numel(); ++i) {
+      ys[i] = T(fn(static_cast<float>(as[i]), static_cast<float>(bs[i])));
+    }
+  });
+}
+
+}  // namespace zt::nn::cpu

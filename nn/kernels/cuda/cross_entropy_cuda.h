@@ -1,0 +1,21 @@
+// CUDA fused softmax cross-entropy (loss and dlogits in one pass over each row) on f32 or
+// bf16 logits with fp32 math; a thin kernel over nn/kernels/math/cross_entropy_math.h.
+#pragma once
+
+#include <cstdint>
+
+#include "core/dtype.h"
+
+namespace zt::nn::cuda {
+
+// logits, dlogits (rows, C); targets (rows) in [0, C); losses (rows) fp32. All device
+// pointers, enqueued on `stream` (a cudaStream_t). T is float or BF16.
+// losses[r] = log Σ exp(z) - z[target];  dlogits = (softmax(z) - onehot(target)) * grad_scale.
+// dlogits may alias logits, or be nullptr to compute the losses only. A target outside
+// [0, C) traps the kernel (the stream then reports an error) instead of reading out of bounds.
+template <typename T>
+void softmax_cross_entropy(const T* logits, const std::int32_t* targets, std::int64_t rows,
+                           std::int64_t classes, float grad_scale, float* losses, T* dlogits,
+                           void* stream);
+
+}  // namespace zt::nn::cuda

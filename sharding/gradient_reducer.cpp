@@ -1,0 +1,53 @@
+// Reduce-scatter launch, bounded in-flight queue and accumulation into the shard.
+#include "sharding/gradient_reducer.h"
+
+namespace zt::zero {
+
+GradientReducer::GradientReducer(comm::Communicator& comm, const ShardPlan& plan,
+                                 Tensor grad_shard, MemoryTracker& tracker)
+    : comm_(comm), plan_(plan), grad_shard_(std::move(grad_shard)), tracker_(tracker) {}
+
+void GradientReducer::reduce_block(std::size_t block, Tensor block_grads, bool accumulate) {
+  if (in_flight_.size() >= kMaxInFlight) complete_oldest();
+  const auto& segments = plan_.segments(block);
+  InFlight flight;
+  flight.block = block;
+  flight.accumulate = accumulate;
+  std::int64_t slices = 0;
+  for (const Segment& segment : segments) slices += plan_.slice_numel(segment);
+  if (accumulate) {
+    flight.scratch = Tensor::zeros(Shape{slices}, DType::kF32, tracker_, MemoryCategory::kCommBuffers);
+  }
+  const std::int64_t block_offset = segments.front().offset;
+  std::int64_t scratch_offset = 0;
+  for (const Segment& segment : segments) {
+    const std::int64_t slice = plan_.slice_numel(segment);
+    Tensor input = block_grads.view(segment.offset - block_offset, Shape{segment.numel});
+    Tensor output = accumulate ? flight.scratch.view(scratch_offset, Shape{slice})
+                               : grad_shard_.view(segment.shard_offset, Shape{slice});
+    flight.works.push_back(comm_.reduce_scatter(input, output, comm::ReduceOp::kSum));
+    scratch_offset += slice;
+  }
+  flight.input = std::move(block_grads);
+  in_flight_.push_back(std::move(flight));
+}
+
+void GradientReducer::complete_oldest() {
+  InFlight flight = std::move(in_flight_.front());
+  in_flight_.pop_front();
+  for (const auto& work : flight.works) work->wait();
+  if (!flight.accumulate) return;
+  const float* reduced = flight.scratch.data_as<float>();
+  float* shard = grad_shard_.data_as<float>();
+  for (const Segment& segment : plan_.segments(flight.block)) {
+    const std::int64_t slice = plan_.slice_numel(segment);
+    for (std::int64_t i = 0; i < slice; ++i) shard[segment.shard_offset + i] += reduced[i];
+    reduced += slice;
+  }
+}
+
+void GradientReducer::drain() {
+  while (!in_flight_.empty()) complete_oldest();
+}
+
+}  // namespace zt::zero

@@ -1,0 +1,47 @@
+// GradientReducer: reduce-scatters a block's gradients into this rank's gradient shard as
+// soon as the block's backward is done, while backward continues on the caller's thread.
+// With accumulation, later micro-batches reduce into scratch and are added on completion.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "sharding/shard_plan.h"
+
+namespace zt::zero {
+
+class GradientReducer {
+ public:
+  GradientReducer(comm::Communicator& comm, const ShardPlan& plan, Tensor grad_shard,
+                  MemoryTracker& tracker);
+
+  // Reduce-scatters `block_grads` (the block's padded region, f32). With `accumulate` the
+  // result is added to the shard; otherwise it replaces the shard's slice. Keeps
+  // `block_grads` alive until the reduction is done.
+  void reduce_block(std::size_t block, Tensor block_grads, bool accumulate);
+  // Waits for every reduction in flight and applies it.
+  void drain();
+
+ private:
+  struct InFlight {
+    std::vector<std::shared_ptr<comm::Work>> works;
+    Tensor input;    // kept alive for the comm thread
+    Tensor scratch;  // accumulate: where the reduced slices land first
+    std::size_t block = 0;
+    bool accumulate = false;
+  };
+  void complete_oldest();
+
+  // Bound on reductions in flight, so transient gradient buffers cannot pile up.
+  static constexpr std::size_t kMaxInFlight = 4;
+
+  comm::Communicator& comm_;
+  const ShardPlan& plan_;
+  Tensor grad_shard_;
+  MemoryTracker& tracker_;
+  std::deque<InFlight> in_flight_;
+};
+
+}  // namespace zt::zero

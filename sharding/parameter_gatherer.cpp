@@ -1,0 +1,84 @@
+// All-gather, prefetch and release of stage-3 parameter blocks.
+#include "sharding/parameter_gatherer.h"
+
+#include "core/error.h"
+
+namespace zt::zero {
+namespace {
+
+std::int64_t block_bytes(const BlockSlots& block) {
+  return block.padded_numel * static_cast<std::int64_t>(sizeof(float));
+}
+
+}  // namespace
+
+ParameterGatherer::ParameterGatherer(comm::Communicator& comm, const FlatLayout& layout,
+                                     const ShardPlan& plan, Tensor param_shard,
+                                     MemoryTracker& tracker, const ZeroConfig& config)
+    : comm_(comm),
+      layout_(layout),
+      plan_(plan),
+      param_shard_(std::move(param_shard)),
+      tracker_(tracker),
+      config_(config),
+      gathered_(layout.blocks.size()) {}
+
+bool ParameterGatherer::persistent(std::size_t block) const {
+  return block_bytes(layout_.blocks.at(block)) <= config_.param_persistence_threshold_bytes;
+}
+
+void ParameterGatherer::start(std::size_t block) {
+  const BlockSlots& slots = layout_.blocks.at(block);
+  // Persistent blocks are part of this rank's standing parameter memory; transient gathered
+  // copies are communication buffers (Note [What the categories count] in ARCHITECTURE.md).
+  const MemoryCategory category =
+      persistent(block) ? MemoryCategory::kParameters : MemoryCategory::kCommBuffers;
+  Gathered gathered;
+  gathered.buffer = Tensor::zeros(Shape{slots.padded_numel}, DType::kF32, tracker_, category);
+  for (const Segment& segment : plan_.segments(block)) {
+    const std::int64_t slice = plan_.slice_numel(segment);
+    gathered.works.push_back(comm_.all_gather(
+        param_shard_.view(segment.shard_offset, Shape{slice}),
+        gathered.buffer.view(segment.offset - slots.offset, Shape{segment.numel})));
+  }
+  gathered.views = block_local_views(layout_, block, gathered.buffer);
+  live_bytes_ += block_bytes(slots);
+  gathered_[block] = std::move(gathered);
+}
+
+void ParameterGatherer::prefetch(std::size_t block) {
+  if (block >= gathered_.size() || gathered_[block]) return;
+  if (live_bytes_ + block_bytes(layout_.blocks[block]) > config_.max_live_parameters_bytes) return;
+  start(block);
+}
+
+const std::vector<Tensor>& ParameterGatherer::acquire(std::size_t block) {
+  if (!gathered_.at(block)) start(block);
+  Gathered& gathered = *gathered_[block];
+  if (!gathered.ready) {
+    for (const auto& work : gathered.works) work->wait();
+    gathered.works.clear();
+    gathered.ready = true;
+  }
+  return gathered.views;
+}
+
+void ParameterGatherer::release(std::size_t block) {
+  if (!gathered_.at(block) || persistent(block)) return;
+  Gathered& gathered = *gathered_[block];
+  // An in-flight gather still writes into the buffer: finish it before freeing.
+  for (const auto& work : gathered.works) work->wait();
+  live_bytes_ -= block_bytes(layout_.blocks[block]);
+  gathered_[block].reset();
+}
+
+void ParameterGatherer::release_all() {
+  for (std::size_t block = 0; block < gathered_.size(); ++block) {
+    if (!gathered_[block]) continue;
+    for (const auto& work : gathered_[block]->works) work->wait();
+    live_bytes_ -= block_bytes(layout_.blocks[block]);
+    gathered_[block].reset();
+  }
+}
+
+}  // namespace zt::zero

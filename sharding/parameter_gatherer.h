@@ -1,0 +1,53 @@
+// ParameterGatherer (ZeRO-3): all-gathers a block's parameters from every rank's shard
+// before the block computes, prefetches the blocks that come next so communication overlaps
+// compute, and releases gathered copies after use. Blocks up to the persistence threshold
+// stay gathered until the optimizer changes them; prefetching stops at the live cap.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "core/config/config.h"
+#include "sharding/shard_plan.h"
+
+namespace zt::zero {
+
+class ParameterGatherer {
+ public:
+  ParameterGatherer(comm::Communicator& comm, const FlatLayout& layout, const ShardPlan& plan,
+                    Tensor param_shard, MemoryTracker& tracker, const ZeroConfig& config);
+
+  // Starts gathering `block` unless it is gathered or in flight, or the cap forbids it.
+  void prefetch(std::size_t block);
+  // The block's parameter views, gathering now if needed; valid until release.
+  const std::vector<Tensor>& acquire(std::size_t block);
+  // Frees the gathered copy unless the block persists.
+  void release(std::size_t block);
+  // Frees every gathered copy, persistent ones too (they are stale once shards change).
+  void release_all();
+
+  bool persistent(std::size_t block) const;
+  std::int64_t live_bytes() const { return live_bytes_; }
+
+ private:
+  struct Gathered {
+    Tensor buffer;  // the block's padded region
+    std::vector<std::shared_ptr<comm::Work>> works;
+    std::vector<Tensor> views;
+    bool ready = false;
+  };
+  void start(std::size_t block);
+
+  comm::Communicator& comm_;
+  const FlatLayout& layout_;
+  const ShardPlan& plan_;
+  Tensor param_shard_;
+  MemoryTracker& tracker_;
+  const ZeroConfig config_;
+  std::vector<std::optional<Gathered>> gathered_;
+  std::int64_t live_bytes_ = 0;
+};
+
+}  // namespace zt::zero
