@@ -126,9 +126,10 @@ TEST_P(MixedPrecision, ResidualRoundsTheBranchAndTheSum) {
 // (h = round(W1 x + b1) here; qkv, y, dy, dqkv and the saved P in attention), each by at
 // most u relative. A downstream length-K dot product turns a perturbation of u |a_i| into
 // at most u sum_i |a_i b_i|, i.e. u times |result| times the sum's condition number
-// sum|a b| / |sum a b|. Measured against max |ref| (normwise), the O(1) random data here
-// keep that condition number below about 3 per stage; with R rounded stages on the longest
-// path we allow 4 R u, which a bf16 accumulation (errors growing with K = 32..48) exceeds.
+// sum|a b| / |sum a b|. Measured against max |ref| (normwise) the zero-mean O(1) data here
+// keep that factor near 1 per stage (the independent rounding errors partly cancel: the
+// errors seen are 0.3..0.6 R u), so with R rounded stages on the longest path we allow
+// 2 R u; rounding inside each length-K sum instead would add up to K u / 2 per stage.
 TEST_P(MixedPrecision, SequentialStaysWithinItsRoundedStages) {
   const DType dtype = GetParam();
   Sequential seq;
@@ -139,11 +140,11 @@ TEST_P(MixedPrecision, SequentialStaysWithinItsRoundedStages) {
   const auto ref = run_in_dtype(seq, DType::kF32, c);
   const auto low = run_in_dtype(seq, dtype, c);
   const double u = testing::unit_roundoff(dtype);
-  expect_normwise_close(low.output, ref.output, 4 * 2 * u, "y");       // h, y
-  expect_normwise_close(low.grad_input, ref.grad_input, 4 * 2 * u, "dx");  // dh, dx
-  expect_normwise_close(low.grads[0], ref.grads[0], 4 * 1 * u, "a.dW");  // dh
-  expect_normwise_close(low.grads[1], ref.grads[1], 4 * 1 * u, "a.db");
-  expect_normwise_close(low.grads[2], ref.grads[2], 4 * 1 * u, "b.dW");  // h
+  expect_normwise_close(low.output, ref.output, 2 * 2 * u, "y");       // h, y
+  expect_normwise_close(low.grad_input, ref.grad_input, 2 * 2 * u, "dx");  // dh, dx
+  expect_normwise_close(low.grads[0], ref.grads[0], 2 * 1 * u, "a.dW");  // dh
+  expect_normwise_close(low.grads[1], ref.grads[1], 2 * 1 * u, "a.db");
+  expect_normwise_close(low.grads[2], ref.grads[2], 2 * 1 * u, "b.dW");  // h
   expect_bitwise_equal(low.grads[3], ref.grads[3], "b.db");  // only dy, unrounded
 }
 
@@ -156,11 +157,11 @@ TEST_P(MixedPrecision, CausalSelfAttentionStaysWithinItsRoundedStages) {
   const auto ref = run_in_dtype(attention, DType::kF32, c);
   const auto low = run_in_dtype(attention, dtype, c);
   const double u = testing::unit_roundoff(dtype);
-  expect_normwise_close(low.output, ref.output, 4 * 3 * u, "out");
-  expect_normwise_close(low.grad_input, ref.grad_input, 4 * 8 * u, "dx");
+  expect_normwise_close(low.output, ref.output, 2 * 3 * u, "out");
+  expect_normwise_close(low.grad_input, ref.grad_input, 2 * 8 * u, "dx");
   const char* names[] = {"qkv.weight", "qkv.bias", "proj.weight", "proj.bias"};
   for (std::size_t p = 0; p < 4; ++p) {
-    expect_normwise_close(low.grads[p], ref.grads[p], 4 * 8 * u, names[p]);
+    expect_normwise_close(low.grads[p], ref.grads[p], 2 * 8 * u, names[p]);
   }
   expect_bitwise_equal(low.grads[3], ref.grads[3], "proj.bias");  // only dy, unrounded
 }
