@@ -56,8 +56,8 @@ void attention_forward(const Heads& g, const float* qkv, const cpu::F32Rows& att
 
 // dy (B, T, C), qkv (B, T, 3C), att (B, nh, T, T) -> dqkv (B, T, 3C) accumulated.
 // scratch (T, T) holds dP and then dS of one head.
-void attention_backward(const Heads& g, const float* qkv, const cpu::F32Rows& att,
-                        const float* dy, float* scratch, float* dqkv) {
+void attention_backward(const Heads& g, const float* qkv, const cpu::F32Rows& att, const float* dy,
+                        float* scratch, float* dqkv) {
   const std::int64_t t_len = g.seq_len;
   const std::int64_t ld_qkv = 3 * g.channels;
   for (std::int64_t b = 0; b < g.batch; ++b) {
@@ -118,8 +118,7 @@ Tensor CausalSelfAttention::forward(ParameterViews params, const Tensor& input,
   const Tensor qkv = qkv_.forward(params.subspan(0, 2), input, ctx);  // (B, T, 3C)
   Tensor att = Tensor::zeros(Shape{g.batch, n_head_, g.seq_len, g.seq_len}, input.dtype(),
                              ctx.tracker, MemoryCategory::kActivations);
-  Tensor y =
-      Tensor::zeros(input.shape(), input.dtype(), ctx.tracker, MemoryCategory::kActivations);
+  Tensor y = Tensor::zeros(input.shape(), input.dtype(), ctx.tracker, MemoryCategory::kActivations);
   {  // the f32 scratch lives only while the heads are computed
     const Tensor qkv_f32 = cpu::to_f32_scratch(qkv, ctx.tracker);
     const cpu::F32Rows att_heads(att, g.seq_len * g.seq_len, ctx.tracker);
@@ -138,8 +137,7 @@ Tensor CausalSelfAttention::backward(ParameterViews params, ParameterViews grads
   const Tensor att = ctx.saved.pop();
   const Tensor qkv = ctx.saved.pop();
   const Heads g{qkv.dim(0), qkv.dim(1), channels_, n_head_, channels_ / n_head_};
-  Tensor dqkv =
-      Tensor::zeros(qkv.shape(), qkv.dtype(), ctx.tracker, MemoryCategory::kActivations);
+  Tensor dqkv = Tensor::zeros(qkv.shape(), qkv.dtype(), ctx.tracker, MemoryCategory::kActivations);
   {  // the f32 scratch lives only while the heads are computed
     Tensor scratch = Tensor::zeros(Shape{g.seq_len, g.seq_len}, DType::kF32, ctx.tracker,
                                    MemoryCategory::kWorkspace);

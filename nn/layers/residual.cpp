@@ -33,7 +33,8 @@ Tensor Residual::backward(ParameterViews params, ParameterViews grads, const Ten
   const Tensor branch_grad = child_->backward(params, grads, grad_output, ctx);
   Tensor grad_input = Tensor::zeros(grad_output.shape(), grad_output.dtype(), ctx.tracker,
                                     MemoryCategory::kActivations);
-  cpu::zip_elements(grad_output, branch_grad, grad_input, [](float dy, float dm) { return dy + dm; });
+  cpu::zip_elements(grad_output, branch_grad, grad_input,
+                    [](float dy, float dm) { return dy + dm; });
   return grad_input;
 }
 

@@ -6,9 +6,8 @@
 namespace zt::nn {
 
 Sequential& Sequential::add(std::unique_ptr<Module> child) {
-  const std::size_t first = first_parameter_.empty()
-                                ? 0
-                                : first_parameter_.back() + parameter_count_.back();
+  const std::size_t first =
+      first_parameter_.empty() ? 0 : first_parameter_.back() + parameter_count_.back();
   first_parameter_.push_back(first);
   parameter_count_.push_back(child->parameter_specs().size());
   children_.push_back(std::move(child));

@@ -24,11 +24,10 @@ LossResult softmax_cross_entropy(const Tensor& logits, const Tensor& targets, fl
   const cpu::F32Rows dz(result.grad_logits, classes, tracker);
   const std::int32_t* t = targets.data_as<std::int32_t>();
   for (std::int64_t n = 0; n < rows; ++n) {
-    ZT_CHECK(t[n] >= 0 && t[n] < classes,
-             "cross-entropy target " + std::to_string(t[n]) + " outside [0, " +
-                 std::to_string(classes) + ")");
-    result.loss_sum += math::softmax_cross_entropy_row(z.load(n), classes, t[n], grad_scale,
-                                                       dz.out(n));
+    ZT_CHECK(t[n] >= 0 && t[n] < classes, "cross-entropy target " + std::to_string(t[n]) +
+                                              " outside [0, " + std::to_string(classes) + ")");
+    result.loss_sum +=
+        math::softmax_cross_entropy_row(z.load(n), classes, t[n], grad_scale, dz.out(n));
     dz.store(n);
   }
   return result;

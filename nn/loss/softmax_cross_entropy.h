@@ -8,9 +8,9 @@
 namespace zt::nn {
 
 struct LossResult {
-  double loss_sum = 0;   // Σ over rows of -log p(target), in double for a stable report
+  double loss_sum = 0;  // Σ over rows of -log p(target), in double for a stable report
   std::int64_t rows = 0;
-  Tensor grad_logits;    // same shape and dtype as logits
+  Tensor grad_logits;  // same shape and dtype as logits
 };
 
 // logits (N, C) or (B, T, C), f32, bf16 or f16; targets (N) or (B, T) i32 in [0, C).

@@ -1,11 +1,10 @@
 // CUDA SGD and Adam/AdamW: grid-stride loops calling optim::math once per element.
-#include "optim/cuda/optimizer_cuda.h"
-
 #include <cuda_runtime.h>
 
 #include <string>
 
 #include "core/error.h"
+#include "optim/cuda/optimizer_cuda.h"
 
 namespace zt::optim::cuda {
 namespace {
@@ -36,8 +35,8 @@ __global__ void sgd_kernel(float* params, const G* grads, float* momentum_buffer
     // sgd_update leaves the buffer untouched when momentum == 0; then there may be none.
     float unused = 0.0f;
     float& buffer = momentum_buffer != nullptr ? momentum_buffer[i] : unused;
-    math::sgd_update(params[i], static_cast<float>(grads[i]), buffer, lr, momentum,
-                     weight_decay, nesterov);
+    math::sgd_update(params[i], static_cast<float>(grads[i]), buffer, lr, momentum, weight_decay,
+                     nesterov);
   }
 }
 

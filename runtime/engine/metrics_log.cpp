@@ -29,7 +29,9 @@ void MetricsLog::append(const StepMetrics& m) {
        << ", \"samples_per_s\": " << number(m.samples_per_s)
        << ", \"tokens_per_s\": " << number(m.tokens_per_s)
        << ", \"step_ms\": " << number(m.step_ms)
-       << ", \"all_reduce_bytes\": " << m.all_reduce_bytes << "}\n";
+       << ", \"all_reduce_bytes\": " << m.all_reduce_bytes
+       << ", \"reduce_scatter_bytes\": " << m.reduce_scatter_bytes
+       << ", \"all_gather_bytes\": " << m.all_gather_bytes << "}\n";
   out_.flush();
   if (!out_) throw IoError("writing metrics to " + path_.string() + " failed (disk full?)");
 }

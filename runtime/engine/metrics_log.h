@@ -16,7 +16,10 @@ struct StepMetrics {
   double samples_per_s = 0;
   double tokens_per_s = 0;  // predicted positions per second (GPT: samples × seq_len)
   double step_ms = 0;
-  std::uint64_t all_reduce_bytes = 0;  // this rank's bytes sent in the step
+  // Bytes this rank sent in the step, per collective (payload, as the counters count them).
+  std::uint64_t all_reduce_bytes = 0;
+  std::uint64_t reduce_scatter_bytes = 0;
+  std::uint64_t all_gather_bytes = 0;
 };
 
 class MetricsLog {

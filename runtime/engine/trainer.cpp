@@ -74,7 +74,7 @@ TrainResult Trainer::run() {
   const std::int64_t global_batch = resolve_global_batch_size(config_, comm_.world_size());
 
   TrainResult result;
-  std::uint64_t reduce_bytes_before = strategy_->comm_counters().bytes(comm::CollectiveKind::kAllReduce);
+  comm::CommCounters counters_before = strategy_->comm_counters();
   for (std::int64_t step = 1; step <= config_.train.steps; ++step) {
     maybe_inject_fault(fault, comm_.rank(), step);
     const auto start = std::chrono::steady_clock::now();
@@ -88,7 +88,10 @@ TrainResult Trainer::run() {
     const double step_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 
-    const std::uint64_t reduce_bytes = strategy_->comm_counters().bytes(comm::CollectiveKind::kAllReduce);
+    const comm::CommCounters counters = strategy_->comm_counters();
+    const auto sent = [&](comm::CollectiveKind kind) {
+      return counters.bytes(kind) - counters_before.bytes(kind);
+    };
     StepMetrics metrics;
     metrics.step = step;
     metrics.loss = loss;
@@ -97,8 +100,10 @@ TrainResult Trainer::run() {
     metrics.samples_per_s = static_cast<double>(global_batch) / (step_ms / 1000.0);
     metrics.tokens_per_s = global_rows_ / (step_ms / 1000.0);
     metrics.step_ms = step_ms;
-    metrics.all_reduce_bytes = reduce_bytes - reduce_bytes_before;
-    reduce_bytes_before = reduce_bytes;
+    metrics.all_reduce_bytes = sent(comm::CollectiveKind::kAllReduce);
+    metrics.reduce_scatter_bytes = sent(comm::CollectiveKind::kReduceScatter);
+    metrics.all_gather_bytes = sent(comm::CollectiveKind::kAllGather);
+    counters_before = counters;
     result.losses.push_back(loss);
     result.metrics.push_back(metrics);
     if (metrics_log) metrics_log->append(metrics);

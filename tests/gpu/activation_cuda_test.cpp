@@ -1,10 +1,11 @@
 // CUDA activation kernels (ReLU, GELU; f32 and bf16 storage) against the CPU loop over the
 // same shared math on the same inputs, at sizes 0, 1, 22 and 2^20 + 3. Skips without a GPU.
+#include "nn/kernels/cuda/activation_cuda.h"
+
 #include <gtest/gtest.h>
 
 #include <vector>
 
-#include "nn/kernels/cuda/activation_cuda.h"
 #include "nn/kernels/math/activation_math.h"
 #include "nn/kernels/math/gelu_math.h"
 #include "tests/gpu/gpu_test_util.h"
@@ -26,8 +27,7 @@ TYPED_TEST_SUITE(ActivationCuda, gpu_test::StorageTypes, gpu_test::StorageNames)
 template <typename T, typename CpuForward, typename CpuBackward>
 void expect_matches_cpu(void (*forward)(const T*, T*, std::int64_t, void*),
                         void (*backward)(const T*, const T*, T*, std::int64_t, void*),
-                        CpuForward cpu_forward, CpuBackward cpu_backward, double rel,
-                        double abs) {
+                        CpuForward cpu_forward, CpuBackward cpu_backward, double rel, double abs) {
   for (std::int64_t n : kSizes) {
     SCOPED_TRACE("n = " + std::to_string(n));
     const auto count = static_cast<std::size_t>(n);

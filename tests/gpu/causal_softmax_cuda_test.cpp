@@ -1,10 +1,11 @@
 // CUDA causal softmax rows (f32 and bf16 storage) against the CPU rows of the shared math on
 // the same scores, for one-token, odd and longer sequences. Skips without a GPU.
+#include "nn/kernels/cuda/causal_softmax_cuda.h"
+
 #include <gtest/gtest.h>
 
 #include <vector>
 
-#include "nn/kernels/cuda/causal_softmax_cuda.h"
 #include "nn/kernels/math/attention_math.h"
 #include "tests/gpu/gpu_test_util.h"
 
@@ -48,11 +49,12 @@ TYPED_TEST(CausalSoftmaxCuda, ForwardMatchesCpuRowsWithZeroTail) {
     DeviceBuffer<T> dev(gpu_test::to_storage<T>(scores));
     cuda::causal_softmax_forward(dev.get(), rows, s.seq_len, nullptr);
     const std::vector<float> p = gpu_test::to_float(dev.download());
-    EXPECT_TRUE(all_near(p, rounded<T>(p_cpu), kF32Rel + gpu_test::Storage<T>::kRoundingRel,
-                         kF32Abs));
+    EXPECT_TRUE(
+        all_near(p, rounded<T>(p_cpu), kF32Rel + gpu_test::Storage<T>::kRoundingRel, kF32Abs));
     for (std::int64_t r = 0; r < rows; ++r) {
       for (std::int64_t j = r % s.seq_len + 1; j < s.seq_len; ++j) {
-        ASSERT_EQ(p[static_cast<std::size_t>(r * s.seq_len + j)], 0.0f) << "row " << r << " j " << j;
+        ASSERT_EQ(p[static_cast<std::size_t>(r * s.seq_len + j)], 0.0f)
+            << "row " << r << " j " << j;
       }
     }
   }

@@ -1,10 +1,12 @@
 // CUDA fused softmax cross-entropy (f32 and bf16 logits) against the CPU rows of the shared
 // math on the same logits and targets, up to a GPT-2-sized vocabulary. Skips without a GPU.
+#include "nn/kernels/cuda/cross_entropy_cuda.h"
+
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
-#include "nn/kernels/cuda/cross_entropy_cuda.h"
 #include "nn/kernels/math/cross_entropy_math.h"
 #include "tests/gpu/gpu_test_util.h"
 
@@ -27,7 +29,9 @@ TYPED_TEST_SUITE(CrossEntropyCuda, gpu_test::StorageTypes, gpu_test::StorageName
 std::vector<std::int32_t> targets_for(const Logits& s, std::uint64_t key) {
   std::vector<std::int32_t> targets(static_cast<std::size_t>(s.rows));
   for (std::size_t r = 0; r < targets.size(); ++r) {
-    targets[r] = static_cast<std::int32_t>(uniform01(key, r) * static_cast<float>(s.classes));
+    const auto target =
+        static_cast<std::int64_t>(uniform01(key, r) * static_cast<float>(s.classes));
+    targets[r] = static_cast<std::int32_t>(std::min(target, s.classes - 1));
   }
   return targets;
 }
@@ -43,9 +47,9 @@ void expect_matches_cpu(const Logits& s, bool in_place) {
   const float grad_scale = s.rows > 0 ? 1.0f / static_cast<float>(s.rows) : 1.0f;
   std::vector<float> loss_cpu(rows), dz_cpu(rows * classes);
   for (std::size_t r = 0; r < rows; ++r) {
-    loss_cpu[r] = math::softmax_cross_entropy_row(logits.data() + r * classes, s.classes,
-                                                  targets[r], grad_scale,
-                                                  dz_cpu.data() + r * classes);
+    loss_cpu[r] =
+        math::softmax_cross_entropy_row(logits.data() + r * classes, s.classes, targets[r],
+                                        grad_scale, dz_cpu.data() + r * classes);
   }
   for (float& v : dz_cpu) v = static_cast<float>(T(v));
   DeviceBuffer<T> z_dev(gpu_test::to_storage<T>(logits)), dz_dev(rows * classes);
@@ -86,14 +90,14 @@ TYPED_TEST(CrossEntropyCuda, LossOnlyWithoutDlogits) {
   const std::vector<std::int32_t> targets = targets_for(s, 62);
   std::vector<float> loss_cpu(5), scratch(300);
   for (std::size_t r = 0; r < 5; ++r) {
-    loss_cpu[r] =
-        math::softmax_cross_entropy_row(logits.data() + r * 300, 300, targets[r], 1.0f, scratch.data());
+    loss_cpu[r] = math::softmax_cross_entropy_row(logits.data() + r * 300, 300, targets[r], 1.0f,
+                                                  scratch.data());
   }
   DeviceBuffer<T> z_dev(gpu_test::to_storage<T>(logits));
   DeviceBuffer<std::int32_t> t_dev(targets);
   DeviceBuffer<float> loss_dev(5);
-  cuda::softmax_cross_entropy<T>(z_dev.get(), t_dev.get(), s.rows, s.classes, 1.0f,
-                                 loss_dev.get(), nullptr, nullptr);
+  cuda::softmax_cross_entropy<T>(z_dev.get(), t_dev.get(), s.rows, s.classes, 1.0f, loss_dev.get(),
+                                 nullptr, nullptr);
   EXPECT_TRUE(all_near(loss_dev.download(), loss_cpu, 1e-5, 1e-4));
   // The logits are left as they were.
   EXPECT_TRUE(all_near(gpu_test::to_float(z_dev.download()), logits, 0.0, 0.0));

@@ -1,10 +1,11 @@
 // CUDA token + position embedding (f32 and bf16 tables) against the CPU rows of the shared
 // math on the same ids, with repeated tokens for the scatter-add. Skips without a GPU.
+#include "nn/kernels/cuda/embedding_cuda.h"
+
 #include <gtest/gtest.h>
 
 #include <vector>
 
-#include "nn/kernels/cuda/embedding_cuda.h"
 #include "nn/kernels/math/embedding_math.h"
 #include "tests/gpu/gpu_test_util.h"
 
@@ -43,15 +44,15 @@ TYPED_TEST(EmbeddingCuda, ForwardMatchesCpuRowsExactly) {
     const std::vector<float> wpe = gpu_test::inputs<T>(kSeqLen * c, 73);
     std::vector<float> out_cpu(kTokens * c);
     for (std::size_t i = 0; i < ids.size(); ++i) {
-      math::embedding_forward_row(wte.data() + ids[i] * c, wpe.data() + (i % kSeqLen) * c,
-                                  channels, out_cpu.data() + i * c);
+      math::embedding_forward_row(wte.data() + ids[i] * c, wpe.data() + (i % kSeqLen) * c, channels,
+                                  out_cpu.data() + i * c);
     }
     for (float& v : out_cpu) v = static_cast<float>(T(v));
     DeviceBuffer<std::int32_t> ids_dev(ids);
     DeviceBuffer<T> wte_dev(gpu_test::to_storage<T>(wte)), wpe_dev(gpu_test::to_storage<T>(wpe)),
         out_dev(kTokens * c);
-    cuda::embedding_forward(ids_dev.get(), wte_dev.get(), wpe_dev.get(), kTokens, kSeqLen,
-                            channels, kVocab, out_dev.get(), nullptr);
+    cuda::embedding_forward(ids_dev.get(), wte_dev.get(), wpe_dev.get(), kTokens, kSeqLen, channels,
+                            kVocab, out_dev.get(), nullptr);
     // One correctly rounded f32 add and the same rounding to T on both sides.
     EXPECT_TRUE(all_near(gpu_test::to_float(out_dev.download()), out_cpu, 0.0, 0.0));
   }

@@ -1,12 +1,13 @@
 // Row-major cuBLAS GEMM (f32, and bf16 inputs with f32 or bf16 output) against a
 // double-precision loop on the same matrices, for every transpose and padded strides.
 // Skips without a GPU.
+#include "nn/kernels/cuda/gemm_cublas.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
 
-#include "nn/kernels/cuda/gemm_cublas.h"
 #include "tests/gpu/gpu_test_util.h"
 
 namespace zt::nn {
@@ -60,8 +61,8 @@ void expect_matches_double_loop(double out_rel) {
             const auto at = static_cast<std::size_t>(i * ldc + j);
             const double want = kAlpha * sum + kBeta * c0[at];
             // fp32 accumulation: error grows with k ulps of the summed magnitudes.
-            const double tol = 1e-6 * static_cast<double>(s.k) * magnitude + 1e-6 +
-                               out_rel * std::fabs(want);
+            const double tol =
+                1e-6 * static_cast<double>(s.k) * magnitude + 1e-6 + out_rel * std::fabs(want);
             ASSERT_NEAR(c[at], want, tol) << "C[" << i << ", " << j << "]";
           }
         }

@@ -22,11 +22,11 @@ inline bool have_gpu() {
 }
 
 // First statement of every GPU test: CI has nvcc but no GPU, so there the tests skip.
-#define ZT_SKIP_WITHOUT_GPU()                                                               \
-  do {                                                                                      \
-    if (!::zt::gpu_test::have_gpu()) {                                                      \
-      GTEST_SKIP() << "no CUDA device visible (cudaGetDeviceCount found none)";             \
-    }                                                                                       \
+#define ZT_SKIP_WITHOUT_GPU()                                                   \
+  do {                                                                          \
+    if (!::zt::gpu_test::have_gpu()) {                                          \
+      GTEST_SKIP() << "no CUDA device visible (cudaGetDeviceCount found none)"; \
+    }                                                                           \
   } while (0)
 
 inline void check(cudaError_t status, const std::string& what) {
@@ -118,11 +118,9 @@ std::vector<float> to_float(const std::vector<T>& values) {
 
 // Element-wise |got - want| <= abs + rel * |want|; reports the first mismatch and the count.
 inline ::testing::AssertionResult all_near(const std::vector<float>& got,
-                                           const std::vector<float>& want, double rel,
-                                           double abs) {
+                                           const std::vector<float>& want, double rel, double abs) {
   if (got.size() != want.size()) {
-    return ::testing::AssertionFailure()
-           << "sizes differ: " << got.size() << " vs " << want.size();
+    return ::testing::AssertionFailure() << "sizes differ: " << got.size() << " vs " << want.size();
   }
   std::size_t bad = 0;
   std::size_t first = 0;

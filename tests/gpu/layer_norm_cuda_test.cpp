@@ -1,10 +1,11 @@
 // CUDA layer norm (f32 and bf16 storage) against the CPU rows of the shared math on the same
 // inputs, for narrow, odd, GPT-wide and wider-than-shared-memory rows. Skips without a GPU.
+#include "nn/kernels/cuda/layer_norm_cuda.h"
+
 #include <gtest/gtest.h>
 
 #include <vector>
 
-#include "nn/kernels/cuda/layer_norm_cuda.h"
 #include "nn/kernels/math/layer_norm_math.h"
 #include "tests/gpu/gpu_test_util.h"
 
@@ -51,9 +52,8 @@ TYPED_TEST(LayerNormCuda, ForwardMatchesCpuRows) {
 
     std::vector<float> y_cpu(rows * channels), mean_cpu(rows), rstd_cpu(rows);
     for (std::size_t r = 0; r < rows; ++r) {
-      math::layer_norm_forward_row(x.data() + r * channels, weight.data(), bias.data(),
-                                   s.channels, kEps, y_cpu.data() + r * channels,
-                                   &mean_cpu[r], &rstd_cpu[r]);
+      math::layer_norm_forward_row(x.data() + r * channels, weight.data(), bias.data(), s.channels,
+                                   kEps, y_cpu.data() + r * channels, &mean_cpu[r], &rstd_cpu[r]);
     }
     DeviceBuffer<T> x_dev(gpu_test::to_storage<T>(x)), w_dev(gpu_test::to_storage<T>(weight)),
         b_dev(gpu_test::to_storage<T>(bias)), y_dev(rows * channels);
@@ -89,24 +89,21 @@ TYPED_TEST(LayerNormCuda, BackwardMatchesCpuRowsAndAccumulatesParameterGrads) {
     std::vector<float> dx_cpu(rows * channels);
     std::vector<float> dweight_cpu = dweight_start, dbias_cpu = dbias_start;
     for (std::size_t r = 0; r < rows; ++r) {
-      math::layer_norm_forward_row(x.data() + r * channels, weight.data(), bias.data(),
-                                   s.channels, kEps, y.data() + r * channels, &mean[r], &rstd[r]);
-      math::layer_norm_backward_row(dy.data() + r * channels, x.data() + r * channels,
-                                    weight.data(), mean[r], rstd[r], s.channels,
-                                    dx_cpu.data() + r * channels, dweight_cpu.data(),
-                                    dbias_cpu.data());
+      math::layer_norm_forward_row(x.data() + r * channels, weight.data(), bias.data(), s.channels,
+                                   kEps, y.data() + r * channels, &mean[r], &rstd[r]);
+      math::layer_norm_backward_row(
+          dy.data() + r * channels, x.data() + r * channels, weight.data(), mean[r], rstd[r],
+          s.channels, dx_cpu.data() + r * channels, dweight_cpu.data(), dbias_cpu.data());
     }
     DeviceBuffer<T> x_dev(gpu_test::to_storage<T>(x)), dy_dev(gpu_test::to_storage<T>(dy)),
         w_dev(gpu_test::to_storage<T>(weight)), dx_dev(rows * channels);
-    DeviceBuffer<float> mean_dev(mean), rstd_dev(rstd), dw_dev(dweight_start),
-        db_dev(dbias_start);
+    DeviceBuffer<float> mean_dev(mean), rstd_dev(rstd), dw_dev(dweight_start), db_dev(dbias_start);
     cuda::layer_norm_backward(dy_dev.get(), x_dev.get(), w_dev.get(), mean_dev.get(),
                               rstd_dev.get(), s.rows, s.channels, dx_dev.get(), dw_dev.get(),
                               db_dev.get(), nullptr);
     const double dx_rel = kF32Rel + gpu_test::Storage<T>::kRoundingRel;
     // dx subtracts two row means from g: cancellation makes the error absolute, ~ rstd ulps.
-    EXPECT_TRUE(
-        all_near(gpu_test::to_float(dx_dev.download()), rounded<T>(dx_cpu), dx_rel, 1e-4))
+    EXPECT_TRUE(all_near(gpu_test::to_float(dx_dev.download()), rounded<T>(dx_cpu), dx_rel, 1e-4))
         << "dx";
     // Parameter grads are fp32 sums over rows in atomic (unordered) order.
     EXPECT_TRUE(all_near(dw_dev.download(), dweight_cpu, 1e-4, 1e-4)) << "dweight";

@@ -1,12 +1,13 @@
 // CUDA SGD and Adam/AdamW steps (f32 and bf16 gradients) against the CPU loop over the same
 // optim::math functions on the same shards, at sizes 0, 1, 22 and 2^20 + 3. Skips without a
 // GPU.
+#include "optim/cuda/optimizer_cuda.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
 
-#include "optim/cuda/optimizer_cuda.h"
 #include "optim/math/optimizer_math.h"
 #include "tests/gpu/gpu_test_util.h"
 
@@ -36,8 +37,8 @@ TYPED_TEST(OptimizerCuda, SgdStepsMatchCpuLoop) {
   ZT_SKIP_WITHOUT_GPU();
   using G = TypeParam;
   constexpr float kLr = 0.05f;
-  for (const SgdCase c : {SgdCase{0.0f, 0.0f, false}, SgdCase{0.9f, 0.01f, false},
-                          SgdCase{0.9f, 0.01f, true}}) {
+  for (const SgdCase c :
+       {SgdCase{0.0f, 0.0f, false}, SgdCase{0.9f, 0.01f, false}, SgdCase{0.9f, 0.01f, true}}) {
     for (const std::int64_t n : kSizes) {
       SCOPED_TRACE("n " + std::to_string(n) + " momentum " + std::to_string(c.momentum) +
                    (c.nesterov ? " nesterov" : ""));
@@ -83,7 +84,8 @@ TYPED_TEST(OptimizerCuda, AdamAndAdamWStepsMatchCpuLoop) {
                                       1.0f - std::pow(0.999f, static_cast<float>(step)),
                                       decoupled};
         const std::vector<float> grads = gpu_test::inputs<G>(count, 102 + step, 0.1f);
-        for (std::size_t i = 0; i < count; ++i) math::adam_update(params[i], grads[i], m[i], v[i], s);
+        for (std::size_t i = 0; i < count; ++i)
+          math::adam_update(params[i], grads[i], m[i], v[i], s);
         DeviceBuffer<G> g_dev(gpu_test::to_storage<G>(grads));
         cuda::adam_step(p_dev.get(), g_dev.get(), m_dev.get(), v_dev.get(), n, s, nullptr);
         ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);

@@ -33,8 +33,7 @@ void store_from_f32(const float* src, const Tensor& dst, std::int64_t offset, st
 
 Tensor to_f32_scratch(const Tensor& tensor, MemoryTracker& tracker) {
   if (tensor.dtype() == DType::kF32) return tensor;
-  Tensor scratch =
-      Tensor::zeros(tensor.shape(), DType::kF32, tracker, MemoryCategory::kWorkspace);
+  Tensor scratch = Tensor::zeros(tensor.shape(), DType::kF32, tracker, MemoryCategory::kWorkspace);
   load_f32(tensor, 0, tensor.numel(), scratch.data_as<float>());
   return scratch;
 }

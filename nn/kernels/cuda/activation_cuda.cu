@@ -77,10 +77,10 @@ void gelu_backward(const T* x, const T* dy, T* dx, std::int64_t n, void* stream)
   launch_backward<T, GeluBackward>("gelu_backward_kernel", x, dy, dx, n, stream);
 }
 
-#define ZT_INSTANTIATE(T)                                                                 \
-  template void relu_forward<T>(const T*, T*, std::int64_t, void*);                       \
-  template void relu_backward<T>(const T*, const T*, T*, std::int64_t, void*);            \
-  template void gelu_forward<T>(const T*, T*, std::int64_t, void*);                       \
+#define ZT_INSTANTIATE(T)                                                      \
+  template void relu_forward<T>(const T*, T*, std::int64_t, void*);            \
+  template void relu_backward<T>(const T*, const T*, T*, std::int64_t, void*); \
+  template void gelu_forward<T>(const T*, T*, std::int64_t, void*);            \
   template void gelu_backward<T>(const T*, const T*, T*, std::int64_t, void*);
 ZT_INSTANTIATE(float)
 ZT_INSTANTIATE(BF16)

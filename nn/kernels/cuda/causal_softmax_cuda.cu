@@ -13,8 +13,7 @@ namespace {
 using detail::kWarpSize;
 
 template <typename T>
-__global__ void causal_softmax_forward_kernel(T* scores, std::int64_t rows,
-                                              std::int64_t seq_len) {
+__global__ void causal_softmax_forward_kernel(T* scores, std::int64_t rows, std::int64_t seq_len) {
   const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
   const std::int64_t warps = detail::grid_threads() / kWarpSize;
   for (std::int64_t r = detail::global_thread() / kWarpSize; r < rows; r += warps) {
@@ -55,8 +54,8 @@ __global__ void causal_softmax_backward_kernel(const T* p, T* dp, std::int64_t r
     dot = detail::warp_sum(dot);
     for (std::int64_t j = lane; j < seq_len; j += kWarpSize) {
       dp_row[j] = T(math::causal_visible(j, t)
-                        ? math::causal_softmax_backward_element(
-                              static_cast<float>(p_row[j]), static_cast<float>(dp_row[j]), dot)
+                        ? math::causal_softmax_backward_element(static_cast<float>(p_row[j]),
+                                                                static_cast<float>(dp_row[j]), dot)
                         : 0.0f);
     }
   }
@@ -91,7 +90,6 @@ template void causal_softmax_forward<float>(float*, std::int64_t, std::int64_t, 
 template void causal_softmax_forward<BF16>(BF16*, std::int64_t, std::int64_t, void*);
 template void causal_softmax_backward<float>(const float*, float*, std::int64_t, std::int64_t,
                                              void*);
-template void causal_softmax_backward<BF16>(const BF16*, BF16*, std::int64_t, std::int64_t,
-                                            void*);
+template void causal_softmax_backward<BF16>(const BF16*, BF16*, std::int64_t, std::int64_t, void*);
 
 }  // namespace zt::nn::cuda

@@ -77,12 +77,11 @@ void embedding_backward(const std::int32_t* ids, const T* dout, std::int64_t tok
   detail::check_launch("embedding_backward_kernel", shape_of(tokens, channels));
 }
 
-#define ZT_INSTANTIATE(T)                                                                    \
-  template void embedding_forward<T>(const std::int32_t*, const T*, const T*, std::int64_t,  \
-                                     std::int64_t, std::int64_t, std::int64_t, T*, void*);   \
-  template void embedding_backward<T>(const std::int32_t*, const T*, std::int64_t,           \
-                                      std::int64_t, std::int64_t, std::int64_t, float*,      \
-                                      float*, void*);
+#define ZT_INSTANTIATE(T)                                                                        \
+  template void embedding_forward<T>(const std::int32_t*, const T*, const T*, std::int64_t,      \
+                                     std::int64_t, std::int64_t, std::int64_t, T*, void*);       \
+  template void embedding_backward<T>(const std::int32_t*, const T*, std::int64_t, std::int64_t, \
+                                      std::int64_t, std::int64_t, float*, float*, void*);
 ZT_INSTANTIATE(float)
 ZT_INSTANTIATE(BF16)
 #undef ZT_INSTANTIATE

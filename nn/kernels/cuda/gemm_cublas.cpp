@@ -71,9 +71,9 @@ void CublasHandle::set_stream(void* stream) {
 }
 
 template <typename In, typename Out>
-void gemm(CublasHandle& handle, bool transpose_a, bool transpose_b, std::int64_t m,
-          std::int64_t n, std::int64_t k, float alpha, const In* a, std::int64_t lda,
-          const In* b, std::int64_t ldb, float beta, Out* c, std::int64_t ldc) {
+void gemm(CublasHandle& handle, bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n,
+          std::int64_t k, float alpha, const In* a, std::int64_t lda, const In* b, std::int64_t ldb,
+          float beta, Out* c, std::int64_t ldc) {
   if (m == 0 || n == 0) return;
   // Row strides must cover the stored rows: A is (m, k) or, transposed, (k, m).
   ZT_CHECK(lda >= (transpose_a ? m : k) && ldb >= (transpose_b ? k : n) && ldc >= n,
@@ -82,20 +82,19 @@ void gemm(CublasHandle& handle, bool transpose_a, bool transpose_b, std::int64_t
                               std::to_string(k) + ")" + (transpose_a ? " A^T" : "") +
                               (transpose_b ? " B^T" : "");
   // See Note [Row-major on cuBLAS]: B comes first, and n before m.
-  ZT_CUBLAS_CHECK(
-      cublasGemmEx(as_cublas(handle.native()), transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N,
-                   transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, checked_int(n, "n"),
-                   checked_int(m, "m"), checked_int(k, "k"), &alpha, b, cuda_type<In>(),
-                   checked_int(ldb, "ldb"), a, cuda_type<In>(), checked_int(lda, "lda"), &beta, c,
-                   cuda_type<Out>(), checked_int(ldc, "ldc"), CUBLAS_COMPUTE_32F,
-                   CUBLAS_GEMM_DEFAULT),
-      context);
+  ZT_CUBLAS_CHECK(cublasGemmEx(as_cublas(handle.native()), transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                               transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, checked_int(n, "n"),
+                               checked_int(m, "m"), checked_int(k, "k"), &alpha, b, cuda_type<In>(),
+                               checked_int(ldb, "ldb"), a, cuda_type<In>(), checked_int(lda, "lda"),
+                               &beta, c, cuda_type<Out>(), checked_int(ldc, "ldc"),
+                               CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                  context);
 }
 
-#define ZT_INSTANTIATE(In, Out)                                                             \
-  template void gemm<In, Out>(CublasHandle&, bool, bool, std::int64_t, std::int64_t,        \
-                              std::int64_t, float, const In*, std::int64_t, const In*,      \
-                              std::int64_t, float, Out*, std::int64_t);
+#define ZT_INSTANTIATE(In, Out)                                                                    \
+  template void gemm<In, Out>(CublasHandle&, bool, bool, std::int64_t, std::int64_t, std::int64_t, \
+                              float, const In*, std::int64_t, const In*, std::int64_t, float,      \
+                              Out*, std::int64_t);
 ZT_INSTANTIATE(float, float)
 ZT_INSTANTIATE(BF16, float)
 ZT_INSTANTIATE(BF16, BF16)

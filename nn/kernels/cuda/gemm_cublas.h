@@ -35,8 +35,8 @@ class CublasHandle {
 // stream. Instantiated for (In, Out) = (float, float), (BF16, float) and (BF16, BF16).
 // m or n == 0 does nothing; dimensions and strides must fit in int (checked).
 template <typename In, typename Out>
-void gemm(CublasHandle& handle, bool transpose_a, bool transpose_b, std::int64_t m,
-          std::int64_t n, std::int64_t k, float alpha, const In* a, std::int64_t lda,
-          const In* b, std::int64_t ldb, float beta, Out* c, std::int64_t ldc);
+void gemm(CublasHandle& handle, bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n,
+          std::int64_t k, float alpha, const In* a, std::int64_t lda, const In* b, std::int64_t ldb,
+          float beta, Out* c, std::int64_t ldc);
 
 }  // namespace zt::nn::cuda

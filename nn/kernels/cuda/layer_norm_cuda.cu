@@ -22,14 +22,12 @@ constexpr std::int64_t kMaxBackwardBlocks = 1056;
 
 __device__ __forceinline__ int lane_id() { return static_cast<int>(threadIdx.x) % kWarpSize; }
 __device__ __forceinline__ std::int64_t warp_id() { return detail::global_thread() / kWarpSize; }
-__device__ __forceinline__ std::int64_t warp_count() {
-  return detail::grid_threads() / kWarpSize;
-}
+__device__ __forceinline__ std::int64_t warp_count() { return detail::grid_threads() / kWarpSize; }
 
 template <typename T>
 __global__ void layer_norm_forward_kernel(const T* x, const T* weight, const T* bias,
-                                          std::int64_t rows, std::int64_t channels, float eps,
-                                          T* y, float* mean_out, float* rstd_out) {
+                                          std::int64_t rows, std::int64_t channels, float eps, T* y,
+                                          float* mean_out, float* rstd_out) {
   const int lane = lane_id();
   for (std::int64_t row = warp_id(); row < rows; row += warp_count()) {
     const T* x_row = x + row * channels;
@@ -45,9 +43,9 @@ __global__ void layer_norm_forward_kernel(const T* x, const T* weight, const T* 
     }
     const float rstd = math::layer_norm_rstd(detail::warp_sum(sq_dev_sum), channels, eps);
     for (std::int64_t c = lane; c < channels; c += kWarpSize) {
-      y_row[c] = T(math::layer_norm_output(static_cast<float>(x_row[c]), mean, rstd,
-                                           static_cast<float>(weight[c]),
-                                           static_cast<float>(bias[c])));
+      y_row[c] =
+          T(math::layer_norm_output(static_cast<float>(x_row[c]), mean, rstd,
+                                    static_cast<float>(weight[c]), static_cast<float>(bias[c])));
     }
     if (lane == 0) {
       mean_out[row] = mean;
@@ -58,9 +56,9 @@ __global__ void layer_norm_forward_kernel(const T* x, const T* weight, const T* 
 
 template <typename T>
 __global__ void layer_norm_backward_kernel(const T* dy, const T* x, const T* weight,
-                                           const float* mean, const float* rstd,
-                                           std::int64_t rows, std::int64_t channels, T* dx,
-                                           float* dweight, float* dbias, bool use_shared) {
+                                           const float* mean, const float* rstd, std::int64_t rows,
+                                           std::int64_t channels, T* dx, float* dweight,
+                                           float* dbias, bool use_shared) {
   extern __shared__ float partial[];  // dweight (C), dbias (C) of this block's rows
   float* acc_weight = use_shared ? partial : dweight;
   float* acc_bias = use_shared ? partial + channels : dbias;
@@ -79,7 +77,8 @@ __global__ void layer_norm_backward_kernel(const T* dy, const T* x, const T* wei
     float gn_sum = 0.0f;
     for (std::int64_t c = lane; c < channels; c += kWarpSize) {
       const float n = math::layer_norm_normalize(static_cast<float>(x_row[c]), row_mean, row_rstd);
-      const float g = math::layer_norm_g(static_cast<float>(dy_row[c]), static_cast<float>(weight[c]));
+      const float g =
+          math::layer_norm_g(static_cast<float>(dy_row[c]), static_cast<float>(weight[c]));
       g_sum += g;
       gn_sum += g * n;
     }
@@ -129,20 +128,19 @@ void layer_norm_backward(const T* dy, const T* x, const T* weight, const float* 
   const bool use_shared = channels <= kMaxSharedChannels;
   const std::size_t shared_bytes = use_shared ? 2 * sizeof(float) * channels : 0;
   const int blocks = detail::blocks_for(rows, detail::kWarpsPerBlock);
-  layer_norm_backward_kernel<<<blocks < kMaxBackwardBlocks ? blocks : kMaxBackwardBlocks,
-                               detail::kThreadsPerBlock, shared_bytes,
-                               detail::as_stream(stream)>>>(dy, x, weight, mean, rstd, rows,
-                                                            channels, dx, dweight, dbias,
-                                                            use_shared);
+  layer_norm_backward_kernel < <<blocks<kMaxBackwardBlocks ? blocks : kMaxBackwardBlocks,
+                                        detail::kThreadsPerBlock, shared_bytes,
+                                        detail::as_stream(stream)>>>(dy, x, weight, mean, rstd,
+                                                                     rows, channels, dx, dweight,
+                                                                     dbias, use_shared);
   detail::check_launch("layer_norm_backward_kernel", shape_of(rows, channels));
 }
 
-#define ZT_INSTANTIATE(T)                                                                   \
-  template void layer_norm_forward<T>(const T*, const T*, const T*, std::int64_t,           \
-                                      std::int64_t, float, T*, float*, float*, void*);      \
-  template void layer_norm_backward<T>(const T*, const T*, const T*, const float*,          \
-                                       const float*, std::int64_t, std::int64_t, T*, float*, \
-                                       float*, void*);
+#define ZT_INSTANTIATE(T)                                                                        \
+  template void layer_norm_forward<T>(const T*, const T*, const T*, std::int64_t, std::int64_t,  \
+                                      float, T*, float*, float*, void*);                         \
+  template void layer_norm_backward<T>(const T*, const T*, const T*, const float*, const float*, \
+                                       std::int64_t, std::int64_t, T*, float*, float*, void*);
 ZT_INSTANTIATE(float)
 ZT_INSTANTIATE(BF16)
 #undef ZT_INSTANTIATE

@@ -36,7 +36,6 @@ ZT_HOST_DEVICE void causal_softmax_backward_row(const float* p, float* dp, std::
   for (std::int64_t j = t + 1; j < seq_len; ++j) dp[j] = 0.0f;
 }
 
-
 // The pieces of the two row functions above, for kernels that split a row across threads
 // (the max, the sum of exps and the dot product are reductions done by the caller):
 // forward p[j] = causal_softmax_exp(s[j], max) / Σ;  backward ds[j] = p[j] (dp[j] - dot).

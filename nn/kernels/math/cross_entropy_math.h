@@ -28,7 +28,6 @@ ZT_HOST_DEVICE float softmax_cross_entropy_row(const float* z, std::int64_t clas
   return loss;
 }
 
-
 // The pieces of the row function above, for kernels that split a row across threads (the
 // max and Σ exp(z - max) are reductions done by the caller).
 ZT_HOST_DEVICE float cross_entropy_exp(float z, float max_z) { return expf(z - max_z); }

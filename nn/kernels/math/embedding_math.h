@@ -22,7 +22,6 @@ ZT_HOST_DEVICE void embedding_backward_row(const float* dout, std::int64_t chann
   }
 }
 
-
 // One channel of the forward above, for kernels that give each thread one element.
 ZT_HOST_DEVICE float embedding_forward_element(float wte, float wpe) { return wte + wpe; }
 

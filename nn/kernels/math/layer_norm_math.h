@@ -57,7 +57,6 @@ ZT_HOST_DEVICE void layer_norm_backward_row(const float* dy, const float* x, con
   }
 }
 
-
 // The pieces of the two row functions above, for kernels that split a row across threads:
 // the row sums (Σ x, Σ (x - mean)^2, Σ g, Σ g n) are reductions done by the caller, the
 // arithmetic around them is here.

@@ -28,7 +28,9 @@ void expect_second_pass_adds_in_f32(Module& module, const Shape& input_shape,
   second.ids = ids;
   const auto g1 = testing::run_in_dtype(module, dtype, first).grads;
   const auto g2 = testing::run_in_dtype(module, dtype, second).grads;
-  const auto both = testing::run_in_dtype(module, dtype, std::vector<testing::PrecisionCase>{first, second}).grads;
+  const auto both =
+      testing::run_in_dtype(module, dtype, std::vector<testing::PrecisionCase>{first, second})
+          .grads;
   for (std::size_t p = 0; p < g1.size(); ++p) {
     std::vector<float> sum(g1[p].size());
     for (std::size_t i = 0; i < sum.size(); ++i) sum[i] = g1[p][i] + g2[p][i];
@@ -109,7 +111,8 @@ TEST(MixedPrecisionContract, WorkspaceScratchIsTrackedAndFreedAfterEachCall) {
   linear.backward(params, grads, y, ctx);
   EXPECT_EQ(tracker.current_bytes(MemoryCategory::kWorkspace), 0);
   // dy (8, 32), x (8, 64), W (32, 64) and dx (8, 64).
-  EXPECT_EQ(tracker.peak_bytes(MemoryCategory::kWorkspace), 4 * (8 * 32 + 8 * 64 + 32 * 64 + 8 * 64));
+  EXPECT_EQ(tracker.peak_bytes(MemoryCategory::kWorkspace),
+            4 * (8 * 32 + 8 * 64 + 32 * 64 + 8 * 64));
 }
 
 }  // namespace

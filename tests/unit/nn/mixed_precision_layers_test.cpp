@@ -140,12 +140,12 @@ TEST_P(MixedPrecision, SequentialStaysWithinItsRoundedStages) {
   const auto ref = run_in_dtype(seq, DType::kF32, c);
   const auto low = run_in_dtype(seq, dtype, c);
   const double u = testing::unit_roundoff(dtype);
-  expect_normwise_close(low.output, ref.output, 2 * 2 * u, "y");       // h, y
+  expect_normwise_close(low.output, ref.output, 2 * 2 * u, "y");           // h, y
   expect_normwise_close(low.grad_input, ref.grad_input, 2 * 2 * u, "dx");  // dh, dx
-  expect_normwise_close(low.grads[0], ref.grads[0], 2 * 1 * u, "a.dW");  // dh
+  expect_normwise_close(low.grads[0], ref.grads[0], 2 * 1 * u, "a.dW");    // dh
   expect_normwise_close(low.grads[1], ref.grads[1], 2 * 1 * u, "a.db");
   expect_normwise_close(low.grads[2], ref.grads[2], 2 * 1 * u, "b.dW");  // h
-  expect_bitwise_equal(low.grads[3], ref.grads[3], "b.db");  // only dy, unrounded
+  expect_bitwise_equal(low.grads[3], ref.grads[3], "b.db");              // only dy, unrounded
 }
 
 // Rounded stages on the longest path (Note [Composite bounds]): forward qkv, y, out (3);
@@ -166,8 +166,8 @@ TEST_P(MixedPrecision, CausalSelfAttentionStaysWithinItsRoundedStages) {
   expect_bitwise_equal(low.grads[3], ref.grads[3], "proj.bias");  // only dy, unrounded
 }
 
-INSTANTIATE_TEST_SUITE_P(LowPrecision, MixedPrecision,
-                         ::testing::Values(DType::kBF16, DType::kF16), testing::dtype_test_name);
+INSTANTIATE_TEST_SUITE_P(LowPrecision, MixedPrecision, ::testing::Values(DType::kBF16, DType::kF16),
+                         testing::dtype_test_name);
 
 }  // namespace
 }  // namespace zt::nn

@@ -18,11 +18,11 @@ struct LossInputs {
 };
 
 LossResult run_loss(const LossInputs& in, DType dtype, float grad_scale, MemoryTracker& tracker) {
-  const Tensor logits = testing::make_tensor(in.logits, in.shape, dtype, tracker,
-                                             MemoryCategory::kActivations);
+  const Tensor logits =
+      testing::make_tensor(in.logits, in.shape, dtype, tracker, MemoryCategory::kActivations);
   std::vector<std::int32_t> targets = in.targets;
-  const Tensor t = Tensor::wrap(targets.data(), Shape{in.shape.numel() / in.shape[in.shape.rank() - 1]},
-                                DType::kI32);
+  const Tensor t = Tensor::wrap(
+      targets.data(), Shape{in.shape.numel() / in.shape[in.shape.rank() - 1]}, DType::kI32);
   return softmax_cross_entropy(logits, t, grad_scale, tracker);
 }
 

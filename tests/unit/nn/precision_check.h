@@ -21,7 +21,9 @@ namespace zt::nn::testing {
 inline double unit_roundoff(DType dtype) {
   return dtype == DType::kBF16 ? std::ldexp(1.0, -8) : std::ldexp(1.0, -11);
 }
-inline double denormal_error(DType dtype) { return dtype == DType::kF16 ? std::ldexp(1.0, -25) : 0.0; }
+inline double denormal_error(DType dtype) {
+  return dtype == DType::kF16 ? std::ldexp(1.0, -25) : 0.0;
+}
 
 // Names a test instantiated over dtypes by the dtype ("bf16", "f16").
 inline std::string dtype_test_name(const ::testing::TestParamInfo<DType>& param_info) {
@@ -64,7 +66,7 @@ struct PrecisionCase {
   std::vector<std::vector<float>> params;  // in parameter_specs() order
   std::vector<float> input;                // ignored when ids is defined
   Shape input_shape;
-  Tensor ids;                              // i32 token ids for Embedding, else undefined
+  Tensor ids;  // i32 token ids for Embedding, else undefined
   std::vector<float> grad_output;
 };
 
@@ -83,9 +85,9 @@ inline PrecisionCase random_case(const Module& module, const Shape& input_shape,
 
 // What one forward + backward in one dtype produced, widened to f32.
 struct PrecisionRun {
-  std::vector<float> output;                 // of the last pass
-  std::vector<float> grad_input;             // of the last pass; empty for Embedding
-  std::vector<std::vector<float>> grads;     // the f32 gradients after every pass
+  std::vector<float> output;              // of the last pass
+  std::vector<float> grad_input;          // of the last pass; empty for Embedding
+  std::vector<std::vector<float>> grads;  // the f32 gradients after every pass
   std::int64_t workspace_peak_bytes = 0;
 };
 
@@ -103,8 +105,8 @@ inline PrecisionRun run_in_dtype(Module& module, DType dtype,
   for (const PrecisionCase& c : passes) {
     std::vector<Tensor> params;
     for (std::size_t p = 0; p < grads.size(); ++p) {
-      params.push_back(make_tensor(c.params[p], grads[p].shape(), dtype, tracker,
-                                   MemoryCategory::kParameters));
+      params.push_back(
+          make_tensor(c.params[p], grads[p].shape(), dtype, tracker, MemoryCategory::kParameters));
     }
     const Tensor input = c.ids.defined() ? c.ids
                                          : make_tensor(c.input, c.input_shape, dtype, tracker,
@@ -169,10 +171,9 @@ inline void expect_normwise_close(const std::vector<float>& low, const std::vect
     max_ref = std::max(max_ref, std::fabs(double{ref[i]}));
     max_error = std::max(max_error, std::fabs(double{low[i]} - ref[i]));
   }
-  printf("NORM %s rel %.3g tol %.3g ratio %.2f\n", what.c_str(), max_error / max_ref, tolerance, max_error/max_ref/tolerance);
   EXPECT_LE(max_error, tolerance * max_ref)
-      << what << ": max error " << max_error << " over max |f32| " << max_ref
-      << " = " << max_error / max_ref << " relative";
+      << what << ": max error " << max_error << " over max |f32| " << max_ref << " = "
+      << max_error / max_ref << " relative";
 }
 
 // The same bits: the low-precision path fed f32 arithmetic exactly the f32 path's numbers.
