@@ -176,16 +176,21 @@ void add_train_optimizer(std::vector<SectionSpec>& schema) {
   auto train = section(schema, "train", &Config::train, "Length of the run and batch sizes.");
   train.integer("steps", &TrainConfig::steps, 200, Range::at_least(1), "steps",
                 "Optimizer steps to run.", {"max_steps", "num_steps", "train_steps"});
-  train.integer("micro_batch_size", &TrainConfig::micro_batch_size, 32, Range::at_least(1),
-                "samples", "Samples per rank per micro-batch.",
+  train.integer("micro_batch_size", &TrainConfig::micro_batch_size, 0, Range::at_least(0),
+                "samples",
+                "Samples per rank per micro-batch; 0 infers it from global_batch_size (or "
+                "uses 32 when that is 0 too).",
                 {"batch_size", "train_micro_batch_size_per_gpu"});
-  train.integer("grad_accum_steps", &TrainConfig::grad_accum_steps, 1, Range::at_least(1),
-                "micro-batches", "Micro-batches accumulated per optimizer step.",
+  train.integer("grad_accum_steps", &TrainConfig::grad_accum_steps, 0, Range::at_least(0),
+                "micro-batches",
+                "Micro-batches accumulated per optimizer step; 0 infers it from "
+                "global_batch_size and micro_batch_size (or uses 1).",
                 {"gradient_accumulation_steps"});
   train.integer("global_batch_size", &TrainConfig::global_batch_size, 0, Range::at_least(0),
                 "samples",
-                "Samples per optimizer step over all ranks; must equal micro_batch_size x "
-                "grad_accum_steps x world size; 0 infers it.",
+                "Samples per optimizer step over all ranks = micro_batch_size x "
+                "grad_accum_steps x world size; any two of the three determine the third; 0 "
+                "infers it.",
                 {"train_batch_size"});
 
   auto optimizer = section(schema, "optimizer", &Config::optimizer, "The update rule.");

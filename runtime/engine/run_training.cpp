@@ -75,8 +75,10 @@ int run_training(const Config& config) {
                 trainer.model().name().c_str(),
                 static_cast<long long>(trainer.model().parameter_count()), world_size,
                 world_size == 1 ? "" : "s", static_cast<long long>(config.zero.stage),
-                static_cast<long long>(config.train.micro_batch_size *
-                                       config.train.grad_accum_steps * world_size));
+                static_cast<long long>(trainer.batch_sizes().global_batch_size));
+    if (!trainer.batch_sizes().inferred.empty()) {
+      std::printf("zerotrain: inferred %s\n", trainer.batch_sizes().inferred.c_str());
+    }
     if (config.model.type == ModelType::kGpt && config.data.path.empty()) {
       const data::MarkovCorpus corpus(static_cast<std::uint64_t>(config.run.seed),
                                       static_cast<std::int32_t>(config.model.vocab_size),

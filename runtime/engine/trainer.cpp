@@ -41,12 +41,27 @@ void check_supported(const Config& config, int world_size) {
                       ": precision.dtype: mixed precision (bf16, fp16) is not implemented in "
                       "this version yet; use precision.dtype = \"fp32\"");
   }
-  (void)resolve_global_batch_size(config, world_size);
+  (void)resolve_batch_sizes(config, world_size);
 }
+
+namespace {
+
+// The config with the batch sizes resolved, so everything downstream reads final values.
+Config with_resolved_batch_sizes(const Config& config, int world_size) {
+  Config resolved = config;
+  const BatchSizes sizes = resolve_batch_sizes(config, world_size);
+  resolved.train.micro_batch_size = sizes.micro_batch_size;
+  resolved.train.grad_accum_steps = sizes.grad_accum_steps;
+  resolved.train.global_batch_size = sizes.global_batch_size;
+  return resolved;
+}
+
+}  // namespace
 
 Trainer::Trainer(const Config& config, comm::Communicator& comm, MemoryTracker& tracker,
                  TrainerOptions options)
-    : config_(config),
+    : config_(with_resolved_batch_sizes(config, comm.world_size())),
+      batch_sizes_(resolve_batch_sizes(config, comm.world_size())),
       comm_(comm),
       tracker_(tracker),
       options_(options),
@@ -71,7 +86,7 @@ TrainResult Trainer::run() {
   std::optional<ProgressLine> progress;
   if (leader && options_.show_progress) progress.emplace(config_.train.steps, config_.run.log_every);
   const auto fault = fault_plan_from_env();
-  const std::int64_t global_batch = resolve_global_batch_size(config_, comm_.world_size());
+  const std::int64_t global_batch = config_.train.global_batch_size;
 
   TrainResult result;
   comm::CommCounters counters_before = strategy_->comm_counters();

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "comm/communicator.h"
+#include "core/config/batch_size.h"
 #include "core/config/config.h"
 #include "core/memory_tracker.h"
 #include "data/batch.h"
@@ -40,13 +41,16 @@ class Trainer {
   TrainResult run();
   zero::ZeroStrategy& strategy() { return *strategy_; }
   const nn::Model& model() const { return model_; }
+  // The resolved batch sizes and what was inferred (for the run log).
+  const BatchSizes& batch_sizes() const { return batch_sizes_; }
 
  private:
   double train_step(std::int64_t step);  // returns the local loss sum of the step
   double micro_batch(std::int64_t step, std::int64_t micro);
   double global_mean_loss(double local_loss_sum, std::int64_t local_rows);
 
-  const Config config_;
+  const Config config_;  // as given, with the batch sizes resolved
+  const BatchSizes batch_sizes_;
   comm::Communicator& comm_;
   MemoryTracker& tracker_;
   TrainerOptions options_;

@@ -18,7 +18,7 @@ using detail::kWarpSize;
 constexpr std::int64_t kMaxSharedChannels = 6144;
 // Enough resident blocks to fill an H100/H200 (132 SMs x 8 blocks of 256 threads); more
 // blocks would only add shared-memory flushes in backward.
-constexpr std::int64_t kMaxBackwardBlocks = 1056;
+constexpr int kMaxBackwardBlocks = 1056;
 
 __device__ __forceinline__ int lane_id() { return static_cast<int>(threadIdx.x) % kWarpSize; }
 __device__ __forceinline__ std::int64_t warp_id() { return detail::global_thread() / kWarpSize; }
@@ -127,12 +127,11 @@ void layer_norm_backward(const T* dy, const T* x, const T* weight, const float* 
   if (rows == 0 || channels == 0) return;
   const bool use_shared = channels <= kMaxSharedChannels;
   const std::size_t shared_bytes = use_shared ? 2 * sizeof(float) * channels : 0;
-  const int blocks = detail::blocks_for(rows, detail::kWarpsPerBlock);
-  layer_norm_backward_kernel < <<blocks<kMaxBackwardBlocks ? blocks : kMaxBackwardBlocks,
-                                        detail::kThreadsPerBlock, shared_bytes,
-                                        detail::as_stream(stream)>>>(dy, x, weight, mean, rstd,
-                                                                     rows, channels, dx, dweight,
-                                                                     dbias, use_shared);
+  const int row_blocks = detail::blocks_for(rows, detail::kWarpsPerBlock);
+  const int blocks = row_blocks < kMaxBackwardBlocks ? row_blocks : kMaxBackwardBlocks;
+  layer_norm_backward_kernel<<<blocks, detail::kThreadsPerBlock, shared_bytes,
+                               detail::as_stream(stream)>>>(
+      dy, x, weight, mean, rstd, rows, channels, dx, dweight, dbias, use_shared);
   detail::check_launch("layer_norm_backward_kernel", shape_of(rows, channels));
 }
 

@@ -26,8 +26,8 @@ TEST(ConfigDefaults, MatchTheDocumentedValues) {
   EXPECT_EQ(c.model.num_classes, 10);
   EXPECT_EQ(c.data.path, "");
   EXPECT_EQ(c.train.steps, 200);
-  EXPECT_EQ(c.train.micro_batch_size, 32);
-  EXPECT_EQ(c.train.grad_accum_steps, 1);
+  EXPECT_EQ(c.train.micro_batch_size, 0);  // inferred at start (resolve_batch_sizes)
+  EXPECT_EQ(c.train.grad_accum_steps, 0);
   EXPECT_EQ(c.train.global_batch_size, 0);
   EXPECT_EQ(c.optimizer.type, OptimizerType::kAdamW);
   EXPECT_EQ(c.optimizer.lr, 1e-3);
