@@ -56,6 +56,10 @@ double DdpStrategy::finish_gradients() {
   return norm_squared;
 }
 
+void DdpStrategy::scale_gradients(float factor) {
+  for (float& g : grads_.span<float>()) g *= factor;
+}
+
 void DdpStrategy::optimizer_step(std::int64_t step, float lr) {
   optimizer_.step(params_.view(0, Shape{layout_.numel}).span<float>(),
                   grads_.view(0, Shape{layout_.numel}).span<float>(), state_spans_, step, lr);

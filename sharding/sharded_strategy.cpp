@@ -147,6 +147,10 @@ double ShardedStrategy::finish_gradients() {
   return norm_buffer_.data_as<float>()[0];
 }
 
+void ShardedStrategy::scale_gradients(float factor) {
+  for (float& g : grad_shard_.span<float>()) g *= factor;
+}
+
 void ShardedStrategy::optimizer_step(std::int64_t step, float lr) {
   optimizer_.step(master_shard_.span<float>(), grad_shard_.span<float>(), state_spans_, step, lr);
   if (stage_ == 3) {

@@ -28,6 +28,7 @@ class ShardedStrategy final : public ZeroStrategy {
   void before_backward(std::size_t block) override;
   void after_backward(std::size_t block, bool last_micro_batch) override;
   double finish_gradients() override;
+  void scale_gradients(float factor) override;
   void optimizer_step(std::int64_t step, float lr) override;
   void zero_gradients() override;
   std::vector<float> full_parameters() override;

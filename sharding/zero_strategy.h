@@ -34,6 +34,8 @@ class ZeroStrategy {
 
   // Waits for the step's gradient reductions; returns the global gradient norm squared.
   virtual double finish_gradients() = 0;
+  // Multiplies this rank's gradients (or gradient shard) by `factor` (clipping, unscaling).
+  virtual void scale_gradients(float factor) = 0;
   // Updates this rank's parameters (or shard) with the optimizer; `step` counts from 1.
   virtual void optimizer_step(std::int64_t step, float lr) = 0;
   virtual void zero_gradients() = 0;

@@ -65,6 +65,7 @@ struct OptimizerConfig {
   double beta2 = 0;         // Adam, AdamW
   double eps = 0;           // Adam, AdamW
   double weight_decay = 0;  // AdamW: decoupled; Adam and SGD: added to the gradient
+  double max_grad_norm = 0;  // clip the global gradient norm to this; 0 = no clipping
 
   friend bool operator==(const OptimizerConfig&, const OptimizerConfig&) = default;
 };

@@ -209,6 +209,10 @@ void add_train_optimizer(std::vector<SectionSpec>& schema) {
                  "Adam/AdamW: added to the denominator for numerical stability.", {"epsilon"});
   optimizer.real("weight_decay", &OptimizerConfig::weight_decay, 0.0, Range::at_least(0), "",
                  "AdamW: decoupled decay; Adam and SGD: L2 term added to the gradient.");
+  optimizer.real("max_grad_norm", &OptimizerConfig::max_grad_norm, 0.0, Range::at_least(0), "",
+                 "Clip the global gradient norm (over every rank's shard) to this value before "
+                 "the update; 0 = no clipping.",
+                 {"gradient_clipping", "grad_clip", "clip_grad_norm"});
 }
 
 void add_scheduler(std::vector<SectionSpec>& schema) {

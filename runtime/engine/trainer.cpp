@@ -95,6 +95,11 @@ TrainResult Trainer::run() {
     const auto start = std::chrono::steady_clock::now();
     const double local_loss = train_step(step);
     const double grad_norm = std::sqrt(strategy_->finish_gradients());
+    // Every rank holds the same all-reduced norm, so every rank clips by the same factor.
+    if (config_.optimizer.max_grad_norm > 0 && grad_norm > config_.optimizer.max_grad_norm) {
+      strategy_->scale_gradients(
+          static_cast<float>(config_.optimizer.max_grad_norm / (grad_norm + 1e-6)));
+    }
     const auto lr = static_cast<float>(
         optim::learning_rate(config_.scheduler, config_.optimizer.lr, step, config_.train.steps));
     tracker_.set_phase("optimizer step");

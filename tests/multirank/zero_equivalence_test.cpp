@@ -157,6 +157,22 @@ TEST(ZeroStage3, PersistentBlocksAndNoPrefetchGiveTheSameModel) {
       "stage 3, deep prefetch under a live cap");
 }
 
+TEST(ZeroClipping, ShardedClippingEqualsClippingOnOneRank) {
+  // A bound well below the gradient norm, so every step clips.
+  const std::vector<std::string> clip{"optimizer.max_grad_norm=0.05"};
+  const Outcome single = train(1, gpt_config(0, 1, 1, clip, "adamw"));
+  for (int stage : {0, 1, 2, 3}) {
+    const Outcome sharded = train(4, gpt_config(stage, 4, 1, clip, "adamw"));
+    for (std::size_t i = 0; i < single.losses.size(); ++i) {
+      EXPECT_NEAR(sharded.losses[i], single.losses[i], 1e-5 * single.losses[i])
+          << "stage " << stage << ", step " << i + 1;
+    }
+    EXPECT_TRUE(sharded.ranks_agree);
+  }
+  // And clipping changed the run: the same config without it trains differently.
+  EXPECT_NE(single.losses.back(), reference("adamw").losses.back());
+}
+
 TEST(ZeroStage3, CheckpointedBlocksRegatherForRecompute) {
   expect_matches_reference(
       train(2, gpt_config(3, 2, 1, {"activation_checkpointing.enabled=true"})),
