@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "sharding/compute_dtype.h"
 
 namespace zt::zero {
 namespace {
@@ -21,7 +22,12 @@ DdpStrategy::DdpStrategy(const StrategyInputs& inputs)
       layout_(make_flat_layout(inputs.model, inputs.comm.world_size())),
       buckets_(layout_.padded_numel, bucket_elements(inputs.config)) {
   const Shape flat{layout_.padded_numel};
-  params_ = Tensor::zeros(flat, DType::kF32, inputs.tracker, MemoryCategory::kParameters);
+  const DType dtype = compute_dtype(inputs.config);
+  params_ = Tensor::zeros(flat, dtype, inputs.tracker, MemoryCategory::kParameters);
+  // In fp32 the parameters are the master weights; otherwise a separate fp32 copy is.
+  master_ = dtype == DType::kF32
+                ? params_
+                : Tensor::zeros(flat, DType::kF32, inputs.tracker, MemoryCategory::kOptimizerStates);
   grads_ = Tensor::zeros(flat, DType::kF32, inputs.tracker, MemoryCategory::kGradients);
   for (int i = 0; i < optimizer_.states_per_element(); ++i) {
     states_.push_back(
@@ -29,7 +35,8 @@ DdpStrategy::DdpStrategy(const StrategyInputs& inputs)
     state_spans_.push_back(states_.back().view(0, Shape{layout_.numel}).span<float>());
   }
   // Every rank initializes the same values from the seed, so no broadcast is needed.
-  initialize_parameters(layout_, static_cast<std::uint64_t>(inputs.config.run.seed), params_);
+  initialize_parameters(layout_, static_cast<std::uint64_t>(inputs.config.run.seed), master_);
+  copy_master_to_compute(master_, params_);
   for (std::size_t b = 0; b < layout_.blocks.size(); ++b) {
     param_views_.push_back(block_views(layout_, b, params_));
     grad_views_.push_back(block_views(layout_, b, grads_));
@@ -61,8 +68,9 @@ void DdpStrategy::scale_gradients(float factor) {
 }
 
 void DdpStrategy::optimizer_step(std::int64_t step, float lr) {
-  optimizer_.step(params_.view(0, Shape{layout_.numel}).span<float>(),
+  optimizer_.step(master_.view(0, Shape{layout_.numel}).span<float>(),
                   grads_.view(0, Shape{layout_.numel}).span<float>(), state_spans_, step, lr);
+  copy_master_to_compute(master_, params_);
 }
 
 void DdpStrategy::zero_gradients() {
@@ -71,7 +79,7 @@ void DdpStrategy::zero_gradients() {
 }
 
 std::vector<float> DdpStrategy::full_parameters() {
-  return unpadded_parameters(layout_, params_.span<float>());
+  return unpadded_parameters(layout_, master_.span<float>());
 }
 
 }  // namespace zt::zero

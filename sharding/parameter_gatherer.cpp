@@ -6,8 +6,8 @@
 namespace zt::zero {
 namespace {
 
-std::int64_t block_bytes(const BlockSlots& block) {
-  return block.padded_numel * static_cast<std::int64_t>(sizeof(float));
+std::int64_t block_bytes(const BlockSlots& block, DType dtype) {
+  return block.padded_numel * static_cast<std::int64_t>(dtype_size(dtype));
 }
 
 }  // namespace
@@ -24,7 +24,7 @@ ParameterGatherer::ParameterGatherer(comm::Communicator& comm, const FlatLayout&
       gathered_(layout.blocks.size()) {}
 
 bool ParameterGatherer::persistent(std::size_t block) const {
-  return block_bytes(layout_.blocks.at(block)) <= config_.param_persistence_threshold_bytes;
+  return block_bytes(layout_.blocks.at(block), param_shard_.dtype()) <= config_.param_persistence_threshold_bytes;
 }
 
 void ParameterGatherer::start(std::size_t block) {
@@ -34,7 +34,7 @@ void ParameterGatherer::start(std::size_t block) {
   const MemoryCategory category =
       persistent(block) ? MemoryCategory::kParameters : MemoryCategory::kCommBuffers;
   Gathered gathered;
-  gathered.buffer = Tensor::zeros(Shape{slots.padded_numel}, DType::kF32, tracker_, category);
+  gathered.buffer = Tensor::zeros(Shape{slots.padded_numel}, param_shard_.dtype(), tracker_, category);
   for (const Segment& segment : plan_.segments(block)) {
     const std::int64_t slice = plan_.slice_numel(segment);
     gathered.works.push_back(comm_.all_gather(
@@ -42,13 +42,13 @@ void ParameterGatherer::start(std::size_t block) {
         gathered.buffer.view(segment.offset - slots.offset, Shape{segment.numel})));
   }
   gathered.views = block_local_views(layout_, block, gathered.buffer);
-  live_bytes_ += block_bytes(slots);
+  live_bytes_ += block_bytes(slots, param_shard_.dtype());
   gathered_[block] = std::move(gathered);
 }
 
 void ParameterGatherer::prefetch(std::size_t block) {
   if (block >= gathered_.size() || gathered_[block]) return;
-  if (live_bytes_ + block_bytes(layout_.blocks[block]) > config_.max_live_parameters_bytes) return;
+  if (live_bytes_ + block_bytes(layout_.blocks[block], param_shard_.dtype()) > config_.max_live_parameters_bytes) return;
   start(block);
 }
 
@@ -68,7 +68,7 @@ void ParameterGatherer::release(std::size_t block) {
   Gathered& gathered = *gathered_[block];
   // An in-flight gather still writes into the buffer: finish it before freeing.
   for (const auto& work : gathered.works) work->wait();
-  live_bytes_ -= block_bytes(layout_.blocks[block]);
+  live_bytes_ -= block_bytes(layout_.blocks[block], param_shard_.dtype());
   gathered_[block].reset();
 }
 
@@ -76,7 +76,7 @@ void ParameterGatherer::release_all() {
   for (std::size_t block = 0; block < gathered_.size(); ++block) {
     if (!gathered_[block]) continue;
     for (const auto& work : gathered_[block]->works) work->wait();
-    live_bytes_ -= block_bytes(layout_.blocks[block]);
+    live_bytes_ -= block_bytes(layout_.blocks[block], param_shard_.dtype());
     gathered_[block].reset();
   }
 }

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "sharding/compute_dtype.h"
 
 namespace zt::zero {
 namespace {
@@ -13,14 +14,16 @@ std::int64_t segment_elements(const Config& config) {
   return config.zero.reduce_bucket_size_bytes / static_cast<std::int64_t>(sizeof(float));
 }
 
-Tensor zeros(std::int64_t numel, MemoryTracker& tracker, MemoryCategory category) {
-  return Tensor::zeros(Shape{numel}, DType::kF32, tracker, category);
+Tensor zeros(std::int64_t numel, MemoryTracker& tracker, MemoryCategory category,
+             DType dtype = DType::kF32) {
+  return Tensor::zeros(Shape{numel}, dtype, tracker, category);
 }
 
 }  // namespace
 
 ShardedStrategy::ShardedStrategy(const StrategyInputs& inputs, int stage)
     : stage_(stage),
+      dtype_(compute_dtype(inputs.config)),
       comm_(inputs.comm),
       optimizer_(inputs.optimizer),
       tracker_(inputs.tracker),
@@ -33,9 +36,15 @@ ShardedStrategy::ShardedStrategy(const StrategyInputs& inputs, int stage)
       refresh_works_(layout_.blocks.size()) {
   ZT_CHECK(stage >= 1 && stage <= 3, "ShardedStrategy runs stages 1-3");
   const std::int64_t shard = plan_.shard_numel();
-  if (stage_ < 3) full_params_ = zeros(layout_.padded_numel, tracker_, MemoryCategory::kParameters);
+  if (stage_ < 3) {
+    full_params_ = zeros(layout_.padded_numel, tracker_, MemoryCategory::kParameters, dtype_);
+  }
   if (stage_ == 1) full_grads_ = zeros(layout_.padded_numel, tracker_, MemoryCategory::kGradients);
-  if (stage_ == 3) param_shard_ = zeros(shard, tracker_, MemoryCategory::kParameters);
+  if (stage_ == 3) param_shard_ = zeros(shard, tracker_, MemoryCategory::kParameters, dtype_);
+  if (stage_ < 3 && dtype_ != DType::kF32) {
+    // The compute-dtype image of the master shard that the all-gather after a step sends.
+    staging_shard_ = zeros(shard, tracker_, MemoryCategory::kCommBuffers, dtype_);
+  }
   grad_shard_ = zeros(shard, tracker_, MemoryCategory::kGradients);
   master_shard_ = zeros(shard, tracker_, MemoryCategory::kOptimizerStates);
   for (int i = 0; i < optimizer_.states_per_element(); ++i) {
@@ -62,7 +71,12 @@ ShardedStrategy::ShardedStrategy(const StrategyInputs& inputs, int stage)
 // Each rank fills only what it holds, from the same counter-based streams, so the values
 // equal the single-rank model's without any full copy on a stage-3 rank.
 void ShardedStrategy::initialize(std::uint64_t seed) {
-  if (stage_ < 3) initialize_parameters(layout_, seed, full_params_);
+  if (stage_ < 3 && dtype_ == DType::kF32) initialize_parameters(layout_, seed, full_params_);
+  if (stage_ < 3 && dtype_ != DType::kF32) {
+    Tensor full = zeros(layout_.padded_numel, tracker_, MemoryCategory::kWorkspace);
+    initialize_parameters(layout_, seed, full);
+    copy_master_to_compute(full, full_params_);
+  }
   float* master = master_shard_.data_as<float>();
   for (std::size_t b = 0; b < layout_.blocks.size(); ++b) {
     for (const Segment& segment : plan_.segments(b)) {
@@ -71,9 +85,7 @@ void ShardedStrategy::initialize(std::uint64_t seed) {
                                  {master + segment.shard_offset, static_cast<std::size_t>(slice)});
     }
   }
-  if (stage_ == 3) {
-    std::memcpy(param_shard_.data(), master_shard_.data(), master_shard_.nbytes());
-  }
+  if (stage_ == 3) copy_master_to_compute(master_shard_, param_shard_);
 }
 
 Tensor ShardedStrategy::block_region(const Tensor& flat, std::size_t block) const {
@@ -154,7 +166,7 @@ void ShardedStrategy::scale_gradients(float factor) {
 void ShardedStrategy::optimizer_step(std::int64_t step, float lr) {
   optimizer_.step(master_shard_.span<float>(), grad_shard_.span<float>(), state_spans_, step, lr);
   if (stage_ == 3) {
-    std::memcpy(param_shard_.data(), master_shard_.data(), master_shard_.nbytes());
+    copy_master_to_compute(master_shard_, param_shard_);
     gatherer_->release_all();  // persistent copies are stale now
     return;
   }
@@ -162,10 +174,15 @@ void ShardedStrategy::optimizer_step(std::int64_t step, float lr) {
 }
 
 void ShardedStrategy::refresh_full_parameters() {
+  // fp32 gathers the master shard itself; otherwise its compute-dtype image, so the wire
+  // carries 2 bytes per parameter like the compute copies it refreshes.
+  for (std::size_t b = 0; b < layout_.blocks.size(); ++b) wait_for_refresh(b);
+  const Tensor& source = dtype_ == DType::kF32 ? master_shard_ : staging_shard_;
+  copy_master_to_compute(master_shard_, source);
   for (std::size_t b = 0; b < layout_.blocks.size(); ++b) {
     for (const Segment& segment : plan_.segments(b)) {
       refresh_works_[b].push_back(comm_.all_gather(
-          master_shard_.view(segment.shard_offset, Shape{plan_.slice_numel(segment)}),
+          source.view(segment.shard_offset, Shape{plan_.slice_numel(segment)}),
           full_params_.view(segment.offset, Shape{segment.numel})));
     }
   }
@@ -182,16 +199,14 @@ void ShardedStrategy::zero_gradients() {
 }
 
 std::vector<float> ShardedStrategy::full_parameters() {
-  if (stage_ < 3) {
-    for (std::size_t b = 0; b < layout_.blocks.size(); ++b) wait_for_refresh(b);
-    return unpadded_parameters(layout_, full_params_.span<float>());
-  }
+  // Export the fp32 master weights: gather every rank's master shard.
+  for (std::size_t b = 0; b < layout_.blocks.size(); ++b) wait_for_refresh(b);
   Tensor full = zeros(layout_.padded_numel, tracker_, MemoryCategory::kWorkspace);
   std::vector<std::shared_ptr<comm::Work>> works;
   for (std::size_t b = 0; b < layout_.blocks.size(); ++b) {
     for (const Segment& segment : plan_.segments(b)) {
       works.push_back(comm_.all_gather(
-          param_shard_.view(segment.shard_offset, Shape{plan_.slice_numel(segment)}),
+          master_shard_.view(segment.shard_offset, Shape{plan_.slice_numel(segment)}),
           full.view(segment.offset, Shape{segment.numel})));
     }
   }

@@ -41,6 +41,7 @@ class ShardedStrategy final : public ZeroStrategy {
   Tensor block_region(const Tensor& flat, std::size_t block) const;
 
   const int stage_;
+  const DType dtype_;  // compute dtype of parameter copies
   comm::Communicator& comm_;
   const optim::Optimizer& optimizer_;
   MemoryTracker& tracker_;
@@ -48,11 +49,12 @@ class ShardedStrategy final : public ZeroStrategy {
   FlatLayout layout_;
   ShardPlan plan_;
 
-  Tensor full_params_;   // stages 1-2: (padded_numel) every parameter, replicated
+  Tensor full_params_;   // stages 1-2: (padded_numel) every parameter, compute dtype
   Tensor full_grads_;    // stage 1: (padded_numel) gradients accumulated over micro-batches
   Tensor param_shard_;   // stage 3: (shard_numel) this rank's parameters
   Tensor grad_shard_;    // (shard_numel) reduced gradients of this rank's slices
   Tensor master_shard_;  // (shard_numel) fp32 master weights the optimizer updates
+  Tensor staging_shard_;  // stages 1-2, not fp32: master shard in the compute dtype
   std::vector<Tensor> states_;  // optimizer states, each (shard_numel)
   std::vector<std::span<float>> state_spans_;
   Tensor norm_buffer_;   // (1) squared gradient norm, all-reduced

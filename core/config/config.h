@@ -80,6 +80,11 @@ struct SchedulerConfig {
 
 struct PrecisionConfig {
   PrecisionDType dtype = PrecisionDType::kFp32;
+  // fp16 dynamic loss scaling.
+  double initial_loss_scale = 0;
+  std::int64_t loss_scale_growth_interval = 0;
+  double loss_scale_backoff = 0;
+  double min_loss_scale = 0;
 
   friend bool operator==(const PrecisionConfig&, const PrecisionConfig&) = default;
 };

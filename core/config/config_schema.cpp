@@ -233,7 +233,20 @@ void add_scheduler(std::vector<SectionSpec>& schema) {
 void add_precision_zero_runtime(std::vector<SectionSpec>& schema) {
   auto precision = section(schema, "precision", &Config::precision, "Number formats.");
   precision.choice("dtype", &PrecisionConfig::dtype, kPrecisionDTypeNames, PrecisionDType::kFp32,
-                   "Compute dtype of parameters and activations; master weights stay fp32.");
+                   "Compute dtype of parameters and activations; master weights, gradient "
+                   "accumulation and optimizer states stay fp32.");
+  precision.real("initial_loss_scale", &PrecisionConfig::initial_loss_scale, 65536.0,
+                 Range::greater_than(0), "", "fp16: loss scale at the first step.",
+                 {"initial_scale_power", "loss_scale"});
+  precision.integer("loss_scale_growth_interval", &PrecisionConfig::loss_scale_growth_interval,
+                    1000, Range::at_least(1), "steps",
+                    "fp16: clean steps after which the loss scale doubles.",
+                    {"loss_scale_window"});
+  precision.real("loss_scale_backoff", &PrecisionConfig::loss_scale_backoff, 0.5,
+                 Range::greater_than(0).below(1), "",
+                 "fp16: factor applied to the loss scale after an overflow (the step is skipped).");
+  precision.real("min_loss_scale", &PrecisionConfig::min_loss_scale, 1.0, Range::greater_than(0),
+                 "", "fp16: an overflow at this scale stops the run with an error.");
 
   auto zero = section(schema, "zero", &Config::zero, "ZeRO partitioning and communication.");
   zero.integer("stage", &ZeroConfig::stage, 0, Range::between(0, 3), "",

@@ -48,12 +48,15 @@ FaultPlan parse_fault_plan(std::string_view text) {
     } else if (key == "signal") {
       plan.signal = value;
       has_action = true;
+    } else if (key == "overflow") {
+      plan.overflow = value != 0;
+      has_action = plan.overflow;
     } else {
       throw UsageError("ZEROTRAIN_FAULT: unknown key '" + std::string(key) +
-                       "' (known: rank, step, exit, signal)");
+                       "' (known: rank, step, exit, signal, overflow)");
     }
   }
-  if (!has_action) throw UsageError("ZEROTRAIN_FAULT: needs exit=N or signal=N");
+  if (!has_action) throw UsageError("ZEROTRAIN_FAULT: needs exit=N, signal=N or overflow=1");
   return plan;
 }
 
@@ -64,7 +67,7 @@ std::optional<FaultPlan> fault_plan_from_env() {
 }
 
 void maybe_inject_fault(const std::optional<FaultPlan>& plan, int rank, std::int64_t step) {
-  if (!plan || plan->rank != rank || plan->step != step) return;
+  if (!plan || plan->overflow || plan->rank != rank || plan->step != step) return;
   std::fprintf(stderr, "zerotrain: injected fault (ZEROTRAIN_FAULT) on rank %d at step %lld\n",
                rank, static_cast<long long>(step));
   std::fflush(stderr);

@@ -29,6 +29,8 @@ void MetricsLog::append(const StepMetrics& m) {
        << ", \"samples_per_s\": " << number(m.samples_per_s)
        << ", \"tokens_per_s\": " << number(m.tokens_per_s)
        << ", \"step_ms\": " << number(m.step_ms)
+       << ", \"loss_scale\": " << number(m.loss_scale)
+       << ", \"skipped\": " << (m.skipped ? "true" : "false")
        << ", \"all_reduce_bytes\": " << m.all_reduce_bytes
        << ", \"reduce_scatter_bytes\": " << m.reduce_scatter_bytes
        << ", \"all_gather_bytes\": " << m.all_gather_bytes << "}\n";

@@ -16,6 +16,7 @@
 #include "core/config/byte_size.h"
 #include "data/markov_corpus.h"
 #include "nn/kernels/cpu/gemm_cpu.h"
+#include "runtime/engine/fault_injection.h"
 #include "runtime/engine/trainer.h"
 #include "runtime/launch/rank_env.h"
 
@@ -69,7 +70,9 @@ int run_training(const Config& config) {
   std::unique_ptr<comm::Communicator> comm =
       comm::create_cpu_communicator(*store, rank, world_size, options);
 
-  Trainer trainer(config, *comm, tracker);
+  TrainerOptions trainer_options;
+  trainer_options.fault = fault_plan_from_env();
+  Trainer trainer(config, *comm, tracker, trainer_options);
   if (rank == 0) {
     std::printf("zerotrain: %s, %lld parameters, %d rank%s, zero.stage %lld, global batch %lld\n",
                 trainer.model().name().c_str(),

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "core/config/batch_size.h"
 #include "core/config/config_writer.h"
@@ -16,6 +17,7 @@
 #include "runtime/engine/fault_injection.h"
 #include "runtime/engine/model_factory.h"
 #include "runtime/engine/progress_line.h"
+#include "sharding/compute_dtype.h"
 
 namespace zt::engine {
 namespace {
@@ -35,11 +37,6 @@ void check_supported(const Config& config, int world_size) {
     throw ConfigError(config.source +
                       ": runtime.device = \"cuda\": this version trains on the CPU only; the "
                       "CUDA training path is not implemented yet (use runtime.device = \"cpu\")");
-  }
-  if (config.precision.dtype != PrecisionDType::kFp32) {
-    throw ConfigError(config.source +
-                      ": precision.dtype: mixed precision (bf16, fp16) is not implemented in "
-                      "this version yet; use precision.dtype = \"fp32\"");
   }
   (void)resolve_batch_sizes(config, world_size);
 }
@@ -72,6 +69,13 @@ Trainer::Trainer(const Config& config, comm::Communicator& comm, MemoryTracker& 
   strategy_ = zero::make_zero_strategy({model_, config_, comm_, tracker_, *optimizer_});
   pass_ = std::make_unique<BlockPass>(model_, *strategy_, tracker_, config_.activation_checkpointing);
   loss_buffer_ = Tensor::zeros(Shape{2}, DType::kF32, tracker_, MemoryCategory::kCommBuffers);
+  compute_dtype_ = zero::compute_dtype(config_);
+  if (config_.precision.dtype == PrecisionDType::kFp16) {
+    const PrecisionConfig& p = config_.precision;
+    loss_scaler_.emplace(optim::LossScalerOptions{p.initial_loss_scale,
+                                                  p.loss_scale_growth_interval, 2.0,
+                                                  p.loss_scale_backoff, p.min_loss_scale});
+  }
 }
 
 Trainer::~Trainer() = default;
@@ -85,25 +89,19 @@ TrainResult Trainer::run() {
   }
   std::optional<ProgressLine> progress;
   if (leader && options_.show_progress) progress.emplace(config_.train.steps, config_.run.log_every);
-  const auto fault = fault_plan_from_env();
   const std::int64_t global_batch = config_.train.global_batch_size;
 
   TrainResult result;
   comm::CommCounters counters_before = strategy_->comm_counters();
   for (std::int64_t step = 1; step <= config_.train.steps; ++step) {
-    maybe_inject_fault(fault, comm_.rank(), step);
+    maybe_inject_fault(options_.fault, comm_.rank(), step);
     const auto start = std::chrono::steady_clock::now();
+    const double loss_scale = loss_scaler_ ? loss_scaler_->scale() : 1.0;
     const double local_loss = train_step(step);
-    const double grad_norm = std::sqrt(strategy_->finish_gradients());
-    // Every rank holds the same all-reduced norm, so every rank clips by the same factor.
-    if (config_.optimizer.max_grad_norm > 0 && grad_norm > config_.optimizer.max_grad_norm) {
-      strategy_->scale_gradients(
-          static_cast<float>(config_.optimizer.max_grad_norm / (grad_norm + 1e-6)));
-    }
     const auto lr = static_cast<float>(
         optim::learning_rate(config_.scheduler, config_.optimizer.lr, step, config_.train.steps));
-    tracker_.set_phase("optimizer step");
-    strategy_->optimizer_step(step, lr);
+    bool skipped = false;
+    const double grad_norm = apply_gradients(step, lr, skipped);
     const double loss = global_mean_loss(local_loss, rows_this_step_);
     const double step_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -120,6 +118,8 @@ TrainResult Trainer::run() {
     metrics.samples_per_s = static_cast<double>(global_batch) / (step_ms / 1000.0);
     metrics.tokens_per_s = global_rows_ / (step_ms / 1000.0);
     metrics.step_ms = step_ms;
+    metrics.loss_scale = loss_scale;
+    metrics.skipped = skipped;
     metrics.all_reduce_bytes = sent(comm::CollectiveKind::kAllReduce);
     metrics.reduce_scatter_bytes = sent(comm::CollectiveKind::kReduceScatter);
     metrics.all_gather_bytes = sent(comm::CollectiveKind::kAllGather);
@@ -136,6 +136,31 @@ TrainResult Trainer::run() {
   }
   if (progress) progress->finish();
   return result;
+}
+
+double Trainer::apply_gradients(std::int64_t step, float lr, bool& skipped) {
+  const double scale = loss_scaler_ ? loss_scaler_->scale() : 1.0;
+  // The norm is all-reduced, so every rank sees the same value and makes the same choice:
+  // a non-finite gradient anywhere makes it non-finite everywhere.
+  const double norm_squared = strategy_->finish_gradients();
+  const bool overflow = !std::isfinite(norm_squared);
+  if (loss_scaler_) {
+    skipped = loss_scaler_->update(overflow);
+    if (skipped) return std::numeric_limits<double>::quiet_NaN();
+  } else if (overflow) {
+    throw Error("gradients became non-finite at step " + std::to_string(step) +
+                " (precision.dtype has no loss scaling to recover); lower optimizer.lr (now " +
+                std::to_string(config_.optimizer.lr) + ") or set optimizer.max_grad_norm");
+  }
+  const double grad_norm = std::sqrt(norm_squared) / scale;
+  double factor = 1.0 / scale;
+  if (config_.optimizer.max_grad_norm > 0 && grad_norm > config_.optimizer.max_grad_norm) {
+    factor *= config_.optimizer.max_grad_norm / (grad_norm + 1e-6);
+  }
+  if (factor != 1.0) strategy_->scale_gradients(static_cast<float>(factor));
+  tracker_.set_phase("optimizer step");
+  strategy_->optimizer_step(++applied_steps_, lr);
+  return grad_norm;
 }
 
 double Trainer::train_step(std::int64_t step) {
@@ -160,11 +185,23 @@ double Trainer::micro_batch(std::int64_t step, std::int64_t micro) {
   // ranks' gradients gives the gradient of the global mean loss.
   const double global_rows = static_cast<double>(rows) / static_cast<double>(batch.samples) *
                              static_cast<double>(sampler.global_batch_size());
-  Tensor logits = pass_->forward(batch.inputs);
+  Tensor inputs = batch.inputs;
+  if (is_floating(inputs.dtype()) && inputs.dtype() != compute_dtype_) {
+    inputs = Tensor::zeros(batch.inputs.shape(), compute_dtype_, tracker_,
+                           MemoryCategory::kActivations);
+    convert_elements(batch.inputs.data(), batch.inputs.dtype(), inputs.data(), compute_dtype_,
+                     static_cast<std::size_t>(inputs.numel()));
+  }
+  Tensor logits = pass_->forward(inputs);
   tracker_.set_phase("loss");
-  nn::LossResult loss = nn::softmax_cross_entropy(logits, batch.targets,
-                                                  static_cast<float>(1.0 / global_rows), tracker_);
+  const double loss_scale = loss_scaler_ ? loss_scaler_->scale() : 1.0;
+  nn::LossResult loss = nn::softmax_cross_entropy(
+      logits, batch.targets, static_cast<float>(loss_scale / global_rows), tracker_);
   logits = Tensor();
+  if (options_.fault && options_.fault->poisons(comm_.rank(), step)) {
+    const float infinity = std::numeric_limits<float>::infinity();
+    convert_elements(&infinity, DType::kF32, loss.grad_logits.data(), loss.grad_logits.dtype(), 1);
+  }
   pass_->backward(std::move(loss.grad_logits), micro == config_.train.grad_accum_steps - 1);
   return loss.loss_sum;
 }

@@ -14,6 +14,8 @@
 #include "data/batch.h"
 #include "nn/model.h"
 #include "optim/optimizer.h"
+#include "optim/loss_scaler.h"
+#include "runtime/engine/fault_injection.h"
 #include "runtime/engine/metrics_log.h"
 #include "sharding/zero_strategy.h"
 
@@ -24,7 +26,16 @@ class BlockPass;
 struct TrainerOptions {
   bool write_run_dir = true;   // rank 0 writes metrics.jsonl and config.toml under run.dir
   bool show_progress = true;   // rank 0 prints the progress line
+  std::optional<FaultPlan> fault;  // deliberate failures for tests (ZEROTRAIN_FAULT)
 };
+
+// Options for a run that writes nothing and prints nothing (tests, benchmarks).
+inline TrainerOptions quiet_trainer_options() {
+  TrainerOptions options;
+  options.write_run_dir = false;
+  options.show_progress = false;
+  return options;
+}
 
 struct TrainResult {
   std::vector<double> losses;  // the global mean loss of every step
@@ -46,6 +57,9 @@ class Trainer {
 
  private:
   double train_step(std::int64_t step);  // returns the local loss sum of the step
+  // Unscales, clips and applies the step's gradients unless they overflowed; returns the
+  // (unscaled) global gradient norm and sets `skipped`.
+  double apply_gradients(std::int64_t step, float lr, bool& skipped);
   double micro_batch(std::int64_t step, std::int64_t micro);
   double global_mean_loss(double local_loss_sum, std::int64_t local_rows);
 
@@ -62,6 +76,9 @@ class Trainer {
   Tensor loss_buffer_;                        // (2) f32: loss sum and rows, all-reduced
   std::int64_t rows_this_step_ = 0;
   double global_rows_ = 0;  // loss rows of the last step over all ranks
+  DType compute_dtype_ = DType::kF32;
+  std::optional<optim::DynamicLossScaler> loss_scaler_;  // fp16 only
+  std::int64_t applied_steps_ = 0;  // optimizer updates made (skipped steps excluded)
 };
 
 // Raises ConfigError for settings this build accepts in the schema but cannot run yet.

@@ -39,7 +39,7 @@ std::vector<RankOutcome> train_on_ranks(int world_size, const Config& config) {
     comm::CommOptions options;
     options.timeout = std::chrono::seconds(60);
     auto comm = comm::create_cpu_communicator(store, rank, world_size, options);
-    engine::Trainer trainer(config, *comm, tracker, {false, false});
+    engine::Trainer trainer(config, *comm, tracker, engine::quiet_trainer_options());
     RankOutcome& outcome = outcomes[static_cast<std::size_t>(rank)];
     outcome.losses = trainer.run().losses;
     outcome.parameters = trainer.strategy().full_parameters();

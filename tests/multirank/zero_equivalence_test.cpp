@@ -65,7 +65,7 @@ Outcome train(int world_size, const Config& config) {
     comm::CommOptions options;
     options.timeout = std::chrono::seconds(60);
     auto comm = comm::create_cpu_communicator(store, rank, world_size, options);
-    engine::Trainer trainer(config, *comm, tracker, {false, false});
+    engine::Trainer trainer(config, *comm, tracker, engine::quiet_trainer_options());
     const auto losses = trainer.run().losses;
     const auto index = static_cast<std::size_t>(rank);
     outcome.counters[index] = comm->counters();

@@ -48,7 +48,7 @@ std::vector<RankReport> run(int stage, int world_size) {
   testing::run_ranks(world_size, [&](int rank) {
     MemoryTracker tracker(Device::cpu(rank));
     auto comm = comm::create_cpu_communicator(store, rank, world_size);
-    engine::Trainer trainer(config_for(stage, world_size), *comm, tracker, {false, false});
+    engine::Trainer trainer(config_for(stage, world_size), *comm, tracker, engine::quiet_trainer_options());
     const auto result = trainer.run();
     RankReport& report = reports[static_cast<std::size_t>(rank)];
     for (MemoryCategory category : {MemoryCategory::kParameters, MemoryCategory::kGradients,

@@ -40,7 +40,7 @@ TEST(GptTraining, LossApproachesTheCorpusEntropyRate) {
                          config.data.synthetic_peakedness)
           .entropy_rate_nats();
   SingleRankRun run;
-  Trainer trainer(config, *run.comm, run.tracker, {false, false});
+  Trainer trainer(config, *run.comm, run.tracker, quiet_trainer_options());
   const TrainResult result = trainer.run();
   // The mean of the last 50 steps smooths the batch-to-batch noise of single-step losses.
   const double tail = std::accumulate(result.losses.end() - 50, result.losses.end(), 0.0) / 50.0;
@@ -54,10 +54,10 @@ TEST(GptTraining, ActivationCheckpointingGivesBitIdenticalParametersAndLessMemor
   SingleRankRun plain;
   SingleRankRun checkpointed;
   Trainer a(gpt_config({"train.steps=3", "train.micro_batch_size=4"}), *plain.comm, plain.tracker,
-            {false, false});
+            quiet_trainer_options());
   Trainer b(gpt_config({"train.steps=3", "train.micro_batch_size=4",
                         "activation_checkpointing.enabled=true"}),
-            *checkpointed.comm, checkpointed.tracker, {false, false});
+            *checkpointed.comm, checkpointed.tracker, quiet_trainer_options());
   const TrainResult ra = a.run();
   const TrainResult rb = b.run();
   EXPECT_EQ(ra.losses, rb.losses);
@@ -80,7 +80,7 @@ TEST(GptTraining, TokenFileVocabularyLargerThanTheModelIsAConfigError) {
   std::vector<std::int32_t> tokens(100, 65);
   data::write_token_file(bin, tokens, 256);
   try {
-    Trainer trainer(gpt_config({"data.path=" + bin}), *run.comm, run.tracker, {false, false});
+    Trainer trainer(gpt_config({"data.path=" + bin}), *run.comm, run.tracker, quiet_trainer_options());
     ADD_FAILURE() << "accepted a token file whose vocabulary exceeds model.vocab_size";
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("model.vocab_size"), std::string::npos) << e.what();

@@ -31,7 +31,7 @@ struct SingleRank {
 TEST(Trainer, AdamWBringsTheLossDownOnTheSyntheticTask) {
   SingleRank rank;
   Trainer trainer(tiny_config({"train.steps=60", "optimizer.lr=0.01"}), *rank.comm, rank.tracker,
-                  {false, false});
+                  quiet_trainer_options());
   const TrainResult result = trainer.run();
   ASSERT_EQ(result.losses.size(), 60u);
   EXPECT_NEAR(result.losses.front(), std::log(4.0), 0.5);  // about chance at the start
@@ -42,7 +42,7 @@ TEST(Trainer, AdamWBringsTheLossDownOnTheSyntheticTask) {
 TEST(Trainer, SgdWithMomentumBringsTheLossDown) {
   SingleRank rank;
   Trainer trainer(tiny_config({"train.steps=60", "optimizer.type=sgd", "optimizer.lr=0.1"}),
-                  *rank.comm, rank.tracker, {false, false});
+                  *rank.comm, rank.tracker, quiet_trainer_options());
   const TrainResult result = trainer.run();
   EXPECT_LT(result.losses.back(), 0.6 * result.losses.front());
 }
@@ -51,10 +51,10 @@ TEST(Trainer, GradientAccumulationEqualsTheLargerMicroBatch) {
   SingleRank a;
   SingleRank b;
   Trainer big(tiny_config({"train.steps=5", "train.micro_batch_size=16"}), *a.comm, a.tracker,
-              {false, false});
+              quiet_trainer_options());
   Trainer accumulated(tiny_config({"train.steps=5", "train.micro_batch_size=8",
                                    "train.grad_accum_steps=2"}),
-                      *b.comm, b.tracker, {false, false});
+                      *b.comm, b.tracker, quiet_trainer_options());
   const TrainResult r1 = big.run();
   const TrainResult r2 = accumulated.run();
   for (std::size_t i = 0; i < r1.losses.size(); ++i) EXPECT_NEAR(r1.losses[i], r2.losses[i], 1e-5);
@@ -69,7 +69,11 @@ TEST(Trainer, WritesMetricsJsonlAndTheEffectiveConfig) {
   std::filesystem::remove_all(dir);
   SingleRank rank;
   Trainer trainer(tiny_config({"train.steps=3", "run.dir=" + dir.string()}), *rank.comm,
-                  rank.tracker, {true, false});
+                  rank.tracker, [] {
+    TrainerOptions options = quiet_trainer_options();
+    options.write_run_dir = true;
+    return options;
+  }());
   trainer.run();
   std::ifstream in(dir / "metrics.jsonl");
   std::string line;
@@ -90,7 +94,7 @@ TEST(Trainer, WritesMetricsJsonlAndTheEffectiveConfig) {
 
 TEST(Trainer, TracksParametersGradientsAndOptimizerStates) {
   SingleRank rank;
-  Trainer trainer(tiny_config({"train.steps=1"}), *rank.comm, rank.tracker, {false, false});
+  Trainer trainer(tiny_config({"train.steps=1"}), *rank.comm, rank.tracker, quiet_trainer_options());
   trainer.run();
   const std::int64_t padded = trainer.strategy().layout().padded_numel;
   EXPECT_EQ(rank.tracker.current_bytes(MemoryCategory::kParameters), 4 * padded);
@@ -104,7 +108,7 @@ TEST(Trainer, DeviceMemoryLimitRaisesOutOfMemoryNamingTheCategory) {
   SingleRank tiny;
   MemoryTracker limited(Device::cpu(), 8 * 1024);
   try {
-    Trainer trainer(tiny_config({"model.hidden_dim=256"}), *tiny.comm, limited, {false, false});
+    Trainer trainer(tiny_config({"model.hidden_dim=256"}), *tiny.comm, limited, quiet_trainer_options());
     trainer.run();
     FAIL() << "no out-of-memory error";
   } catch (const OutOfMemoryError& e) {
@@ -116,13 +120,12 @@ TEST(Trainer, RefusesWhatThisVersionCannotRunNamingTheKey) {
   SingleRank rank;
   const auto refused = [&](std::vector<std::string> overrides, const std::string& key) {
     try {
-      Trainer trainer(tiny_config(std::move(overrides)), *rank.comm, rank.tracker, {false, false});
+      Trainer trainer(tiny_config(std::move(overrides)), *rank.comm, rank.tracker, quiet_trainer_options());
       ADD_FAILURE() << "accepted " << key;
     } catch (const ConfigError& e) {
       EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
     }
   };
-  refused({"precision.dtype=bf16"}, "precision.dtype");
   refused({"runtime.device=cuda"}, "runtime.device");
   refused({"train.global_batch_size=48"}, "train.global_batch_size");
   refused({"data.path=tokens.bin"}, "data.path");

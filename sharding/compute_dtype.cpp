@@ -1,0 +1,30 @@
+// Compute-dtype selection and master-to-compute conversion.
+#include "sharding/compute_dtype.h"
+
+#include <cstring>
+
+#include "core/error.h"
+
+namespace zt::zero {
+
+DType compute_dtype(const Config& config) {
+  switch (config.precision.dtype) {
+    case PrecisionDType::kFp32:
+      return DType::kF32;
+    case PrecisionDType::kBf16:
+      return DType::kBF16;
+    case PrecisionDType::kFp16:
+      return DType::kF16;
+  }
+  return DType::kF32;
+}
+
+void copy_master_to_compute(const Tensor& master, const Tensor& compute) {
+  ZT_CHECK(master.numel() == compute.numel() && master.dtype() == DType::kF32,
+           "master/compute copy of mismatched tensors");
+  if (master.data() == compute.data()) return;
+  convert_elements(master.data(), DType::kF32, compute.data(), compute.dtype(),
+                   static_cast<std::size_t>(master.numel()));
+}
+
+}  // namespace zt::zero

@@ -1,0 +1,16 @@
+// The dtype modules compute in (precision.dtype), and the one conversion every strategy
+// makes after an optimizer step: fp32 master weights into compute copies.
+#pragma once
+
+#include "core/config/config.h"
+#include "core/dtype.h"
+#include "core/tensor.h"
+
+namespace zt::zero {
+
+DType compute_dtype(const Config& config);
+
+// Copies (f32) `master` into `compute` (its dtype), rounding to nearest even.
+void copy_master_to_compute(const Tensor& master, const Tensor& compute);
+
+}  // namespace zt::zero
