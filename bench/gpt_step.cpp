@@ -1,0 +1,98 @@
+// bench_gpt_step: forward + backward of a small GPT on one rank (stage 0, fp32): tokens/s
+// and achieved GFLOP/s, next to this machine's OpenBLAS sgemm GFLOP/s measured in the same
+// run with the same thread count. The ratio (achieved / sgemm) is the figure that matters:
+// how much of the machine's matmul speed a whole training step keeps. `--quick` is tiny.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "comm/communicator_factory.h"
+#include "comm/store/memory_store.h"
+#include "core/config/config_loader.h"
+#include "nn/kernels/cpu/gemm_cpu.h"
+#include "runtime/engine/trainer.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Best-of-`repeats` sgemm rate for an (m, k) x (k, n) product.
+double sgemm_gflops(std::int64_t m, std::int64_t n, std::int64_t k, int repeats) {
+  std::vector<float> a(static_cast<std::size_t>(m * k), 0.5f), b(static_cast<std::size_t>(k * n), 0.25f),
+      c(static_cast<std::size_t>(m * n));
+  double best = 0.0;
+  for (int r = 0; r < repeats; ++r) {
+    const auto start = Clock::now();
+    zt::nn::cpu::gemm_f32(false, false, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, c.data(), n);
+    best = std::max(best, 2.0 * static_cast<double>(m * n * k) / seconds_since(start) / 1e9);
+  }
+  return best;
+}
+
+struct GptShape {
+  int n_layer, n_head, d_model, vocab, seq_len, micro_batch;
+};
+
+void run_gpt(const GptShape& shape, int steps, double sgemm) {
+  using zt::parse_config_text;
+  const zt::Config config = parse_config_text(
+      "", "bench_gpt_step",
+      {"model.type=gpt", "model.n_layer=" + std::to_string(shape.n_layer),
+       "model.n_head=" + std::to_string(shape.n_head),
+       "model.d_model=" + std::to_string(shape.d_model),
+       "model.vocab_size=" + std::to_string(shape.vocab),
+       "model.seq_len=" + std::to_string(shape.seq_len),
+       "train.micro_batch_size=" + std::to_string(shape.micro_batch),
+       "train.steps=" + std::to_string(steps), "optimizer.lr=0.001"});
+  zt::comm::MemoryStore store;
+  zt::MemoryTracker tracker(zt::Device::cpu());
+  auto comm = zt::comm::create_cpu_communicator(store, 0, 1);
+  zt::engine::Trainer trainer(config, *comm, tracker, zt::engine::quiet_trainer_options());
+  const auto result = trainer.run();
+  // The first step warms caches and allocator: time the rest.
+  double ms = 0.0;
+  for (std::size_t i = 1; i < result.metrics.size(); ++i) ms += result.metrics[i].step_ms;
+  ms /= static_cast<double>(result.metrics.size() - 1);
+  const double tokens = static_cast<double>(shape.micro_batch) * shape.seq_len;
+  const double params = static_cast<double>(trainer.model().parameter_count());
+  // Training FLOPs per token: 6 per parameter (forward 2, backward 4) plus attention's
+  // score and value products, 12 · n_layer · seq_len · d_model (Kaplan et al. 2020, PaLM).
+  const double flops = tokens * (6.0 * params + 12.0 * shape.n_layer * shape.seq_len * shape.d_model);
+  const double gflops = flops / (ms / 1000.0) / 1e9;
+  std::printf("%7d %5d %6d %6d %5d %10.0f %9.2f %10.0f %9.1f %7.2f\n", shape.n_layer,
+              shape.d_model, shape.vocab, shape.seq_len, shape.micro_batch, params, ms,
+              tokens / (ms / 1000.0), gflops, gflops / sgemm);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool quick = argc > 1 && std::string_view(argv[1]) == "--quick";
+  if (argc > 1 && !quick) {
+    std::fprintf(stderr, "usage: %s [--quick]\n", argv[0]);
+    return 2;
+  }
+  const int threads = zt::nn::cpu::blas_threads();
+  const std::int64_t size = quick ? 256 : 1024;
+  const double sgemm = sgemm_gflops(size, size, size, quick ? 2 : 5);
+  std::printf("# OpenBLAS sgemm %lld^3, %d thread(s): %.1f GFLOP/s (best of runs)\n",
+              static_cast<long long>(size), threads, sgemm);
+  std::printf("# one rank, stage 0, fp32, AdamW; step time = mean over steps 2..n\n");
+  std::printf("%7s %5s %6s %6s %5s %10s %9s %10s %9s %7s\n", "n_layer", "d", "vocab", "seq",
+              "batch", "params", "step_ms", "tokens/s", "GFLOP/s", "/sgemm");
+  if (quick) {
+    run_gpt({2, 4, 64, 64, 32, 4}, 3, sgemm);
+    return 0;
+  }
+  run_gpt({2, 4, 64, 64, 32, 16}, 8, sgemm);
+  run_gpt({4, 4, 256, 256, 128, 8}, 6, sgemm);
+  run_gpt({6, 8, 512, 1024, 256, 4}, 4, sgemm);
+  return 0;
+}
