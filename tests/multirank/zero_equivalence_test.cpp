@@ -181,3 +181,64 @@ TEST(ZeroStage3, CheckpointedBlocksRegatherForRecompute) {
 
 }  // namespace
 }  // namespace zt
+
+namespace zt {
+namespace {
+
+// A 53-wide hidden layer: a 53-element bias and 7x53, 53x5 weights, none a multiple of the
+// world size or of the 16-element shard alignment, so every block carries padding.
+Config odd_mlp(int stage, int world_size) {
+  return parse_config_text(
+      "", "odd_mlp.toml",
+      {"model.type=mlp", "model.input_dim=7", "model.hidden_dim=53", "model.num_classes=5",
+       "train.steps=8", "optimizer.type=adamw", "optimizer.lr=0.01",
+       "zero.stage=" + std::to_string(stage), "zero.reduce_bucket_size=1KiB",
+       "train.micro_batch_size=" + std::to_string(12 / world_size)});
+}
+
+TEST(ZeroPadding, OddParameterCountsShardAndUpdateWithoutLeakingPadding) {
+  const std::int64_t real = 7 * 53 + 53 + 53 * 5 + 5;
+  std::vector<engine::TrainResult> reference;
+  std::vector<float> reference_parameters;
+  {
+    comm::MemoryStore store;
+    MemoryTracker tracker(Device::cpu());
+    auto comm = comm::create_cpu_communicator(store, 0, 1);
+    engine::Trainer trainer(odd_mlp(0, 1), *comm, tracker, engine::quiet_trainer_options());
+    reference.push_back(trainer.run());
+    reference_parameters = trainer.strategy().full_parameters();
+  }
+  ASSERT_EQ(static_cast<std::int64_t>(reference_parameters.size()), real);
+  for (int stage : {1, 2, 3}) {
+    for (int world : {2, 3, 4}) {
+      comm::MemoryStore store;
+      std::vector<std::vector<float>> exported(static_cast<std::size_t>(world));
+      std::vector<engine::TrainResult> results(static_cast<std::size_t>(world));
+      testing::run_ranks(world, [&](int rank) {
+        MemoryTracker tracker(Device::cpu(rank));
+        auto comm = comm::create_cpu_communicator(store, rank, world);
+        engine::Trainer trainer(odd_mlp(stage, world), *comm, tracker,
+                                engine::quiet_trainer_options());
+        results[static_cast<std::size_t>(rank)] = trainer.run();
+        exported[static_cast<std::size_t>(rank)] = trainer.strategy().full_parameters();
+        comm->barrier()->wait();
+      });
+      const std::string what = "stage " + std::to_string(stage) + ", world " + std::to_string(world);
+      ASSERT_EQ(static_cast<std::int64_t>(exported[0].size()), real) << what;
+      for (std::size_t i = 0; i < exported[0].size(); ++i) {
+        ASSERT_NEAR(exported[0][i], reference_parameters[i], 1e-5) << what << ", parameter " << i;
+      }
+      for (std::size_t s = 0; s < results[0].metrics.size(); ++s) {
+        // A padding gradient or weight in the norm would change it beyond round-off.
+        EXPECT_NEAR(results[0].metrics[s].grad_norm, reference[0].metrics[s].grad_norm,
+                    1e-5 * reference[0].metrics[s].grad_norm)
+            << what << ", step " << s + 1;
+        EXPECT_NEAR(results[0].losses[s], reference[0].losses[s], 1e-5 * reference[0].losses[s])
+            << what;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace zt
