@@ -27,6 +27,8 @@ void Work::wait(std::chrono::milliseconds timeout) {
       std::rethrow_exception(error_);
     } catch (const TimeoutError& e) {
       throw TimeoutError(description_ + " failed: " + e.what());
+    } catch (const InternalError& e) {
+      throw InternalError(description_ + " failed: " + e.what());  // a bug stays a bug
     } catch (const std::exception& e) {
       throw CommError(description_ + " failed: " + e.what());
     }

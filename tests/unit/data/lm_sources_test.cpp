@@ -2,6 +2,8 @@
 // whichever instance, rank or world size loads it.
 #include <gtest/gtest.h>
 
+#include "support/temp_dir.h"
+
 #include <filesystem>
 #include <numeric>
 #include <random>
@@ -20,24 +22,7 @@ namespace fs = std::filesystem;
 
 constexpr std::uint64_t kSeed = 77;
 
-class TempDir {
- public:
-  TempDir() {
-    std::random_device entropy;
-    path_ = fs::path(::testing::TempDir()) / ("zt_lm_sources_" + std::to_string(entropy()));
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  fs::path operator/(const std::string& name) const { return path_ / name; }
-
- private:
-  fs::path path_;
-};
+using zt::testing::TempDir;
 
 std::vector<std::int32_t> row(const Tensor& tensor, std::int64_t i) {
   const auto span = tensor.span<std::int32_t>();

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/temp_dir.h"
+
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -20,24 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // A fresh directory under the test temp dir, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    std::random_device entropy;
-    path_ = fs::path(::testing::TempDir()) / ("zt_token_file_" + std::to_string(entropy()));
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  fs::path operator/(const std::string& name) const { return path_ / name; }
-
- private:
-  fs::path path_;
-};
+using zt::testing::TempDir;
 
 std::vector<unsigned char> read_bytes(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
