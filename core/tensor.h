@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <utility>
 
 #include "core/device.h"
 #include "core/dtype.h"
@@ -17,6 +18,22 @@ namespace zt {
 class Tensor {
  public:
   Tensor() = default;
+  Tensor(const Tensor&) = default;
+  Tensor& operator=(const Tensor&) = default;
+  // A moved-from tensor is undefined (not a view of storage it no longer keeps alive).
+  Tensor(Tensor&& other) noexcept { *this = std::move(other); }
+  Tensor& operator=(Tensor&& other) noexcept {
+    if (this != &other) {
+      storage_ = std::move(other.storage_);
+      base_ = std::exchange(other.base_, nullptr);
+      offset_elements_ = std::exchange(other.offset_elements_, 0);
+      shape_ = other.shape_;
+      dtype_ = other.dtype_;
+      device_ = other.device_;
+      other.shape_ = Shape();
+    }
+    return *this;
+  }
 
   // New zero-filled storage from `tracker`, counted under `category`.
   static Tensor zeros(const Shape& shape, DType dtype, MemoryTracker& tracker,

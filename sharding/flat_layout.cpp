@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "core/error.h"
 #include "core/random.h"
 
 namespace zt::zero {
@@ -17,10 +18,16 @@ FlatLayout make_flat_layout(const nn::Model& model, int world_size, BlockPadding
     BlockSlots block;
     block.name = model.block(b).name;
     block.offset = offset;
-    for (auto& spec : model.block(b).module->parameter_specs()) {
-      const std::int64_t numel = spec.shape.numel();
-      block.parameters.push_back(ParameterSlot{std::move(spec), offset});
-      offset += numel;
+    const auto specs = model.block(b).module->parameter_specs();
+    for (std::size_t p = 0; p < specs.size(); ++p) {
+      if (const nn::ParameterTie* tie = model.tie_of(b, p)) {
+        const ParameterSlot& source =
+            layout.blocks.at(tie->source_block).parameters.at(tie->source_parameter);
+        block.parameters.push_back(ParameterSlot{specs[p], source.offset, tie->source_block});
+        continue;
+      }
+      block.parameters.push_back(ParameterSlot{specs[p], offset, std::nullopt});
+      offset += specs[p].shape.numel();
     }
     block.numel = offset - block.offset;
     real += block.numel;
@@ -34,13 +41,24 @@ FlatLayout make_flat_layout(const nn::Model& model, int world_size, BlockPadding
 }
 
 std::vector<Tensor> block_local_views(const FlatLayout& layout, std::size_t block,
-                                      const Tensor& block_buffer) {
-  const BlockSlots& slots = layout.blocks.at(block);
+                                      std::span<const Tensor> block_buffers) {
   std::vector<Tensor> views;
-  for (const auto& slot : slots.parameters) {
-    views.push_back(block_buffer.view(slot.offset - slots.offset, slot.spec.shape));
+  for (const auto& slot : layout.blocks.at(block).parameters) {
+    const std::size_t owner = slot.tied_to_block.value_or(block);
+    const Tensor& buffer = block_buffers[owner];
+    ZT_CHECK(buffer.defined(), "block " + layout.blocks[owner].name + " is not resident for " +
+                                   slot.spec.name + " of " + layout.blocks[block].name);
+    views.push_back(buffer.view(slot.offset - layout.blocks[owner].offset, slot.spec.shape));
   }
   return views;
+}
+
+std::vector<std::size_t> tie_sources(const FlatLayout& layout, std::size_t block) {
+  std::vector<std::size_t> sources;
+  for (const auto& slot : layout.blocks.at(block).parameters) {
+    if (slot.tied_to_block) sources.push_back(*slot.tied_to_block);
+  }
+  return sources;
 }
 
 void initialize_parameter_range(const FlatLayout& layout, std::uint64_t seed, std::int64_t begin,
@@ -51,6 +69,7 @@ void initialize_parameter_range(const FlatLayout& layout, std::uint64_t seed, st
     const auto& block = layout.blocks[b];
     for (std::size_t p = 0; p < block.parameters.size(); ++p) {
       const auto& slot = block.parameters[p];
+      if (slot.tied_to_block) continue;
       const std::int64_t first = std::max(begin, slot.offset);
       const std::int64_t last = std::min(end, slot.offset + slot.spec.shape.numel());
       if (first >= last) continue;
@@ -85,6 +104,7 @@ void initialize_parameters(const FlatLayout& layout, std::uint64_t seed, const T
     const auto& block = layout.blocks[b];
     for (std::size_t p = 0; p < block.parameters.size(); ++p) {
       const auto& slot = block.parameters[p];
+      if (slot.tied_to_block) continue;  // its source initializes the shared storage
       // The key names the parameter, not its place, so any shard fills the same values.
       const std::uint64_t key = random_key(seed, b + 1, p + 1);
       nn::initialize_parameter(slot.spec.init, key, 0,

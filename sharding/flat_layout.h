@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,9 @@ inline constexpr std::int64_t kShardAlignElements = 16;  // 64 bytes of f32
 struct ParameterSlot {
   nn::ParameterSpec spec;
   std::int64_t offset = 0;  // elements from the start of the flat buffer
+  // A tied parameter (nn::ParameterTie) has no storage of its own: `offset` is its source's,
+  // inside block `*tied_to_block`, so views alias the source and gradients add into it.
+  std::optional<std::size_t> tied_to_block;
 };
 
 struct BlockSlots {
@@ -41,11 +45,16 @@ struct FlatLayout {
 FlatLayout make_flat_layout(const nn::Model& model, int world_size,
                             BlockPadding padding = BlockPadding::kWholeBuffer);
 
-// Views of each parameter of block `block` in `flat` (a buffer laid out by `layout`).
+// Views of each parameter of block `block` in `flat` (a buffer laid out by `layout`); a
+// tied parameter's view is its source's.
 std::vector<Tensor> block_views(const FlatLayout& layout, std::size_t block, const Tensor& flat);
-// The same views into `block_buffer`, a buffer holding just that block (padded_numel).
+// The same views when each block lives in a buffer of its own (padded_numel):
+// `block_buffers[b]` for block b. Tied parameters view their source block's buffer, which
+// must be present.
 std::vector<Tensor> block_local_views(const FlatLayout& layout, std::size_t block,
-                                      const Tensor& block_buffer);
+                                      std::span<const Tensor> block_buffers);
+// Source blocks of block `block`'s tied parameters (empty for most blocks).
+std::vector<std::size_t> tie_sources(const FlatLayout& layout, std::size_t block);
 
 // Initializes `flat` (padded_numel f32) from each parameter's init rule; padding stays 0.
 void initialize_parameters(const FlatLayout& layout, std::uint64_t seed, const Tensor& flat);

@@ -21,10 +21,20 @@ ParameterGatherer::ParameterGatherer(comm::Communicator& comm, const FlatLayout&
       param_shard_(std::move(param_shard)),
       tracker_(tracker),
       config_(config),
-      gathered_(layout.blocks.size()) {}
+      gathered_(layout.blocks.size()),
+      tie_source_(layout.blocks.size(), false),
+      resident_(layout.blocks.size()) {
+  for (std::size_t b = 0; b < layout.blocks.size(); ++b) {
+    for (std::size_t source : tie_sources(layout, b)) tie_source_[source] = true;
+  }
+}
 
+// A block that lends a tied parameter to a later block (the token embedding to a tied
+// head) is read from both, so it stays gathered for the whole step.
 bool ParameterGatherer::persistent(std::size_t block) const {
-  return block_bytes(layout_.blocks.at(block), param_shard_.dtype()) <= config_.param_persistence_threshold_bytes;
+  return tie_source_.at(block) ||
+         block_bytes(layout_.blocks.at(block), param_shard_.dtype()) <=
+             config_.param_persistence_threshold_bytes;
 }
 
 void ParameterGatherer::start(std::size_t block) {
@@ -41,7 +51,7 @@ void ParameterGatherer::start(std::size_t block) {
         param_shard_.view(segment.shard_offset, Shape{slice}),
         gathered.buffer.view(segment.offset - slots.offset, Shape{segment.numel})));
   }
-  gathered.views = block_local_views(layout_, block, gathered.buffer);
+  resident_[block] = gathered.buffer;
   live_bytes_ += block_bytes(slots, param_shard_.dtype());
   gathered_[block] = std::move(gathered);
 }
@@ -52,14 +62,20 @@ void ParameterGatherer::prefetch(std::size_t block) {
   start(block);
 }
 
-const std::vector<Tensor>& ParameterGatherer::acquire(std::size_t block) {
+void ParameterGatherer::wait_ready(std::size_t block) {
   if (!gathered_.at(block)) start(block);
   Gathered& gathered = *gathered_[block];
-  if (!gathered.ready) {
-    for (const auto& work : gathered.works) work->wait();
-    gathered.works.clear();
-    gathered.ready = true;
-  }
+  if (gathered.ready) return;
+  for (const auto& work : gathered.works) work->wait();
+  gathered.works.clear();
+  gathered.ready = true;
+}
+
+const std::vector<Tensor>& ParameterGatherer::acquire(std::size_t block) {
+  wait_ready(block);
+  for (std::size_t source : tie_sources(layout_, block)) wait_ready(source);
+  Gathered& gathered = *gathered_[block];
+  if (gathered.views.empty()) gathered.views = block_local_views(layout_, block, resident_);
   return gathered.views;
 }
 
@@ -70,6 +86,7 @@ void ParameterGatherer::release(std::size_t block) {
   for (const auto& work : gathered.works) work->wait();
   live_bytes_ -= block_bytes(layout_.blocks[block], param_shard_.dtype());
   gathered_[block].reset();
+  resident_[block] = Tensor();
 }
 
 void ParameterGatherer::release_all() {
@@ -78,6 +95,7 @@ void ParameterGatherer::release_all() {
     for (const auto& work : gathered_[block]->works) work->wait();
     live_bytes_ -= block_bytes(layout_.blocks[block], param_shard_.dtype());
     gathered_[block].reset();
+    resident_[block] = Tensor();
   }
 }
 

@@ -39,6 +39,7 @@ class ParameterGatherer {
     bool ready = false;
   };
   void start(std::size_t block);
+  void wait_ready(std::size_t block);
 
   comm::Communicator& comm_;
   const FlatLayout& layout_;
@@ -47,6 +48,8 @@ class ParameterGatherer {
   MemoryTracker& tracker_;
   const ZeroConfig config_;
   std::vector<std::optional<Gathered>> gathered_;
+  std::vector<bool> tie_source_;  // blocks whose parameters a later block ties to
+  std::vector<Tensor> resident_;  // each gathered block's buffer (undefined when released)
   std::int64_t live_bytes_ = 0;
 };
 

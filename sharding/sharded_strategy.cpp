@@ -131,10 +131,18 @@ void ShardedStrategy::before_backward(std::size_t block) {
   if (stage_ >= 2) {
     // Stages 2-3 hold full gradients only for the block in backward: a transient buffer
     // that is reduce-scattered into the shard as soon as the block is done.
-    block_grads_[block] = zeros(layout_.blocks[block].padded_numel, tracker_,
-                                MemoryCategory::kCommBuffers);
-    grad_views_[block] = block_local_views(layout_, block, block_grads_[block]);
+    // A tied parameter's gradient adds into its source block's buffer, which then lives
+    // until the source block's own backward reduces it.
+    ensure_block_grads(block);
+    for (std::size_t source : tie_sources(layout_, block)) ensure_block_grads(source);
+    grad_views_[block] = block_local_views(layout_, block, block_grads_);
   }
+}
+
+void ShardedStrategy::ensure_block_grads(std::size_t block) {
+  if (block_grads_[block].defined()) return;
+  block_grads_[block] =
+      zeros(layout_.blocks[block].padded_numel, tracker_, MemoryCategory::kCommBuffers);
 }
 
 void ShardedStrategy::after_backward(std::size_t block, bool last_micro_batch) {

@@ -39,6 +39,7 @@ class ShardedStrategy final : public ZeroStrategy {
   void refresh_full_parameters();      // stages 1-2: all-gather updated master slices
   void wait_for_refresh(std::size_t block);
   Tensor block_region(const Tensor& flat, std::size_t block) const;
+  void ensure_block_grads(std::size_t block);  // stages 2-3
 
   const int stage_;
   const DType dtype_;  // compute dtype of parameter copies

@@ -149,7 +149,8 @@ void add_run_model_data(std::vector<SectionSpec>& schema) {
   model.integer("seq_len", &ModelConfig::seq_len, 32, Range::between(1, 1 << 20), "tokens",
                 "GPT: tokens per sample (context length).", {"block_size", "n_positions"});
   model.boolean("tie_embeddings", &ModelConfig::tie_embeddings, false,
-                "GPT: share the token embedding with the output head (not supported yet).");
+                "GPT: the output head uses the token embedding's weights (wte) instead of its "
+                "own, as GPT-2 does.");
 
   auto data = section(schema, "data", &Config::data, "Where training samples come from.");
   data.string("path", &DataConfig::path, "", Emptiness::kMayBeEmpty,

@@ -33,13 +33,6 @@ void check_shape(const GptShape& shape) {
     throw ConfigError("model.d_model = " + std::to_string(shape.d_model) +
                       " must be divisible by model.n_head = " + std::to_string(shape.n_head));
   }
-  // Note: a tied head reads the embedding block's wte, a parameter of another block; how
-  // the sharding layer shares it (gather, gradient reduction) is not decided yet.
-  if (shape.tie_embeddings) {
-    throw ConfigError(
-        "model.tie_embeddings = true is not supported yet: the head would share the "
-        "embedding block's wte across blocks; set model.tie_embeddings = false");
-  }
 }
 
 std::unique_ptr<Module> make_block(const GptShape& shape) {
@@ -76,6 +69,11 @@ Model make_gpt(const GptShape& shape) {
   head->add(std::make_unique<Linear>("lm_head", shape.d_model, shape.vocab_size, false,
                                          Init::normal(0.02f)));
   model.add_block("head", std::move(head));
+  if (shape.tie_embeddings) {
+    // The head's lm_head.weight (parameter 2, after ln_f's two) is the embedding's wte
+    // (parameter 0): both are (vocab_size, d_model).
+    model.tie({model.num_blocks() - 1, 2, 0, 0});
+  }
   return model;
 }
 
@@ -83,7 +81,7 @@ std::int64_t gpt_parameter_count(const GptShape& shape) {
   const std::int64_t c = shape.d_model;
   const std::int64_t per_block = 12 * c * c + 13 * c;  // 2 LN, qkv, proj, fc, mlp proj
   const std::int64_t embedding = (shape.vocab_size + shape.seq_len) * c;
-  const std::int64_t head = 2 * c + shape.vocab_size * c;
+  const std::int64_t head = 2 * c + (shape.tie_embeddings ? 0 : shape.vocab_size * c);
   return embedding + shape.n_layer * per_block + head;
 }
 

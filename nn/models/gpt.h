@@ -18,7 +18,8 @@ struct GptShape {
 };
 
 // Throws zt::ConfigError for a shape that cannot be built (d_model not divisible by n_head,
-// non-positive sizes) and for tie_embeddings = true, which is not supported yet.
+// non-positive sizes). With tie_embeddings the head's lm_head.weight is tied to the
+// embedding's wte (Model::tie).
 Model make_gpt(const GptShape& shape);
 
 // Parameters of make_gpt(shape), in closed form: (V + S) C + L (12 C^2 + 13 C) + 2 C + V C.

@@ -173,6 +173,30 @@ TEST(ZeroClipping, ShardedClippingEqualsClippingOnOneRank) {
   EXPECT_NE(single.losses.back(), reference("adamw").losses.back());
 }
 
+TEST(ZeroTiedEmbeddings, EveryStageMatchesOneRankWithTheHeadTiedToTheEmbedding) {
+  const std::vector<std::string> tied{"model.tie_embeddings=true"};
+  const Outcome single = train(1, gpt_config(0, 1, 1, tied));
+  ASSERT_LT(single.losses.back(), single.losses.front());
+  for (int stage : {0, 1, 2, 3}) {
+    for (int world : {2, 4}) {
+      const Outcome sharded = train(world, gpt_config(stage, world, 1, tied));
+      ASSERT_EQ(sharded.parameters.size(), single.parameters.size());
+      float worst = 0.0f;
+      for (std::size_t i = 0; i < single.parameters.size(); ++i) {
+        worst = std::max(worst, std::fabs(sharded.parameters[i] - single.parameters[i]));
+      }
+      EXPECT_LE(worst, 1e-5f) << "stage " << stage << ", world " << world;
+      for (std::size_t i = 0; i < single.losses.size(); ++i) {
+        EXPECT_NEAR(sharded.losses[i], single.losses[i], 1e-5 * single.losses[i])
+            << "stage " << stage << ", world " << world << ", step " << i + 1;
+      }
+      EXPECT_TRUE(sharded.ranks_agree);
+    }
+  }
+  // Tying removes the head's own vocab x d_model copy.
+  EXPECT_EQ(single.parameters.size() + 16 * 16, reference("sgd").parameters.size());
+}
+
 TEST(ZeroStage3, CheckpointedBlocksRegatherForRecompute) {
   expect_matches_reference(
       train(2, gpt_config(3, 2, 1, {"activation_checkpointing.enabled=true"})),

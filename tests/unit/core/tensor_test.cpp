@@ -57,6 +57,16 @@ TEST(Tensor, ZeroElementTensorsAreValid) {
   EXPECT_EQ(t.span<float>().size(), 0u);
 }
 
+TEST(Tensor, MovedFromTensorIsUndefinedAndDoesNotKeepStorage) {
+  MemoryTracker tracker(Device::cpu());
+  Tensor a = Tensor::zeros(Shape{4}, DType::kF32, tracker, MemoryCategory::kGradients);
+  Tensor b = std::move(a);
+  EXPECT_FALSE(a.defined());  // NOLINT(bugprone-use-after-move): the moved-from state is the point
+  EXPECT_TRUE(b.defined());
+  b = Tensor();
+  EXPECT_EQ(tracker.current_bytes(MemoryCategory::kGradients), 0);
+}
+
 TEST(Tensor, WrapDoesNotTrack) {
   float data[6] = {1, 2, 3, 4, 5, 6};
   Tensor t = Tensor::wrap(data, Shape{2, 3}, DType::kF32);

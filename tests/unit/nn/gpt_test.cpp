@@ -41,15 +41,21 @@ TEST(Gpt, ParameterCountMatchesClosedForm) {
   EXPECT_EQ(make_gpt(gpt2).parameter_count(), gpt_parameter_count(gpt2));
 }
 
-TEST(Gpt, TiedEmbeddingsAreAConfigErrorForNow) {
+TEST(Gpt, TiedEmbeddingsShareTheHeadWithTheTokenEmbedding) {
   GptShape shape = kTiny;
   shape.tie_embeddings = true;
-  try {
-    make_gpt(shape);
-    ADD_FAILURE() << "tie_embeddings = true was accepted";
-  } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("model.tie_embeddings"), std::string::npos) << e.what();
-  }
+  const Model model = make_gpt(shape);
+  ASSERT_EQ(model.ties().size(), 1u);
+  const ParameterTie& tie = model.ties()[0];
+  EXPECT_EQ(model.block(tie.block).module->parameter_specs()[tie.parameter].name,
+            "lm_head.weight");
+  EXPECT_EQ(model.block(tie.source_block).module->parameter_specs()[tie.source_parameter].name,
+            "wte");
+  EXPECT_EQ(model.parameter_count(), make_gpt(kTiny).parameter_count() -
+                                         shape.vocab_size * shape.d_model);
+  EXPECT_EQ(model.parameter_count(), gpt_parameter_count(shape));
+  // GPT-2 small with its tied head: the published 124,439,808.
+  EXPECT_EQ(gpt_parameter_count({12, 12, 768, 50257, 1024, true}), 124439808);
 }
 
 TEST(Gpt, DModelNotDivisibleByHeadsIsAConfigError) {
