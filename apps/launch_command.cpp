@@ -49,8 +49,8 @@ int launch_command(const Args& args, const std::string& self_path) {
   }
   if (options.nproc_per_node == 0) throw UsageError("launch needs --nproc-per-node N");
   if (options.node_rank >= options.nnodes) {
-    throw UsageError("--node-rank " + std::to_string(options.node_rank) + " must be below --nnodes " +
-                     std::to_string(options.nnodes));
+    throw UsageError("--node-rank " + std::to_string(options.node_rank) +
+                     " must be below --nnodes " + std::to_string(options.nnodes));
   }
   const ConfigArgs config_args = parse_config_args(rest, 0);
   // Refuse a bad config here, once, rather than in every rank.

@@ -25,8 +25,8 @@ double seconds_since(Clock::time_point start) {
 
 // Best-of-`repeats` sgemm rate for an (m, k) x (k, n) product.
 double sgemm_gflops(std::int64_t m, std::int64_t n, std::int64_t k, int repeats) {
-  std::vector<float> a(static_cast<std::size_t>(m * k), 0.5f), b(static_cast<std::size_t>(k * n), 0.25f),
-      c(static_cast<std::size_t>(m * n));
+  std::vector<float> a(static_cast<std::size_t>(m * k), 0.5f),
+      b(static_cast<std::size_t>(k * n), 0.25f), c(static_cast<std::size_t>(m * n));
   double best = 0.0;
   for (int r = 0; r < repeats; ++r) {
     const auto start = Clock::now();
@@ -42,15 +42,15 @@ struct GptShape {
 
 void run_gpt(const GptShape& shape, int steps, double sgemm) {
   using zt::parse_config_text;
-  const zt::Config config = parse_config_text(
-      "", "bench_gpt_step",
-      {"model.type=gpt", "model.n_layer=" + std::to_string(shape.n_layer),
-       "model.n_head=" + std::to_string(shape.n_head),
-       "model.d_model=" + std::to_string(shape.d_model),
-       "model.vocab_size=" + std::to_string(shape.vocab),
-       "model.seq_len=" + std::to_string(shape.seq_len),
-       "train.micro_batch_size=" + std::to_string(shape.micro_batch),
-       "train.steps=" + std::to_string(steps), "optimizer.lr=0.001"});
+  const zt::Config config =
+      parse_config_text("", "bench_gpt_step",
+                        {"model.type=gpt", "model.n_layer=" + std::to_string(shape.n_layer),
+                         "model.n_head=" + std::to_string(shape.n_head),
+                         "model.d_model=" + std::to_string(shape.d_model),
+                         "model.vocab_size=" + std::to_string(shape.vocab),
+                         "model.seq_len=" + std::to_string(shape.seq_len),
+                         "train.micro_batch_size=" + std::to_string(shape.micro_batch),
+                         "train.steps=" + std::to_string(steps), "optimizer.lr=0.001"});
   zt::comm::MemoryStore store;
   zt::MemoryTracker tracker(zt::Device::cpu());
   auto comm = zt::comm::create_cpu_communicator(store, 0, 1);
@@ -64,11 +64,12 @@ void run_gpt(const GptShape& shape, int steps, double sgemm) {
   const double params = static_cast<double>(trainer.model().parameter_count());
   // Training FLOPs per token: 6 per parameter (forward 2, backward 4) plus attention's
   // score and value products, 12 · n_layer · seq_len · d_model (Kaplan et al. 2020, PaLM).
-  const double flops = tokens * (6.0 * params + 12.0 * shape.n_layer * shape.seq_len * shape.d_model);
+  const double flops =
+      tokens * (6.0 * params + 12.0 * shape.n_layer * shape.seq_len * shape.d_model);
   const double gflops = flops / (ms / 1000.0) / 1e9;
-  std::printf("%7d %5d %6d %6d %5d %10.0f %9.2f %10.0f %9.1f %7.2f\n", shape.n_layer,
-              shape.d_model, shape.vocab, shape.seq_len, shape.micro_batch, params, ms,
-              tokens / (ms / 1000.0), gflops, gflops / sgemm);
+  std::printf("%7d %5d %6d %6d %5d %10.0f %9.2f %10.0f %9.1f %7.2f\n", shape.n_layer, shape.d_model,
+              shape.vocab, shape.seq_len, shape.micro_batch, params, ms, tokens / (ms / 1000.0),
+              gflops, gflops / sgemm);
 }
 
 }  // namespace

@@ -2,12 +2,12 @@
 // 127.0.0.1), fp32, the same GPT and global batch everywhere: step time, tokens/s and rank 0's
 // memory (model states and total peak), each as a ratio to stage 0 at the same world size,
 // measured in this one run. `--quick` runs a tiny version.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <string>
 #include <string_view>
 #include <thread>
-#include <algorithm>
 #include <vector>
 
 #include "comm/communicator_factory.h"
@@ -31,8 +31,8 @@ Row run(int stage, int world_size, bool quick) {
   const zt::Config config = zt::parse_config_text(
       "", "bench_zero_stages",
       {"model.type=gpt", quick ? "model.n_layer=2" : "model.n_layer=4", "model.n_head=4",
-       quick ? "model.d_model=64" : "model.d_model=256", "model.vocab_size=256",
-       "model.seq_len=64", "optimizer.lr=0.001", quick ? "train.steps=3" : "train.steps=6",
+       quick ? "model.d_model=64" : "model.d_model=256", "model.vocab_size=256", "model.seq_len=64",
+       "optimizer.lr=0.001", quick ? "train.steps=3" : "train.steps=6",
        "zero.stage=" + std::to_string(stage), "zero.reduce_bucket_size=1MiB",
        "train.micro_batch_size=" + std::to_string(global_batch / world_size)});
   // Each rank gets the machine's cores divided among the ranks, as zerotrain launch does.
@@ -73,9 +73,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s [--quick]\n", argv[0]);
     return 2;
   }
-  std::printf("# GPT %s, global batch 8 x seq 64, fp32 AdamW; rank 0's figures; step time =\n"
-              "# mean over steps 2..n; ratios are to stage 0 at the same world size\n",
-              quick ? "2x64 (quick)" : "4 layers x d 256");
+  std::printf(
+      "# GPT %s, global batch 8 x seq 64, fp32 AdamW; rank 0's figures; step time =\n"
+      "# mean over steps 2..n; ratios are to stage 0 at the same world size\n",
+      quick ? "2x64 (quick)" : "4 layers x d 256");
   std::printf("%5s %5s %9s %10s %12s %12s %8s %8s %8s\n", "world", "stage", "step_ms", "tokens/s",
               "model_state", "peak_total", "time/s0", "state/s0", "peak/s0");
   for (int world : {1, 2, 4}) {
@@ -86,7 +87,8 @@ int main(int argc, char** argv) {
       std::printf("%5d %5d %9.1f %10.0f %12s %12s %8.2f %8.2f %8.2f\n", world, stage, row.step_ms,
                   row.tokens_per_s, zt::format_byte_size(row.model_state_bytes).c_str(),
                   zt::format_byte_size(row.peak_bytes).c_str(), row.step_ms / stage0.step_ms,
-                  static_cast<double>(row.model_state_bytes) / static_cast<double>(stage0.model_state_bytes),
+                  static_cast<double>(row.model_state_bytes) /
+                      static_cast<double>(stage0.model_state_bytes),
                   static_cast<double>(row.peak_bytes) / static_cast<double>(stage0.peak_bytes));
     }
   }

@@ -51,7 +51,7 @@ ZT_HOST_DEVICE std::uint16_t f32_to_f16_bits(float value) {
   const std::uint32_t bits = detail::bit_cast<std::uint32_t>(value);
   const std::uint16_t sign = static_cast<std::uint16_t>((bits >> 16) & 0x8000u);
   const std::uint32_t abs = bits & 0x7FFFFFFFu;
-  if (abs > 0x7F800000u) return static_cast<std::uint16_t>(sign | 0x7E00u);  // NaN
+  if (abs > 0x7F800000u) return static_cast<std::uint16_t>(sign | 0x7E00u);   // NaN
   if (abs >= 0x47800000u) return static_cast<std::uint16_t>(sign | 0x7C00u);  // >= 65536: inf
   if (abs < 0x38800000u) {
     // Below the smallest normal f16 (2^-14): a denormal or zero. Shift the full mantissa
@@ -63,7 +63,8 @@ ZT_HOST_DEVICE std::uint16_t f32_to_f16_bits(float value) {
     const std::uint32_t kept = mantissa >> shift;
     const std::uint32_t dropped = mantissa & ((1u << shift) - 1u);
     const std::uint32_t half = 1u << (shift - 1u);
-    const std::uint32_t rounded = kept + ((dropped > half || (dropped == half && (kept & 1u))) ? 1u : 0u);
+    const std::uint32_t rounded =
+        kept + ((dropped > half || (dropped == half && (kept & 1u))) ? 1u : 0u);
     return static_cast<std::uint16_t>(sign | rounded);
   }
   // Normal: rebias the exponent (127 -> 15) and round the 13 dropped mantissa bits.
@@ -107,13 +108,21 @@ struct F16 {
 template <typename T>
 constexpr DType dtype_of();
 template <>
-constexpr DType dtype_of<float>() { return DType::kF32; }
+constexpr DType dtype_of<float>() {
+  return DType::kF32;
+}
 template <>
-constexpr DType dtype_of<BF16>() { return DType::kBF16; }
+constexpr DType dtype_of<BF16>() {
+  return DType::kBF16;
+}
 template <>
-constexpr DType dtype_of<F16>() { return DType::kF16; }
+constexpr DType dtype_of<F16>() {
+  return DType::kF16;
+}
 template <>
-constexpr DType dtype_of<std::int32_t>() { return DType::kI32; }
+constexpr DType dtype_of<std::int32_t>() {
+  return DType::kI32;
+}
 
 // Converts `count` elements between floating dtypes (through f32); src and dst may not
 // overlap unless the dtypes are equal.

@@ -77,9 +77,9 @@ namespace detail {
 }  // namespace zt
 
 // ZT_CHECK(cond, message): throws zt::InternalError naming our file:line when cond is false.
-#define ZT_CHECK(cond, message)                                                  \
-  do {                                                                           \
-    if (!(cond)) [[unlikely]] {                                                  \
+#define ZT_CHECK(cond, message)                                                 \
+  do {                                                                          \
+    if (!(cond)) [[unlikely]] {                                                 \
       ::zt::detail::throw_internal_error(__FILE__, __LINE__, #cond, (message)); \
-    }                                                                            \
+    }                                                                           \
   } while (false)

@@ -71,7 +71,8 @@ Allocation MemoryTracker::allocate(std::int64_t bytes, MemoryCategory category) 
            "device memory allocation for " + device_.to_string() + " needs its backend allocator");
   record(category, bytes);  // throws before anything is allocated when over capacity
   if (bytes == 0) return Allocation(this, nullptr, 0, category);
-  const std::size_t rounded = (static_cast<std::size_t>(bytes) + kAlignment - 1) / kAlignment * kAlignment;
+  const std::size_t rounded =
+      (static_cast<std::size_t>(bytes) + kAlignment - 1) / kAlignment * kAlignment;
   void* data = std::aligned_alloc(kAlignment, rounded);
   if (data == nullptr) {
     unrecord(category, bytes);

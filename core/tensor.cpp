@@ -7,7 +7,8 @@ namespace zt {
 
 Tensor Tensor::zeros(const Shape& shape, DType dtype, MemoryTracker& tracker,
                      MemoryCategory category) {
-  const auto bytes = static_cast<std::int64_t>(static_cast<std::size_t>(shape.numel()) * dtype_size(dtype));
+  const auto bytes =
+      static_cast<std::int64_t>(static_cast<std::size_t>(shape.numel()) * dtype_size(dtype));
   Tensor tensor;
   tensor.storage_ = std::make_shared<Allocation>(tracker.allocate(bytes, category));
   tensor.base_ = tensor.storage_->data();

@@ -52,7 +52,8 @@ class Tensor {
   std::size_t nbytes() const { return static_cast<std::size_t>(numel()) * dtype_size(dtype_); }
 
   void* data() const {
-    return static_cast<char*>(base_) + offset_elements_ * static_cast<std::int64_t>(dtype_size(dtype_));
+    return static_cast<char*>(base_) +
+           offset_elements_ * static_cast<std::int64_t>(dtype_size(dtype_));
   }
   template <typename T>
   T* data_as() const {

@@ -5,8 +5,8 @@
 
 namespace zt::data {
 
-DistributedSampler::DistributedSampler(std::int64_t micro_batch_size,
-                                       std::int64_t grad_accum_steps, int world_size, int rank)
+DistributedSampler::DistributedSampler(std::int64_t micro_batch_size, std::int64_t grad_accum_steps,
+                                       int world_size, int rank)
     : micro_batch_size_(micro_batch_size),
       grad_accum_steps_(grad_accum_steps),
       world_size_(world_size),
@@ -17,8 +17,8 @@ DistributedSampler::DistributedSampler(std::int64_t micro_batch_size,
 
 SampleRange DistributedSampler::micro_batch(std::int64_t step, std::int64_t micro_batch) const {
   ZT_CHECK(micro_batch >= 0 && micro_batch < grad_accum_steps_, "micro-batch index out of range");
-  const std::int64_t first = step * global_batch_size() +
-                             (micro_batch * world_size_ + rank_) * micro_batch_size_;
+  const std::int64_t first =
+      step * global_batch_size() + (micro_batch * world_size_ + rank_) * micro_batch_size_;
   return {first, micro_batch_size_};
 }
 

@@ -17,7 +17,9 @@ class DistributedSampler {
   DistributedSampler(std::int64_t micro_batch_size, std::int64_t grad_accum_steps, int world_size,
                      int rank);
 
-  std::int64_t global_batch_size() const { return micro_batch_size_ * grad_accum_steps_ * world_size_; }
+  std::int64_t global_batch_size() const {
+    return micro_batch_size_ * grad_accum_steps_ * world_size_;
+  }
 
   // Samples of this rank's `micro_batch` (0-based, < grad_accum_steps) at `step` (0-based).
   // Global batch g covers [g·G, (g+1)·G); within it micro-batch m is the m-th slice of

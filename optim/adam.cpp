@@ -18,9 +18,9 @@ Adam::Adam(float beta1, float beta2, float eps, float weight_decay, bool decoupl
 void Adam::step(std::span<float> params, std::span<const float> grads,
                 std::span<const std::span<float>> states, std::int64_t step, float lr) const {
   ZT_CHECK(grads.size() == params.size(), "adam: gradient span does not match parameters");
-  ZT_CHECK(states.size() == 2 && states[0].size() == params.size() &&
-               states[1].size() == params.size(),
-           "adam: moment spans do not match parameters");
+  ZT_CHECK(
+      states.size() == 2 && states[0].size() == params.size() && states[1].size() == params.size(),
+      "adam: moment spans do not match parameters");
   ZT_CHECK(step >= 1, "adam: steps count from 1");
   const math::AdamStepScalars scalars{
       lr,

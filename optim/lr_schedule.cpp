@@ -22,7 +22,8 @@ double learning_rate(const SchedulerConfig& scheduler, double base_lr, std::int6
     case SchedulerType::kWarmup:
       return base_lr;
     case SchedulerType::kWarmupCosine:
-      return base_lr * (floor + (1.0 - floor) * 0.5 * (1.0 + std::cos(std::numbers::pi * progress)));
+      return base_lr *
+             (floor + (1.0 - floor) * 0.5 * (1.0 + std::cos(std::numbers::pi * progress)));
     case SchedulerType::kWarmupLinear:
       return base_lr * (floor + (1.0 - floor) * (1.0 - progress));
   }

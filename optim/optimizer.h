@@ -20,7 +20,8 @@ class Optimizer {
   // One update of `params` in place. `states` holds states_per_element() spans, each as
   // long as `params`. `step` counts updates from 1 (Adam's bias correction).
   virtual void step(std::span<float> params, std::span<const float> grads,
-                    std::span<const std::span<float>> states, std::int64_t step, float lr) const = 0;
+                    std::span<const std::span<float>> states, std::int64_t step,
+                    float lr) const = 0;
 };
 
 std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& config);

@@ -10,8 +10,8 @@ namespace zt::zero {
 namespace {
 
 std::int64_t bucket_elements(const Config& config) {
-  return std::max<std::int64_t>(1, config.zero.reduce_bucket_size_bytes /
-                                       static_cast<std::int64_t>(sizeof(float)));
+  return std::max<std::int64_t>(
+      1, config.zero.reduce_bucket_size_bytes / static_cast<std::int64_t>(sizeof(float)));
 }
 
 }  // namespace
@@ -25,9 +25,9 @@ DdpStrategy::DdpStrategy(const StrategyInputs& inputs)
   const DType dtype = compute_dtype(inputs.config);
   params_ = Tensor::zeros(flat, dtype, inputs.tracker, MemoryCategory::kParameters);
   // In fp32 the parameters are the master weights; otherwise a separate fp32 copy is.
-  master_ = dtype == DType::kF32
-                ? params_
-                : Tensor::zeros(flat, DType::kF32, inputs.tracker, MemoryCategory::kOptimizerStates);
+  master_ = dtype == DType::kF32 ? params_
+                                 : Tensor::zeros(flat, DType::kF32, inputs.tracker,
+                                                 MemoryCategory::kOptimizerStates);
   grads_ = Tensor::zeros(flat, DType::kF32, inputs.tracker, MemoryCategory::kGradients);
   for (int i = 0; i < optimizer_.states_per_element(); ++i) {
     states_.push_back(

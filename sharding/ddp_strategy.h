@@ -32,9 +32,9 @@ class DdpStrategy final : public ZeroStrategy {
   comm::Communicator& comm_;
   const optim::Optimizer& optimizer_;
   FlatLayout layout_;
-  Tensor params_;  // (padded_numel) compute dtype: what modules read
-  Tensor master_;  // (padded_numel) f32 master weights; params_ itself in fp32
-  Tensor grads_;   // (padded_numel) f32
+  Tensor params_;               // (padded_numel) compute dtype: what modules read
+  Tensor master_;               // (padded_numel) f32 master weights; params_ itself in fp32
+  Tensor grads_;                // (padded_numel) f32
   std::vector<Tensor> states_;  // optimizer states, each (padded_numel) f32
   std::vector<std::span<float>> state_spans_;
   std::vector<std::vector<Tensor>> param_views_;

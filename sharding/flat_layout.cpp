@@ -11,7 +11,9 @@ namespace zt::zero {
 FlatLayout make_flat_layout(const nn::Model& model, int world_size, BlockPadding padding) {
   FlatLayout layout;
   const std::int64_t multiple = kShardAlignElements * world_size;
-  const auto round_up = [multiple](std::int64_t n) { return (n + multiple - 1) / multiple * multiple; };
+  const auto round_up = [multiple](std::int64_t n) {
+    return (n + multiple - 1) / multiple * multiple;
+  };
   std::int64_t offset = 0;
   std::int64_t real = 0;
   for (std::size_t b = 0; b < model.num_blocks(); ++b) {
@@ -107,8 +109,9 @@ void initialize_parameters(const FlatLayout& layout, std::uint64_t seed, const T
       if (slot.tied_to_block) continue;  // its source initializes the shared storage
       // The key names the parameter, not its place, so any shard fills the same values.
       const std::uint64_t key = random_key(seed, b + 1, p + 1);
-      nn::initialize_parameter(slot.spec.init, key, 0,
-                               {data + slot.offset, static_cast<std::size_t>(slot.spec.shape.numel())});
+      nn::initialize_parameter(
+          slot.spec.init, key, 0,
+          {data + slot.offset, static_cast<std::size_t>(slot.spec.shape.numel())});
     }
   }
 }

@@ -25,8 +25,8 @@ struct ParameterSlot {
 
 struct BlockSlots {
   std::string name;
-  std::int64_t offset = 0;  // first element of the block
-  std::int64_t numel = 0;   // elements of the block (no padding)
+  std::int64_t offset = 0;        // first element of the block
+  std::int64_t numel = 0;         // elements of the block (no padding)
   std::int64_t padded_numel = 0;  // numel rounded up when blocks are padded one by one
   std::vector<ParameterSlot> parameters;
 };

@@ -3,8 +3,8 @@
 
 namespace zt::zero {
 
-GradientReducer::GradientReducer(comm::Communicator& comm, const ShardPlan& plan,
-                                 Tensor grad_shard, MemoryTracker& tracker)
+GradientReducer::GradientReducer(comm::Communicator& comm, const ShardPlan& plan, Tensor grad_shard,
+                                 MemoryTracker& tracker)
     : comm_(comm), plan_(plan), grad_shard_(std::move(grad_shard)), tracker_(tracker) {}
 
 void GradientReducer::reduce_block(std::size_t block, Tensor block_grads, bool accumulate) {
@@ -16,7 +16,8 @@ void GradientReducer::reduce_block(std::size_t block, Tensor block_grads, bool a
   std::int64_t slices = 0;
   for (const Segment& segment : segments) slices += plan_.slice_numel(segment);
   if (accumulate) {
-    flight.scratch = Tensor::zeros(Shape{slices}, DType::kF32, tracker_, MemoryCategory::kCommBuffers);
+    flight.scratch =
+        Tensor::zeros(Shape{slices}, DType::kF32, tracker_, MemoryCategory::kCommBuffers);
   }
   const std::int64_t block_offset = segments.front().offset;
   std::int64_t scratch_offset = 0;

@@ -32,9 +32,8 @@ ParameterGatherer::ParameterGatherer(comm::Communicator& comm, const FlatLayout&
 // A block that lends a tied parameter to a later block (the token embedding to a tied
 // head) is read from both, so it stays gathered for the whole step.
 bool ParameterGatherer::persistent(std::size_t block) const {
-  return tie_source_.at(block) ||
-         block_bytes(layout_.blocks.at(block), param_shard_.dtype()) <=
-             config_.param_persistence_threshold_bytes;
+  return tie_source_.at(block) || block_bytes(layout_.blocks.at(block), param_shard_.dtype()) <=
+                                      config_.param_persistence_threshold_bytes;
 }
 
 void ParameterGatherer::start(std::size_t block) {
@@ -44,7 +43,8 @@ void ParameterGatherer::start(std::size_t block) {
   const MemoryCategory category =
       persistent(block) ? MemoryCategory::kParameters : MemoryCategory::kCommBuffers;
   Gathered gathered;
-  gathered.buffer = Tensor::zeros(Shape{slots.padded_numel}, param_shard_.dtype(), tracker_, category);
+  gathered.buffer =
+      Tensor::zeros(Shape{slots.padded_numel}, param_shard_.dtype(), tracker_, category);
   for (const Segment& segment : plan_.segments(block)) {
     const std::int64_t slice = plan_.slice_numel(segment);
     gathered.works.push_back(comm_.all_gather(
@@ -58,7 +58,9 @@ void ParameterGatherer::start(std::size_t block) {
 
 void ParameterGatherer::prefetch(std::size_t block) {
   if (block >= gathered_.size() || gathered_[block]) return;
-  if (live_bytes_ + block_bytes(layout_.blocks[block], param_shard_.dtype()) > config_.max_live_parameters_bytes) return;
+  if (live_bytes_ + block_bytes(layout_.blocks[block], param_shard_.dtype()) >
+      config_.max_live_parameters_bytes)
+    return;
   start(block);
 }
 

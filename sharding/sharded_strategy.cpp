@@ -189,9 +189,9 @@ void ShardedStrategy::refresh_full_parameters() {
   copy_master_to_compute(master_shard_, source);
   for (std::size_t b = 0; b < layout_.blocks.size(); ++b) {
     for (const Segment& segment : plan_.segments(b)) {
-      refresh_works_[b].push_back(comm_.all_gather(
-          source.view(segment.shard_offset, Shape{plan_.slice_numel(segment)}),
-          full_params_.view(segment.offset, Shape{segment.numel})));
+      refresh_works_[b].push_back(
+          comm_.all_gather(source.view(segment.shard_offset, Shape{plan_.slice_numel(segment)}),
+                           full_params_.view(segment.offset, Shape{segment.numel})));
     }
   }
 }

@@ -36,7 +36,7 @@ class ShardedStrategy final : public ZeroStrategy {
 
  private:
   void initialize(std::uint64_t seed);
-  void refresh_full_parameters();      // stages 1-2: all-gather updated master slices
+  void refresh_full_parameters();  // stages 1-2: all-gather updated master slices
   void wait_for_refresh(std::size_t block);
   Tensor block_region(const Tensor& flat, std::size_t block) const;
   void ensure_block_grads(std::size_t block);  // stages 2-3
@@ -50,15 +50,15 @@ class ShardedStrategy final : public ZeroStrategy {
   FlatLayout layout_;
   ShardPlan plan_;
 
-  Tensor full_params_;   // stages 1-2: (padded_numel) every parameter, compute dtype
-  Tensor full_grads_;    // stage 1: (padded_numel) gradients accumulated over micro-batches
-  Tensor param_shard_;   // stage 3: (shard_numel) this rank's parameters
-  Tensor grad_shard_;    // (shard_numel) reduced gradients of this rank's slices
-  Tensor master_shard_;  // (shard_numel) fp32 master weights the optimizer updates
-  Tensor staging_shard_;  // stages 1-2, not fp32: master shard in the compute dtype
+  Tensor full_params_;          // stages 1-2: (padded_numel) every parameter, compute dtype
+  Tensor full_grads_;           // stage 1: (padded_numel) gradients accumulated over micro-batches
+  Tensor param_shard_;          // stage 3: (shard_numel) this rank's parameters
+  Tensor grad_shard_;           // (shard_numel) reduced gradients of this rank's slices
+  Tensor master_shard_;         // (shard_numel) fp32 master weights the optimizer updates
+  Tensor staging_shard_;        // stages 1-2, not fp32: master shard in the compute dtype
   std::vector<Tensor> states_;  // optimizer states, each (shard_numel)
   std::vector<std::span<float>> state_spans_;
-  Tensor norm_buffer_;   // (1) squared gradient norm, all-reduced
+  Tensor norm_buffer_;  // (1) squared gradient norm, all-reduced
 
   std::vector<std::vector<Tensor>> param_views_;  // stages 1-2
   std::vector<std::vector<Tensor>> grad_views_;   // current gradient views per block

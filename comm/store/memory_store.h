@@ -22,8 +22,8 @@ class MemoryStore final : public Store {
   void wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) override;
 
  private:
-  std::mutex mutex_;                  // guards values_
-  std::condition_variable changed_;   // notified on every set/add/compare_set
+  std::mutex mutex_;                 // guards values_
+  std::condition_variable changed_;  // notified on every set/add/compare_set
   std::map<std::string, std::string> values_;
 };
 

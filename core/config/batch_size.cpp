@@ -8,8 +8,7 @@ namespace {
 
 std::string str(std::int64_t value) { return std::to_string(value); }
 
-std::int64_t checked_product(const Config& config, std::int64_t a, std::int64_t b,
-                             std::int64_t c) {
+std::int64_t checked_product(const Config& config, std::int64_t a, std::int64_t b, std::int64_t c) {
   std::int64_t result = 0;
   if (__builtin_mul_overflow(a, b, &result) || __builtin_mul_overflow(result, c, &result)) {
     throw ConfigError(config.source + ": train batch sizes: " + str(a) + " x " + str(b) + " x " +
@@ -25,7 +24,8 @@ std::int64_t exact_quotient(const Config& config, const std::string& key, std::i
     throw ConfigError(config.source + ": cannot infer " + key + ": " + arithmetic + " = " +
                       str(numerator) + " / " + str(denominator) +
                       " is not a whole number >= 1; change train.global_batch_size to a "
-                      "multiple of " + str(denominator) + " or set " + key + " explicitly");
+                      "multiple of " +
+                      str(denominator) + " or set " + key + " explicitly");
   }
   return numerator / denominator;
 }
@@ -39,16 +39,16 @@ BatchSizes resolve_batch_sizes(const Config& config, std::int64_t world_size) {
   const std::string world = " x world size " + str(world_size);
   if (sizes.micro_batch_size == 0 && sizes.global_batch_size != 0) {
     if (sizes.grad_accum_steps == 0) sizes.grad_accum_steps = 1;
-    sizes.micro_batch_size = exact_quotient(
-        config, "train.micro_batch_size", sizes.global_batch_size,
-        sizes.grad_accum_steps * world_size,
-        "train.global_batch_size / (train.grad_accum_steps" + world + ")");
+    sizes.micro_batch_size =
+        exact_quotient(config, "train.micro_batch_size", sizes.global_batch_size,
+                       sizes.grad_accum_steps * world_size,
+                       "train.global_batch_size / (train.grad_accum_steps" + world + ")");
     sizes.inferred = "train.micro_batch_size = " + str(sizes.micro_batch_size);
   } else if (sizes.grad_accum_steps == 0 && sizes.global_batch_size != 0) {
-    sizes.grad_accum_steps = exact_quotient(
-        config, "train.grad_accum_steps", sizes.global_batch_size,
-        sizes.micro_batch_size * world_size,
-        "train.global_batch_size / (train.micro_batch_size" + world + ")");
+    sizes.grad_accum_steps =
+        exact_quotient(config, "train.grad_accum_steps", sizes.global_batch_size,
+                       sizes.micro_batch_size * world_size,
+                       "train.global_batch_size / (train.micro_batch_size" + world + ")");
     sizes.inferred = "train.grad_accum_steps = " + str(sizes.grad_accum_steps);
   }
   if (sizes.micro_batch_size == 0) sizes.micro_batch_size = kDefaultMicroBatchSize;
@@ -59,11 +59,11 @@ BatchSizes resolve_batch_sizes(const Config& config, std::int64_t world_size) {
     sizes.global_batch_size = product;
     sizes.inferred = "train.global_batch_size = " + str(product);
   } else if (sizes.global_batch_size != product) {
-    throw ConfigError(config.source + ": train.global_batch_size = " +
-                      str(sizes.global_batch_size) + " does not equal train.micro_batch_size " +
-                      str(sizes.micro_batch_size) + " x train.grad_accum_steps " +
-                      str(sizes.grad_accum_steps) + world + " = " + str(product) +
-                      "; set train.global_batch_size = " + str(product) +
+    throw ConfigError(config.source +
+                      ": train.global_batch_size = " + str(sizes.global_batch_size) +
+                      " does not equal train.micro_batch_size " + str(sizes.micro_batch_size) +
+                      " x train.grad_accum_steps " + str(sizes.grad_accum_steps) + world + " = " +
+                      str(product) + "; set train.global_batch_size = " + str(product) +
                       ", or leave one of the three at 0 to have it inferred");
   }
   if (!sizes.inferred.empty()) {

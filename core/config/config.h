@@ -41,7 +41,7 @@ struct ModelConfig {
 };
 
 struct DataConfig {
-  std::string path;  // token file; empty selects the built-in synthetic data
+  std::string path;                 // token file; empty selects the built-in synthetic data
   double synthetic_peakedness = 0;  // GPT synthetic corpus: higher = lower entropy
 
   friend bool operator==(const DataConfig&, const DataConfig&) = default;
@@ -59,12 +59,12 @@ struct TrainConfig {
 struct OptimizerConfig {
   OptimizerType type = OptimizerType::kAdamW;
   double lr = 0;
-  double momentum = 0;      // SGD
-  bool nesterov = false;    // SGD
-  double beta1 = 0;         // Adam, AdamW
-  double beta2 = 0;         // Adam, AdamW
-  double eps = 0;           // Adam, AdamW
-  double weight_decay = 0;  // AdamW: decoupled; Adam and SGD: added to the gradient
+  double momentum = 0;       // SGD
+  bool nesterov = false;     // SGD
+  double beta1 = 0;          // Adam, AdamW
+  double beta2 = 0;          // Adam, AdamW
+  double eps = 0;            // Adam, AdamW
+  double weight_decay = 0;   // AdamW: decoupled; Adam and SGD: added to the gradient
   double max_grad_norm = 0;  // clip the global gradient norm to this; 0 = no clipping
 
   friend bool operator==(const OptimizerConfig&, const OptimizerConfig&) = default;
@@ -90,11 +90,11 @@ struct PrecisionConfig {
 };
 
 struct ZeroConfig {
-  std::int64_t stage = 0;  // 0 = DDP, 1, 2, 3
+  std::int64_t stage = 0;                     // 0 = DDP, 1, 2, 3
   std::int64_t reduce_bucket_size_bytes = 0;  // gradient bucket for all-reduce / reduce-scatter
   std::int64_t prefetch_blocks = 0;           // stage 3: blocks gathered ahead of compute
   std::int64_t param_persistence_threshold_bytes = 0;  // stage 3: smaller blocks stay gathered
-  std::int64_t max_live_parameters_bytes = 0;  // stage 3: cap on gathered parameter bytes
+  std::int64_t max_live_parameters_bytes = 0;          // stage 3: cap on gathered parameter bytes
 
   friend bool operator==(const ZeroConfig&, const ZeroConfig&) = default;
 };

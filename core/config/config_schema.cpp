@@ -162,9 +162,9 @@ void add_run_model_data(std::vector<SectionSpec>& schema) {
             "GPT synthetic corpus: how peaked each Markov transition row is; 0 = uniform "
             "(entropy log vocab_size), higher = more predictable.");
 
-  auto checkpointing = section(schema, "activation_checkpointing",
-                               &Config::activation_checkpointing,
-                               "Recompute activations in backward instead of keeping them.");
+  auto checkpointing =
+      section(schema, "activation_checkpointing", &Config::activation_checkpointing,
+              "Recompute activations in backward instead of keeping them.");
   checkpointing.boolean("enabled", &ActivationCheckpointingConfig::enabled, false,
                         "Keep only each checkpointed block's input in forward; recompute the "
                         "block in backward (same gradients, less activation memory).");
@@ -217,14 +217,14 @@ void add_train_optimizer(std::vector<SectionSpec>& schema) {
 }
 
 void add_scheduler(std::vector<SectionSpec>& schema) {
-  auto scheduler = section(schema, "scheduler", &Config::scheduler,
-                           "Learning-rate schedule over train.steps.");
+  auto scheduler =
+      section(schema, "scheduler", &Config::scheduler, "Learning-rate schedule over train.steps.");
   scheduler.choice("type", &SchedulerConfig::type, kSchedulerTypeNames, SchedulerType::kConstant,
                    "constant; warmup (linear ramp, then constant); warmup_cosine and "
                    "warmup_linear (ramp, then decay to min_lr_ratio x optimizer.lr at the last "
                    "step).");
-  scheduler.integer("warmup_steps", &SchedulerConfig::warmup_steps, 0, Range::at_least(0),
-                    "steps", "Steps of linear warmup from 0 to optimizer.lr.",
+  scheduler.integer("warmup_steps", &SchedulerConfig::warmup_steps, 0, Range::at_least(0), "steps",
+                    "Steps of linear warmup from 0 to optimizer.lr.",
                     {"warmup_num_steps", "warmup"});
   scheduler.real("min_lr_ratio", &SchedulerConfig::min_lr_ratio, 0.0, Range::at_least(0).at_most(1),
                  "", "Where the decaying schedules end, as a fraction of optimizer.lr.",
@@ -241,8 +241,7 @@ void add_precision_zero_runtime(std::vector<SectionSpec>& schema) {
                  {"initial_scale_power", "loss_scale"});
   precision.integer("loss_scale_growth_interval", &PrecisionConfig::loss_scale_growth_interval,
                     1000, Range::at_least(1), "steps",
-                    "fp16: clean steps after which the loss scale doubles.",
-                    {"loss_scale_window"});
+                    "fp16: clean steps after which the loss scale doubles.", {"loss_scale_window"});
   precision.real("loss_scale_backoff", &PrecisionConfig::loss_scale_backoff, 0.5,
                  Range::greater_than(0).below(1), "",
                  "fp16: factor applied to the loss scale after an overflow (the step is skipped).");
@@ -254,13 +253,12 @@ void add_precision_zero_runtime(std::vector<SectionSpec>& schema) {
                "0 = DDP, 1 = shard optimizer state, 2 = + gradients, 3 = + parameters.");
   zero.size("reduce_bucket_size", &ZeroConfig::reduce_bucket_size_bytes, "25MiB",
             Range::at_least(1024), "Gradient bytes gathered into one all-reduce / reduce-scatter.");
-  zero.integer("prefetch_blocks", &ZeroConfig::prefetch_blocks, 1, Range::between(0, 64),
-               "blocks",
+  zero.integer("prefetch_blocks", &ZeroConfig::prefetch_blocks, 1, Range::between(0, 64), "blocks",
                "Stage 3: blocks whose parameters are all-gathered ahead of the block being "
                "computed, so communication overlaps compute.",
                {"prefetch_bucket_size", "stage3_prefetch_bucket_size"});
-  zero.size("param_persistence_threshold", &ZeroConfig::param_persistence_threshold_bytes,
-            "0", Range::at_least(0),
+  zero.size("param_persistence_threshold", &ZeroConfig::param_persistence_threshold_bytes, "0",
+            Range::at_least(0),
             "Stage 3: blocks with at most this many parameter bytes stay gathered for the "
             "whole step instead of being released after use; 0 = release every block.");
   zero.size("max_live_parameters", &ZeroConfig::max_live_parameters_bytes, "1GiB",

@@ -67,7 +67,7 @@ Model make_gpt(const GptShape& shape) {
   auto head = std::make_unique<Sequential>();
   head->add(std::make_unique<LayerNorm>("ln_f", shape.d_model));
   head->add(std::make_unique<Linear>("lm_head", shape.d_model, shape.vocab_size, false,
-                                         Init::normal(0.02f)));
+                                     Init::normal(0.02f)));
   model.add_block("head", std::move(head));
   if (shape.tie_embeddings) {
     // The head's lm_head.weight (parameter 2, after ln_f's two) is the embedding's wte

@@ -56,8 +56,7 @@ void BlockPass::backward(Tensor grad_output, bool last_micro_batch) {
     }
     tracker_.set_phase("backward block " + std::to_string(b));
     nn::ModuleContext ctx{tracker_, saved_[b]};
-    dy = model_.block(b).module->backward(strategy_.parameters(b), strategy_.gradients(b), dy,
-                                          ctx);
+    dy = model_.block(b).module->backward(strategy_.parameters(b), strategy_.gradients(b), dy, ctx);
     ZT_CHECK(saved_[b].empty(), model_.block(b).name + " left saved activations behind");
     strategy_.after_backward(b, last_micro_batch);
   }

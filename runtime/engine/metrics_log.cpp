@@ -27,8 +27,7 @@ void MetricsLog::append(const StepMetrics& m) {
   out_ << "{\"step\": " << m.step << ", \"loss\": " << number(m.loss)
        << ", \"lr\": " << number(m.lr) << ", \"grad_norm\": " << number(m.grad_norm)
        << ", \"samples_per_s\": " << number(m.samples_per_s)
-       << ", \"tokens_per_s\": " << number(m.tokens_per_s)
-       << ", \"step_ms\": " << number(m.step_ms)
+       << ", \"tokens_per_s\": " << number(m.tokens_per_s) << ", \"step_ms\": " << number(m.step_ms)
        << ", \"loss_scale\": " << number(m.loss_scale)
        << ", \"skipped\": " << (m.skipped ? "true" : "false")
        << ", \"all_reduce_bytes\": " << m.all_reduce_bytes

@@ -17,8 +17,8 @@ std::unique_ptr<data::BatchSource> make_token_source(const Config& config) {
   const auto seed = static_cast<std::uint64_t>(config.run.seed);
   if (config.data.path.empty()) {
     if (config.model.vocab_size > kMaxSyntheticVocab) {
-      throw ConfigError(config.source + ": model.vocab_size = " +
-                        std::to_string(config.model.vocab_size) +
+      throw ConfigError(config.source +
+                        ": model.vocab_size = " + std::to_string(config.model.vocab_size) +
                         ": the synthetic corpus (data.path = \"\") supports at most " +
                         std::to_string(kMaxSyntheticVocab) +
                         " tokens; lower model.vocab_size or set data.path to a token file");
@@ -28,11 +28,11 @@ std::unique_ptr<data::BatchSource> make_token_source(const Config& config) {
   }
   data::TokenFile file = data::TokenFile::open(config.data.path);
   if (file.vocab_size() > config.model.vocab_size) {
-    throw ConfigError(config.source + ": model.vocab_size = " +
-                      std::to_string(config.model.vocab_size) + " is smaller than the " +
-                      std::to_string(file.vocab_size()) + "-token vocabulary of data.path '" +
-                      config.data.path + "'; set model.vocab_size >= " +
-                      std::to_string(file.vocab_size()));
+    throw ConfigError(config.source +
+                      ": model.vocab_size = " + std::to_string(config.model.vocab_size) +
+                      " is smaller than the " + std::to_string(file.vocab_size()) +
+                      "-token vocabulary of data.path '" + config.data.path +
+                      "'; set model.vocab_size >= " + std::to_string(file.vocab_size()));
   }
   return data::make_token_file_source(std::move(file), config.model.seq_len, seed);
 }
@@ -42,8 +42,8 @@ std::unique_ptr<data::BatchSource> make_token_source(const Config& config) {
 nn::Model make_model(const Config& config) {
   switch (config.model.type) {
     case ModelType::kMlp:
-      return nn::make_mlp({config.model.input_dim, config.model.hidden_dim,
-                           config.model.num_classes});
+      return nn::make_mlp(
+          {config.model.input_dim, config.model.hidden_dim, config.model.num_classes});
     case ModelType::kGpt:
       return nn::make_gpt({config.model.n_layer, config.model.n_head, config.model.d_model,
                            config.model.vocab_size, config.model.seq_len,

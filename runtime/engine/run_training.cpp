@@ -4,8 +4,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <thread>
@@ -48,14 +48,13 @@ int run_training(const Config& config) {
   const std::optional<launch::RankEnv> env = launch::read_rank_env();
   const int rank = env ? env->rank : 0;
   const int world_size = env ? env->world_size : 1;
-  const auto timeout = std::chrono::milliseconds(
-      static_cast<std::int64_t>(config.runtime.comm_timeout_s * 1000.0));
+  const auto timeout =
+      std::chrono::milliseconds(static_cast<std::int64_t>(config.runtime.comm_timeout_s * 1000.0));
 
   std::unique_ptr<comm::Store> store;
   if (world_size > 1) {
-    store = std::make_unique<comm::TcpStore>(env->master_addr,
-                                             static_cast<std::uint16_t>(env->master_port),
-                                             env->store_token, timeout);
+    store = std::make_unique<comm::TcpStore>(
+        env->master_addr, static_cast<std::uint16_t>(env->master_port), env->store_token, timeout);
   } else {
     store = std::make_unique<comm::MemoryStore>();
   }
@@ -86,9 +85,10 @@ int run_training(const Config& config) {
       const data::MarkovCorpus corpus(static_cast<std::uint64_t>(config.run.seed),
                                       static_cast<std::int32_t>(config.model.vocab_size),
                                       config.data.synthetic_peakedness);
-      std::printf("zerotrain: synthetic Markov corpus: entropy rate %.4f nats/token (the loss "
-                  "floor; log vocab_size = %.4f)\n",
-                  corpus.entropy_rate_nats(), std::log(static_cast<double>(config.model.vocab_size)));
+      std::printf(
+          "zerotrain: synthetic Markov corpus: entropy rate %.4f nats/token (the loss "
+          "floor; log vocab_size = %.4f)\n",
+          corpus.entropy_rate_nats(), std::log(static_cast<double>(config.model.vocab_size)));
     }
     std::fflush(stdout);
   }
@@ -97,12 +97,12 @@ int run_training(const Config& config) {
   comm->barrier()->wait();
   if (rank == 0) {
     const MemorySnapshot memory = tracker.snapshot();
-    std::printf("zerotrain: done: loss %.4f -> %.4f after %lld steps; peak memory %s (at '%s'); "
-                "metrics in %s/metrics.jsonl\n",
-                result.losses.front(), result.losses.back(),
-                static_cast<long long>(result.losses.size()),
-                format_byte_size(memory.total_peak_bytes).c_str(), memory.total_peak_phase.c_str(),
-                config.run.dir.c_str());
+    std::printf(
+        "zerotrain: done: loss %.4f -> %.4f after %lld steps; peak memory %s (at '%s'); "
+        "metrics in %s/metrics.jsonl\n",
+        result.losses.front(), result.losses.back(), static_cast<long long>(result.losses.size()),
+        format_byte_size(memory.total_peak_bytes).c_str(), memory.total_peak_phase.c_str(),
+        config.run.dir.c_str());
   }
   return 0;
 }

@@ -67,7 +67,8 @@ Trainer::Trainer(const Config& config, comm::Communicator& comm, MemoryTracker& 
   source_ = make_batch_source(config);
   optimizer_ = optim::make_optimizer(config.optimizer);
   strategy_ = zero::make_zero_strategy({model_, config_, comm_, tracker_, *optimizer_});
-  pass_ = std::make_unique<BlockPass>(model_, *strategy_, tracker_, config_.activation_checkpointing);
+  pass_ =
+      std::make_unique<BlockPass>(model_, *strategy_, tracker_, config_.activation_checkpointing);
   loss_buffer_ = Tensor::zeros(Shape{2}, DType::kF32, tracker_, MemoryCategory::kCommBuffers);
   compute_dtype_ = zero::compute_dtype(config_);
   if (config_.precision.dtype == PrecisionDType::kFp16) {
@@ -88,7 +89,8 @@ TrainResult Trainer::run() {
     metrics_log.emplace(std::filesystem::path(config_.run.dir) / "metrics.jsonl");
   }
   std::optional<ProgressLine> progress;
-  if (leader && options_.show_progress) progress.emplace(config_.train.steps, config_.run.log_every);
+  if (leader && options_.show_progress)
+    progress.emplace(config_.train.steps, config_.run.log_every);
   const std::int64_t global_batch = config_.train.global_batch_size;
 
   TrainResult result;
@@ -187,8 +189,8 @@ double Trainer::micro_batch(std::int64_t step, std::int64_t micro) {
                              static_cast<double>(sampler.global_batch_size());
   Tensor inputs = batch.inputs;
   if (is_floating(inputs.dtype()) && inputs.dtype() != compute_dtype_) {
-    inputs = Tensor::zeros(batch.inputs.shape(), compute_dtype_, tracker_,
-                           MemoryCategory::kActivations);
+    inputs =
+        Tensor::zeros(batch.inputs.shape(), compute_dtype_, tracker_, MemoryCategory::kActivations);
     convert_elements(batch.inputs.data(), batch.inputs.dtype(), inputs.data(), compute_dtype_,
                      static_cast<std::size_t>(inputs.numel()));
   }

@@ -13,8 +13,8 @@
 #include "core/memory_tracker.h"
 #include "data/batch.h"
 #include "nn/model.h"
-#include "optim/optimizer.h"
 #include "optim/loss_scaler.h"
+#include "optim/optimizer.h"
 #include "runtime/engine/fault_injection.h"
 #include "runtime/engine/metrics_log.h"
 #include "sharding/zero_strategy.h"
@@ -24,8 +24,8 @@ namespace zt::engine {
 class BlockPass;
 
 struct TrainerOptions {
-  bool write_run_dir = true;   // rank 0 writes metrics.jsonl and config.toml under run.dir
-  bool show_progress = true;   // rank 0 prints the progress line
+  bool write_run_dir = true;       // rank 0 writes metrics.jsonl and config.toml under run.dir
+  bool show_progress = true;       // rank 0 prints the progress line
   std::optional<FaultPlan> fault;  // deliberate failures for tests (ZEROTRAIN_FAULT)
 };
 
@@ -73,7 +73,7 @@ class Trainer {
   std::unique_ptr<optim::Optimizer> optimizer_;
   std::unique_ptr<zero::ZeroStrategy> strategy_;
   std::unique_ptr<BlockPass> pass_;
-  Tensor loss_buffer_;                        // (2) f32: loss sum and rows, all-reduced
+  Tensor loss_buffer_;  // (2) f32: loss sum and rows, all-reduced
   std::int64_t rows_this_step_ = 0;
   double global_rows_ = 0;  // loss rows of the last step over all ranks
   DType compute_dtype_ = DType::kF32;

@@ -14,8 +14,13 @@ LaunchOptions train_ranks(int nproc, const TempDir& dir, std::vector<std::string
   LaunchOptions options;
   options.nproc_per_node = nproc;
   options.grace_period = std::chrono::milliseconds(2000);
-  options.rank_command = {ZT_ZEROTRAIN_EXE, "train", std::string(ZT_SOURCE_DIR) + "/configs/tiny.toml",
-                          "--set", "run.dir=" + (dir / "run"), "--set", "runtime.comm_timeout_s=20"};
+  options.rank_command = {ZT_ZEROTRAIN_EXE,
+                          "train",
+                          std::string(ZT_SOURCE_DIR) + "/configs/tiny.toml",
+                          "--set",
+                          "run.dir=" + (dir / "run"),
+                          "--set",
+                          "runtime.comm_timeout_s=20"};
   for (auto& text : overrides) {
     options.rank_command.push_back("--set");
     options.rank_command.push_back(std::move(text));

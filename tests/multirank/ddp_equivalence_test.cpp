@@ -17,10 +17,10 @@ namespace zt {
 namespace {
 
 Config ddp_config(std::int64_t micro_batch, std::vector<std::string> extra = {}) {
-  std::vector<std::string> overrides{"model.input_dim=12", "model.hidden_dim=24",
-                                     "model.num_classes=5", "train.steps=10",
-                                     "optimizer.lr=0.01",
-                                     "train.micro_batch_size=" + std::to_string(micro_batch)};
+  std::vector<std::string> overrides{
+      "model.input_dim=12",  "model.hidden_dim=24",
+      "model.num_classes=5", "train.steps=10",
+      "optimizer.lr=0.01",   "train.micro_batch_size=" + std::to_string(micro_batch)};
   overrides.insert(overrides.end(), extra.begin(), extra.end());
   return parse_config_text("", "ddp_test.toml", overrides);
 }
@@ -71,8 +71,8 @@ TEST(Ddp, TwoRanksEqualOneRankWithTheDoubledMicroBatch) {
 
 TEST(Ddp, ThreeRanksWithAccumulationEqualOneRank) {
   const auto reference = train_on_ranks(1, ddp_config(12));
-  const auto ddp = train_on_ranks(3, ddp_config(2, {"train.grad_accum_steps=2",
-                                                    "zero.reduce_bucket_size=1KiB"}));
+  const auto ddp = train_on_ranks(
+      3, ddp_config(2, {"train.grad_accum_steps=2", "zero.reduce_bucket_size=1KiB"}));
   EXPECT_LE(max_abs_difference(ddp[2].parameters, reference[0].parameters), 1e-6f);
   EXPECT_EQ(ddp[0].parameters, ddp[2].parameters);
 }

@@ -19,12 +19,18 @@ namespace {
 
 Config mixed_config(const std::string& dtype, int stage, int world_size,
                     std::vector<std::string> extra = {}) {
-  std::vector<std::string> overrides{
-      "model.type=gpt", "model.n_layer=2", "model.n_head=2", "model.d_model=32",
-      "model.vocab_size=16", "model.seq_len=8", "optimizer.lr=0.003", "train.steps=12",
-      "zero.reduce_bucket_size=4KiB", "precision.dtype=" + dtype,
-      "zero.stage=" + std::to_string(stage),
-      "train.micro_batch_size=" + std::to_string(8 / world_size)};
+  std::vector<std::string> overrides{"model.type=gpt",
+                                     "model.n_layer=2",
+                                     "model.n_head=2",
+                                     "model.d_model=32",
+                                     "model.vocab_size=16",
+                                     "model.seq_len=8",
+                                     "optimizer.lr=0.003",
+                                     "train.steps=12",
+                                     "zero.reduce_bucket_size=4KiB",
+                                     "precision.dtype=" + dtype,
+                                     "zero.stage=" + std::to_string(stage),
+                                     "train.micro_batch_size=" + std::to_string(8 / world_size)};
   overrides.insert(overrides.end(), extra.begin(), extra.end());
   return parse_config_text("", "mixed_test.toml", overrides);
 }

@@ -34,9 +34,15 @@ constexpr int kSteps = 20;
 Config gpt_config(int stage, int world_size, std::int64_t accum,
                   std::vector<std::string> extra = {}, const std::string& optimizer = "sgd") {
   std::vector<std::string> overrides{
-      "model.type=gpt", "model.n_layer=2", "model.n_head=2", "model.d_model=16",
-      "model.vocab_size=16", "model.seq_len=8", "optimizer.lr=0.01",
-      "zero.reduce_bucket_size=1KiB", "train.steps=" + std::to_string(kSteps),
+      "model.type=gpt",
+      "model.n_layer=2",
+      "model.n_head=2",
+      "model.d_model=16",
+      "model.vocab_size=16",
+      "model.seq_len=8",
+      "optimizer.lr=0.01",
+      "zero.reduce_bucket_size=1KiB",
+      "train.steps=" + std::to_string(kSteps),
       "zero.stage=" + std::to_string(stage),
       "train.grad_accum_steps=" + std::to_string(accum),
       "train.micro_batch_size=" + std::to_string(kGlobalBatch / (accum * world_size)),
@@ -47,8 +53,8 @@ Config gpt_config(int stage, int world_size, std::int64_t accum,
 
 struct Outcome {
   std::vector<double> losses;
-  std::vector<float> parameters;     // rank 0's export
-  bool ranks_agree = true;           // every rank exported the same parameters
+  std::vector<float> parameters;  // rank 0's export
+  bool ranks_agree = true;        // every rank exported the same parameters
   std::vector<comm::CommCounters> counters;
   std::vector<MemorySnapshot> memory;
 };
@@ -75,7 +81,8 @@ Outcome train(int world_size, const Config& config) {
     comm->barrier()->wait();
   });
   outcome.parameters = exports[0];
-  for (const auto& other : exports) outcome.ranks_agree = outcome.ranks_agree && other == exports[0];
+  for (const auto& other : exports)
+    outcome.ranks_agree = outcome.ranks_agree && other == exports[0];
   return outcome;
 }
 
@@ -95,7 +102,8 @@ std::vector<bool> key_bias_mask() {
   for (const auto& block : layout.blocks) {
     for (const auto& slot : block.parameters) {
       if (slot.spec.name != "attn.qkv.bias") continue;
-      for (std::int64_t i = c; i < 2 * c; ++i) mask[static_cast<std::size_t>(slot.offset + i)] = true;
+      for (std::int64_t i = c; i < 2 * c; ++i)
+        mask[static_cast<std::size_t>(slot.offset + i)] = true;
     }
   }
   return mask;
@@ -137,20 +145,19 @@ TEST_P(ZeroEquivalence, MatchesStageZeroOnOneRank) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    StagesWorldsAccumulation, ZeroEquivalence,
-    ::testing::Combine(::testing::Values(0, 1, 2, 3), ::testing::Values(1, 2, 4),
-                       ::testing::Values(1, 4)),
-    [](const auto& param_info) {
-      return "Stage" + std::to_string(std::get<0>(param_info.param)) + "World" +
-             std::to_string(std::get<1>(param_info.param)) + "Accum" +
-             std::to_string(std::get<2>(param_info.param));
-    });
+INSTANTIATE_TEST_SUITE_P(StagesWorldsAccumulation, ZeroEquivalence,
+                         ::testing::Combine(::testing::Values(0, 1, 2, 3),
+                                            ::testing::Values(1, 2, 4), ::testing::Values(1, 4)),
+                         [](const auto& param_info) {
+                           return "Stage" + std::to_string(std::get<0>(param_info.param)) +
+                                  "World" + std::to_string(std::get<1>(param_info.param)) +
+                                  "Accum" + std::to_string(std::get<2>(param_info.param));
+                         });
 
 TEST(ZeroStage3, PersistentBlocksAndNoPrefetchGiveTheSameModel) {
   expect_matches_reference(
-      train(2, gpt_config(3, 2, 1, {"zero.param_persistence_threshold=8KiB",
-                                    "zero.prefetch_blocks=0"})),
+      train(2, gpt_config(3, 2, 1,
+                          {"zero.param_persistence_threshold=8KiB", "zero.prefetch_blocks=0"})),
       "stage 3 with persistent small blocks, no prefetch");
   expect_matches_reference(
       train(2, gpt_config(3, 2, 1, {"zero.prefetch_blocks=3", "zero.max_live_parameters=20KiB"})),
@@ -198,9 +205,8 @@ TEST(ZeroTiedEmbeddings, EveryStageMatchesOneRankWithTheHeadTiedToTheEmbedding) 
 }
 
 TEST(ZeroStage3, CheckpointedBlocksRegatherForRecompute) {
-  expect_matches_reference(
-      train(2, gpt_config(3, 2, 1, {"activation_checkpointing.enabled=true"})),
-      "stage 3 with activation checkpointing");
+  expect_matches_reference(train(2, gpt_config(3, 2, 1, {"activation_checkpointing.enabled=true"})),
+                           "stage 3 with activation checkpointing");
 }
 
 }  // namespace
@@ -247,7 +253,8 @@ TEST(ZeroPadding, OddParameterCountsShardAndUpdateWithoutLeakingPadding) {
         exported[static_cast<std::size_t>(rank)] = trainer.strategy().full_parameters();
         comm->barrier()->wait();
       });
-      const std::string what = "stage " + std::to_string(stage) + ", world " + std::to_string(world);
+      const std::string what =
+          "stage " + std::to_string(stage) + ", world " + std::to_string(world);
       ASSERT_EQ(static_cast<std::int64_t>(exported[0].size()), real) << what;
       for (std::size_t i = 0; i < exported[0].size(); ++i) {
         ASSERT_NEAR(exported[0][i], reference_parameters[i], 1e-5) << what << ", parameter " << i;

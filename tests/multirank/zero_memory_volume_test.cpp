@@ -32,8 +32,9 @@ Config config_for(int stage, int world_size) {
   return parse_config_text(
       "", "memory_test.toml",
       {"model.type=gpt", "model.n_layer=2", "model.n_head=4", "model.d_model=64",
-       "model.vocab_size=64", "model.seq_len=16", "train.steps=3", "zero.stage=" + std::to_string(stage),
-       "zero.reduce_bucket_size=64KiB", "train.micro_batch_size=" + std::to_string(8 / world_size)});
+       "model.vocab_size=64", "model.seq_len=16", "train.steps=3",
+       "zero.stage=" + std::to_string(stage), "zero.reduce_bucket_size=64KiB",
+       "train.micro_batch_size=" + std::to_string(8 / world_size)});
 }
 
 struct RankReport {
@@ -48,7 +49,8 @@ std::vector<RankReport> run(int stage, int world_size) {
   testing::run_ranks(world_size, [&](int rank) {
     MemoryTracker tracker(Device::cpu(rank));
     auto comm = comm::create_cpu_communicator(store, rank, world_size);
-    engine::Trainer trainer(config_for(stage, world_size), *comm, tracker, engine::quiet_trainer_options());
+    engine::Trainer trainer(config_for(stage, world_size), *comm, tracker,
+                            engine::quiet_trainer_options());
     const auto result = trainer.run();
     RankReport& report = reports[static_cast<std::size_t>(rank)];
     for (MemoryCategory category : {MemoryCategory::kParameters, MemoryCategory::kGradients,
@@ -61,17 +63,19 @@ std::vector<RankReport> run(int stage, int world_size) {
   return reports;
 }
 
-double psi() {
-  return static_cast<double>(engine::make_model(config_for(0, 1)).parameter_count());
-}
+double psi() { return static_cast<double>(engine::make_model(config_for(0, 1)).parameter_count()); }
 
 double expected_model_state_bytes(int stage, int n) {
   const double p = psi();
   switch (stage) {
-    case 0: return 16 * p;
-    case 1: return 8 * p + 16 * p / n;
-    case 2: return 4 * p + 16 * p / n;
-    default: return 20 * p / n;
+    case 0:
+      return 16 * p;
+    case 1:
+      return 8 * p + 16 * p / n;
+    case 2:
+      return 4 * p + 16 * p / n;
+    default:
+      return 20 * p / n;
   }
 }
 

@@ -7,16 +7,15 @@
 
 namespace zt::nn::cpu {
 
-void gemm_f32(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n,
-              std::int64_t k, float alpha, const float* a, std::int64_t lda, const float* b,
-              std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
+void gemm_f32(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n, std::int64_t k,
+              float alpha, const float* a, std::int64_t lda, const float* b, std::int64_t ldb,
+              float beta, float* c, std::int64_t ldc) {
   ZT_CHECK(m >= 0 && n >= 0 && k >= 0, "gemm with a negative dimension");
   if (m == 0 || n == 0) return;
   cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans,
               transpose_b ? CblasTrans : CblasNoTrans, static_cast<blasint>(m),
-              static_cast<blasint>(n), static_cast<blasint>(k), alpha, a,
-              static_cast<blasint>(lda), b, static_cast<blasint>(ldb), beta, c,
-              static_cast<blasint>(ldc));
+              static_cast<blasint>(n), static_cast<blasint>(k), alpha, a, static_cast<blasint>(lda),
+              b, static_cast<blasint>(ldb), beta, c, static_cast<blasint>(ldc));
 }
 
 void set_blas_threads(int threads) {

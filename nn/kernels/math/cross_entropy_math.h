@@ -12,8 +12,7 @@ namespace zt::nn::math {
 
 // Returns the row's loss and writes dz (C); dz may alias z.
 ZT_HOST_DEVICE float softmax_cross_entropy_row(const float* z, std::int64_t classes,
-                                               std::int32_t target, float grad_scale,
-                                               float* dz) {
+                                               std::int32_t target, float grad_scale, float* dz) {
   float max_z = z[0];
   for (std::int64_t c = 1; c < classes; ++c) max_z = z[c] > max_z ? z[c] : max_z;
   float sum = 0.0f;

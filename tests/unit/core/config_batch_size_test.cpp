@@ -1,11 +1,10 @@
 // resolve_batch_sizes: any two of micro, accumulation and global determine the third, and
 // disagreements show the arithmetic and the key to change.
-#include "core/config/batch_size.h"
-
 #include <gtest/gtest.h>
 
 #include <limits>
 
+#include "core/config/batch_size.h"
 #include "core/error.h"
 
 namespace zt {

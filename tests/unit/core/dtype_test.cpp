@@ -42,8 +42,8 @@ TEST(DTypeBF16, MatchesBruteForceNearestOnRandomFloats) {
   for (int i = 0; i < 200000; ++i) {
     const float x = std::bit_cast<float>(bits_dist(rng));
     if (!std::isfinite(x) || std::fabs(x) > 3.0e38f) continue;
-    ASSERT_EQ(f32_to_bf16_bits(x), reference_bf16(x)) << "x bits 0x" << std::hex
-                                                      << std::bit_cast<std::uint32_t>(x);
+    ASSERT_EQ(f32_to_bf16_bits(x), reference_bf16(x))
+        << "x bits 0x" << std::hex << std::bit_cast<std::uint32_t>(x);
     ++checked;
   }
   EXPECT_GT(checked, 100000);
@@ -67,8 +67,8 @@ TEST(DTypeBF16, KeepsNaNInfinitySignedZeroAndDenormals) {
 TEST(DTypeF16, ConvertsExactValuesAndLimits) {
   EXPECT_EQ(f32_to_f16_bits(1.0f), 0x3C00u);
   EXPECT_EQ(f32_to_f16_bits(-2.0f), 0xC000u);
-  EXPECT_EQ(f32_to_f16_bits(65504.0f), 0x7BFFu);          // largest finite half
-  EXPECT_EQ(f32_to_f16_bits(65520.0f), 0x7C00u);          // halfway to 65536: rounds to inf
+  EXPECT_EQ(f32_to_f16_bits(65504.0f), 0x7BFFu);  // largest finite half
+  EXPECT_EQ(f32_to_f16_bits(65520.0f), 0x7C00u);  // halfway to 65536: rounds to inf
   EXPECT_EQ(f32_to_f16_bits(65519.0f), 0x7BFFu);
   EXPECT_EQ(f32_to_f16_bits(1e6f), 0x7C00u);
   EXPECT_EQ(f16_bits_to_f32(0x7C00u), std::numeric_limits<float>::infinity());
@@ -80,8 +80,8 @@ TEST(DTypeF16, DenormalsRoundToNearestEven) {
   const float smallest = 5.9604644775390625e-08f;  // 2^-24, the smallest denormal
   EXPECT_EQ(f32_to_f16_bits(smallest), 0x0001u);
   EXPECT_EQ(f16_bits_to_f32(0x0001u), smallest);
-  EXPECT_EQ(f32_to_f16_bits(smallest * 0.5f), 0x0000u);   // tie between 0 and 1: even (0)
-  EXPECT_EQ(f32_to_f16_bits(smallest * 1.5f), 0x0002u);   // tie between 1 and 2: even (2)
+  EXPECT_EQ(f32_to_f16_bits(smallest * 0.5f), 0x0000u);  // tie between 0 and 1: even (0)
+  EXPECT_EQ(f32_to_f16_bits(smallest * 1.5f), 0x0002u);  // tie between 1 and 2: even (2)
   EXPECT_EQ(f32_to_f16_bits(smallest * 0.51f), 0x0001u);
   EXPECT_EQ(f32_to_f16_bits(smallest * 2.5f), 0x0002u);
   EXPECT_EQ(f32_to_f16_bits(-smallest * 3.0f), 0x8003u);

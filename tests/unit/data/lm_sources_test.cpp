@@ -2,8 +2,6 @@
 // whichever instance, rank or world size loads it.
 #include <gtest/gtest.h>
 
-#include "support/temp_dir.h"
-
 #include <filesystem>
 #include <numeric>
 #include <random>
@@ -14,6 +12,7 @@
 #include "core/error.h"
 #include "data/distributed_sampler.h"
 #include "data/lm_batch.h"
+#include "support/temp_dir.h"
 
 namespace zt::data {
 namespace {

@@ -4,8 +4,6 @@
 
 #include <gtest/gtest.h>
 
-#include "support/temp_dir.h"
-
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -15,6 +13,7 @@
 
 #include "core/error.h"
 #include "data/prepare_data.h"
+#include "support/temp_dir.h"
 
 namespace zt::data {
 namespace {

@@ -47,12 +47,11 @@ TEST(Gpt, TiedEmbeddingsShareTheHeadWithTheTokenEmbedding) {
   const Model model = make_gpt(shape);
   ASSERT_EQ(model.ties().size(), 1u);
   const ParameterTie& tie = model.ties()[0];
-  EXPECT_EQ(model.block(tie.block).module->parameter_specs()[tie.parameter].name,
-            "lm_head.weight");
+  EXPECT_EQ(model.block(tie.block).module->parameter_specs()[tie.parameter].name, "lm_head.weight");
   EXPECT_EQ(model.block(tie.source_block).module->parameter_specs()[tie.source_parameter].name,
             "wte");
-  EXPECT_EQ(model.parameter_count(), make_gpt(kTiny).parameter_count() -
-                                         shape.vocab_size * shape.d_model);
+  EXPECT_EQ(model.parameter_count(),
+            make_gpt(kTiny).parameter_count() - shape.vocab_size * shape.d_model);
   EXPECT_EQ(model.parameter_count(), gpt_parameter_count(shape));
   // GPT-2 small with its tied head: the published 124,439,808.
   EXPECT_EQ(gpt_parameter_count({12, 12, 768, 50257, 1024, true}), 124439808);

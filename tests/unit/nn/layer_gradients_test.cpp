@@ -41,9 +41,11 @@ TEST(SoftmaxCrossEntropy, LossAndGradientMatchDoubleReference) {
   MemoryTracker tracker(Device::cpu());
   const std::int64_t rows = 3;
   const std::int64_t classes = 5;
-  Tensor logits = Tensor::zeros(Shape{rows, classes}, DType::kF32, tracker, MemoryCategory::kActivations);
+  Tensor logits =
+      Tensor::zeros(Shape{rows, classes}, DType::kF32, tracker, MemoryCategory::kActivations);
   Tensor targets = Tensor::zeros(Shape{rows}, DType::kI32, tracker, MemoryCategory::kActivations);
-  for (std::int64_t i = 0; i < logits.numel(); ++i) logits.data_as<float>()[i] = 3.0f * standard_normal(5, static_cast<std::uint64_t>(i));
+  for (std::int64_t i = 0; i < logits.numel(); ++i)
+    logits.data_as<float>()[i] = 3.0f * standard_normal(5, static_cast<std::uint64_t>(i));
   targets.data_as<std::int32_t>()[0] = 0;
   targets.data_as<std::int32_t>()[1] = 4;
   targets.data_as<std::int32_t>()[2] = 2;

@@ -80,7 +80,8 @@ TEST(Adam, FirstStepMovesEveryParameterByAboutLr) {
   // With bias correction the first update is lr · g/|g| (up to eps), whatever g's scale.
   Adam adam(0.9f, 0.999f, 1e-8f, 0.0f, true);
   std::vector<float> p(22, 0.0f), m(22, 0.0f), v(22, 0.0f), g(22);
-  for (std::size_t i = 0; i < g.size(); ++i) g[i] = (i % 2 ? 1.0f : -1.0f) * std::pow(10.0f, static_cast<float>(i % 5) - 2);
+  for (std::size_t i = 0; i < g.size(); ++i)
+    g[i] = (i % 2 ? 1.0f : -1.0f) * std::pow(10.0f, static_cast<float>(i % 5) - 2);
   std::vector<std::span<float>> states{m, v};
   adam.step(p, g, states, 1, 0.001f);
   for (std::size_t i = 0; i < p.size(); ++i) EXPECT_NEAR(p[i], g[i] > 0 ? -0.001f : 0.001f, 1e-6);

@@ -2,6 +2,8 @@
 // activation checkpointing changes memory, not results.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <numeric>
 
 #include "comm/communicator_factory.h"
@@ -9,8 +11,6 @@
 #include "core/config/config_loader.h"
 #include "data/markov_corpus.h"
 #include "data/token_file.h"
-#include <filesystem>
-#include <fstream>
 #include "nn/kernels/cpu/gemm_cpu.h"
 #include "runtime/engine/trainer.h"
 
@@ -18,10 +18,11 @@ namespace zt::engine {
 namespace {
 
 Config gpt_config(std::vector<std::string> extra) {
-  std::vector<std::string> overrides{"model.type=gpt", "model.n_layer=2", "model.n_head=4",
-                                     "model.d_model=64", "model.vocab_size=32",
-                                     "model.seq_len=32", "optimizer.lr=0.004",
-                                     "scheduler.type=warmup_cosine", "scheduler.warmup_steps=20"};
+  std::vector<std::string> overrides{"model.type=gpt",           "model.n_layer=2",
+                                     "model.n_head=4",           "model.d_model=64",
+                                     "model.vocab_size=32",      "model.seq_len=32",
+                                     "optimizer.lr=0.004",       "scheduler.type=warmup_cosine",
+                                     "scheduler.warmup_steps=20"};
   overrides.insert(overrides.end(), extra.begin(), extra.end());
   return parse_config_text("", "gpt_test.toml", overrides);
 }
@@ -35,10 +36,9 @@ struct SingleRankRun {
 TEST(GptTraining, LossApproachesTheCorpusEntropyRate) {
   nn::cpu::set_blas_threads(1);
   const Config config = gpt_config({"train.steps=300", "train.micro_batch_size=16"});
-  const double entropy =
-      data::MarkovCorpus(static_cast<std::uint64_t>(config.run.seed), 32,
-                         config.data.synthetic_peakedness)
-          .entropy_rate_nats();
+  const double entropy = data::MarkovCorpus(static_cast<std::uint64_t>(config.run.seed), 32,
+                                            config.data.synthetic_peakedness)
+                             .entropy_rate_nats();
   SingleRankRun run;
   Trainer trainer(config, *run.comm, run.tracker, quiet_trainer_options());
   const TrainResult result = trainer.run();
@@ -80,7 +80,8 @@ TEST(GptTraining, TokenFileVocabularyLargerThanTheModelIsAConfigError) {
   std::vector<std::int32_t> tokens(100, 65);
   data::write_token_file(bin, tokens, 256);
   try {
-    Trainer trainer(gpt_config({"data.path=" + bin}), *run.comm, run.tracker, quiet_trainer_options());
+    Trainer trainer(gpt_config({"data.path=" + bin}), *run.comm, run.tracker,
+                    quiet_trainer_options());
     ADD_FAILURE() << "accepted a token file whose vocabulary exceeds model.vocab_size";
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("model.vocab_size"), std::string::npos) << e.what();

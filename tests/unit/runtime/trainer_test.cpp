@@ -52,9 +52,9 @@ TEST(Trainer, GradientAccumulationEqualsTheLargerMicroBatch) {
   SingleRank b;
   Trainer big(tiny_config({"train.steps=5", "train.micro_batch_size=16"}), *a.comm, a.tracker,
               quiet_trainer_options());
-  Trainer accumulated(tiny_config({"train.steps=5", "train.micro_batch_size=8",
-                                   "train.grad_accum_steps=2"}),
-                      *b.comm, b.tracker, quiet_trainer_options());
+  Trainer accumulated(
+      tiny_config({"train.steps=5", "train.micro_batch_size=8", "train.grad_accum_steps=2"}),
+      *b.comm, b.tracker, quiet_trainer_options());
   const TrainResult r1 = big.run();
   const TrainResult r2 = accumulated.run();
   for (std::size_t i = 0; i < r1.losses.size(); ++i) EXPECT_NEAR(r1.losses[i], r2.losses[i], 1e-5);
@@ -70,10 +70,10 @@ TEST(Trainer, WritesMetricsJsonlAndTheEffectiveConfig) {
   SingleRank rank;
   Trainer trainer(tiny_config({"train.steps=3", "run.dir=" + dir.string()}), *rank.comm,
                   rank.tracker, [] {
-    TrainerOptions options = quiet_trainer_options();
-    options.write_run_dir = true;
-    return options;
-  }());
+                    TrainerOptions options = quiet_trainer_options();
+                    options.write_run_dir = true;
+                    return options;
+                  }());
   trainer.run();
   std::ifstream in(dir / "metrics.jsonl");
   std::string line;
@@ -94,7 +94,8 @@ TEST(Trainer, WritesMetricsJsonlAndTheEffectiveConfig) {
 
 TEST(Trainer, TracksParametersGradientsAndOptimizerStates) {
   SingleRank rank;
-  Trainer trainer(tiny_config({"train.steps=1"}), *rank.comm, rank.tracker, quiet_trainer_options());
+  Trainer trainer(tiny_config({"train.steps=1"}), *rank.comm, rank.tracker,
+                  quiet_trainer_options());
   trainer.run();
   const std::int64_t padded = trainer.strategy().layout().padded_numel;
   EXPECT_EQ(rank.tracker.current_bytes(MemoryCategory::kParameters), 4 * padded);
@@ -108,7 +109,8 @@ TEST(Trainer, DeviceMemoryLimitRaisesOutOfMemoryNamingTheCategory) {
   SingleRank tiny;
   MemoryTracker limited(Device::cpu(), 8 * 1024);
   try {
-    Trainer trainer(tiny_config({"model.hidden_dim=256"}), *tiny.comm, limited, quiet_trainer_options());
+    Trainer trainer(tiny_config({"model.hidden_dim=256"}), *tiny.comm, limited,
+                    quiet_trainer_options());
     trainer.run();
     FAIL() << "no out-of-memory error";
   } catch (const OutOfMemoryError& e) {
@@ -120,7 +122,8 @@ TEST(Trainer, RefusesWhatThisVersionCannotRunNamingTheKey) {
   SingleRank rank;
   const auto refused = [&](std::vector<std::string> overrides, const std::string& key) {
     try {
-      Trainer trainer(tiny_config(std::move(overrides)), *rank.comm, rank.tracker, quiet_trainer_options());
+      Trainer trainer(tiny_config(std::move(overrides)), *rank.comm, rank.tracker,
+                      quiet_trainer_options());
       ADD_FAILURE() << "accepted " << key;
     } catch (const ConfigError& e) {
       EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();

@@ -1,8 +1,9 @@
 // Flat layouts pad to even, aligned shards; buckets cover the buffer from its end.
+#include "sharding/flat_layout.h"
+
 #include <gtest/gtest.h>
 
 #include "nn/models/mlp.h"
-#include "sharding/flat_layout.h"
 #include "sharding/gradient_buckets.h"
 
 namespace zt::zero {
@@ -28,12 +29,16 @@ TEST(FlatLayout, InitializationIsIndependentOfWorldSizeAndPaddingStaysZero) {
   MemoryTracker tracker(Device::cpu());
   const FlatLayout one = make_flat_layout(model, 1);
   const FlatLayout four = make_flat_layout(model, 4);
-  Tensor a = Tensor::zeros(Shape{one.padded_numel}, DType::kF32, tracker, MemoryCategory::kParameters);
-  Tensor b = Tensor::zeros(Shape{four.padded_numel}, DType::kF32, tracker, MemoryCategory::kParameters);
+  Tensor a =
+      Tensor::zeros(Shape{one.padded_numel}, DType::kF32, tracker, MemoryCategory::kParameters);
+  Tensor b =
+      Tensor::zeros(Shape{four.padded_numel}, DType::kF32, tracker, MemoryCategory::kParameters);
   initialize_parameters(one, 99, a);
   initialize_parameters(four, 99, b);
-  for (std::int64_t i = 0; i < one.numel; ++i) ASSERT_EQ(a.data_as<float>()[i], b.data_as<float>()[i]);
-  for (std::int64_t i = four.numel; i < four.padded_numel; ++i) EXPECT_EQ(b.data_as<float>()[i], 0.0f);
+  for (std::int64_t i = 0; i < one.numel; ++i)
+    ASSERT_EQ(a.data_as<float>()[i], b.data_as<float>()[i]);
+  for (std::int64_t i = four.numel; i < four.padded_numel; ++i)
+    EXPECT_EQ(b.data_as<float>()[i], 0.0f);
   // Biases are initialized too (uniform), weights differ from each other.
   EXPECT_NE(a.data_as<float>()[0], a.data_as<float>()[1]);
 }

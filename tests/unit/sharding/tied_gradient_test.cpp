@@ -16,10 +16,10 @@ struct TiedGpt {
   nn::Model model = nn::make_gpt({2, 2, 8, 11, 6, true});
   FlatLayout layout = make_flat_layout(model, 1);
   MemoryTracker tracker{Device::cpu()};
-  Tensor params = Tensor::zeros(Shape{layout.padded_numel}, DType::kF32, tracker,
-                                MemoryCategory::kParameters);
-  Tensor grads = Tensor::zeros(Shape{layout.padded_numel}, DType::kF32, tracker,
-                               MemoryCategory::kGradients);
+  Tensor params =
+      Tensor::zeros(Shape{layout.padded_numel}, DType::kF32, tracker, MemoryCategory::kParameters);
+  Tensor grads =
+      Tensor::zeros(Shape{layout.padded_numel}, DType::kF32, tracker, MemoryCategory::kGradients);
   Tensor tokens = Tensor::zeros(Shape{2, 6}, DType::kI32, tracker, MemoryCategory::kActivations);
   Tensor targets = Tensor::zeros(Shape{2, 6}, DType::kI32, tracker, MemoryCategory::kActivations);
 
@@ -68,8 +68,8 @@ TEST(TiedParameters, SharedWeightGradientMatchesFiniteDifferences) {
   const std::int64_t wte = gpt.layout.blocks[0].parameters[0].offset;
   float* p = gpt.params.data_as<float>();
   // Rows of wte that the batch's tokens use (both uses) and rows only the head reads.
-  for (std::int64_t element : {std::int64_t{0}, std::int64_t{9}, std::int64_t{30},
-                               std::int64_t{8 * 10 + 3}}) {
+  for (std::int64_t element :
+       {std::int64_t{0}, std::int64_t{9}, std::int64_t{30}, std::int64_t{8 * 10 + 3}}) {
     const std::int64_t i = wte + element;
     const float original = p[i];
     const float h = 1e-2f;
