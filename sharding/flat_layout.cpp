@@ -71,7 +71,8 @@ void initialize_parameter_range(const FlatLayout& layout, std::uint64_t seed, st
     const auto& block = layout.blocks[b];
     for (std::size_t p = 0; p < block.parameters.size(); ++p) {
       const auto& slot = block.parameters[p];
-      if (slot.tied_to_block) continue;
+      if (slot.tied_to_block) continue;  // its source initializes the shared storage
+      // The key names the parameter, not its place, so any shard fills the same values.
       const std::int64_t first = std::max(begin, slot.offset);
       const std::int64_t last = std::min(end, slot.offset + slot.spec.shape.numel());
       if (first >= last) continue;
@@ -101,19 +102,7 @@ std::vector<Tensor> block_views(const FlatLayout& layout, std::size_t block, con
 }
 
 void initialize_parameters(const FlatLayout& layout, std::uint64_t seed, const Tensor& flat) {
-  float* data = flat.data_as<float>();
-  for (std::size_t b = 0; b < layout.blocks.size(); ++b) {
-    const auto& block = layout.blocks[b];
-    for (std::size_t p = 0; p < block.parameters.size(); ++p) {
-      const auto& slot = block.parameters[p];
-      if (slot.tied_to_block) continue;  // its source initializes the shared storage
-      // The key names the parameter, not its place, so any shard fills the same values.
-      const std::uint64_t key = random_key(seed, b + 1, p + 1);
-      nn::initialize_parameter(
-          slot.spec.init, key, 0,
-          {data + slot.offset, static_cast<std::size_t>(slot.spec.shape.numel())});
-    }
-  }
+  initialize_parameter_range(layout, seed, 0, flat.span<float>());
 }
 
 }  // namespace zt::zero

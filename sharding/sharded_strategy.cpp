@@ -2,7 +2,6 @@
 #include "sharding/sharded_strategy.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "core/error.h"
 #include "sharding/compute_dtype.h"
@@ -188,12 +187,20 @@ void ShardedStrategy::refresh_full_parameters() {
   const Tensor& source = dtype_ == DType::kF32 ? master_shard_ : staging_shard_;
   copy_master_to_compute(master_shard_, source);
   for (std::size_t b = 0; b < layout_.blocks.size(); ++b) {
-    for (const Segment& segment : plan_.segments(b)) {
-      refresh_works_[b].push_back(
-          comm_.all_gather(source.view(segment.shard_offset, Shape{plan_.slice_numel(segment)}),
-                           full_params_.view(segment.offset, Shape{segment.numel})));
-    }
+    refresh_works_[b] = all_gather_block(b, source, full_params_);
   }
+}
+
+std::vector<std::shared_ptr<comm::Work>> ShardedStrategy::all_gather_block(std::size_t block,
+                                                                           const Tensor& shard,
+                                                                           const Tensor& flat) {
+  std::vector<std::shared_ptr<comm::Work>> works;
+  for (const Segment& segment : plan_.segments(block)) {
+    works.push_back(
+        comm_.all_gather(shard.view(segment.shard_offset, Shape{plan_.slice_numel(segment)}),
+                         flat.view(segment.offset, Shape{segment.numel})));
+  }
+  return works;
 }
 
 void ShardedStrategy::zero_gradients() {
@@ -212,11 +219,7 @@ std::vector<float> ShardedStrategy::full_parameters() {
   Tensor full = zeros(layout_.padded_numel, tracker_, MemoryCategory::kWorkspace);
   std::vector<std::shared_ptr<comm::Work>> works;
   for (std::size_t b = 0; b < layout_.blocks.size(); ++b) {
-    for (const Segment& segment : plan_.segments(b)) {
-      works.push_back(comm_.all_gather(
-          master_shard_.view(segment.shard_offset, Shape{plan_.slice_numel(segment)}),
-          full.view(segment.offset, Shape{segment.numel})));
-    }
+    for (auto& work : all_gather_block(b, master_shard_, full)) works.push_back(std::move(work));
   }
   for (const auto& work : works) work->wait();
   return unpadded_parameters(layout_, full.span<float>());

@@ -38,6 +38,9 @@ class ShardedStrategy final : public ZeroStrategy {
   void initialize(std::uint64_t seed);
   void refresh_full_parameters();  // stages 1-2: all-gather updated master slices
   void wait_for_refresh(std::size_t block);
+  // All-gathers block `block`'s segments from `shard` (this rank's slices) into `flat`.
+  std::vector<std::shared_ptr<comm::Work>> all_gather_block(std::size_t block, const Tensor& shard,
+                                                            const Tensor& flat);
   Tensor block_region(const Tensor& flat, std::size_t block) const;
   void ensure_block_grads(std::size_t block);  // stages 2-3
 

@@ -32,21 +32,19 @@ void write_effective_config(const Config& config) {
 
 }  // namespace
 
-void check_supported(const Config& config, int world_size) {
+void check_supported(const Config& config) {
   if (config.runtime.device == DeviceKind::kCuda) {
     throw ConfigError(config.source +
                       ": runtime.device = \"cuda\": this version trains on the CPU only; the "
                       "CUDA training path is not implemented yet (use runtime.device = \"cpu\")");
   }
-  (void)resolve_batch_sizes(config, world_size);
 }
 
 namespace {
 
 // The config with the batch sizes resolved, so everything downstream reads final values.
-Config with_resolved_batch_sizes(const Config& config, int world_size) {
+Config with_batch_sizes(const Config& config, const BatchSizes& sizes) {
   Config resolved = config;
-  const BatchSizes sizes = resolve_batch_sizes(config, world_size);
   resolved.train.micro_batch_size = sizes.micro_batch_size;
   resolved.train.grad_accum_steps = sizes.grad_accum_steps;
   resolved.train.global_batch_size = sizes.global_batch_size;
@@ -57,13 +55,13 @@ Config with_resolved_batch_sizes(const Config& config, int world_size) {
 
 Trainer::Trainer(const Config& config, comm::Communicator& comm, MemoryTracker& tracker,
                  TrainerOptions options)
-    : config_(with_resolved_batch_sizes(config, comm.world_size())),
-      batch_sizes_(resolve_batch_sizes(config, comm.world_size())),
+    : batch_sizes_(resolve_batch_sizes(config, comm.world_size())),
+      config_(with_batch_sizes(config, batch_sizes_)),
       comm_(comm),
       tracker_(tracker),
       options_(options),
       model_(make_model(config)) {
-  check_supported(config, comm.world_size());
+  check_supported(config);
   source_ = make_batch_source(config);
   optimizer_ = optim::make_optimizer(config.optimizer);
   strategy_ = zero::make_zero_strategy({model_, config_, comm_, tracker_, *optimizer_});

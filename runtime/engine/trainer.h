@@ -63,8 +63,8 @@ class Trainer {
   double micro_batch(std::int64_t step, std::int64_t micro);
   double global_mean_loss(double local_loss_sum, std::int64_t local_rows);
 
-  const Config config_;  // as given, with the batch sizes resolved
-  const BatchSizes batch_sizes_;
+  const BatchSizes batch_sizes_;  // resolved once, before config_ copies them in
+  const Config config_;           // as given, with the batch sizes resolved
   comm::Communicator& comm_;
   MemoryTracker& tracker_;
   TrainerOptions options_;
@@ -82,6 +82,6 @@ class Trainer {
 };
 
 // Raises ConfigError for settings this build accepts in the schema but cannot run yet.
-void check_supported(const Config& config, int world_size);
+void check_supported(const Config& config);
 
 }  // namespace zt::engine
