@@ -1,15 +1,46 @@
 // `zerotrain launch --nproc-per-node N [--nnodes M --node-rank K] [--master-addr A]
-//  [--master-port P] CONFIG [--set ...]`: validates the config once, then runs the launcher.
+//  [--master-port P] [--status-interval S] CONFIG [--set ...]`: validates the config once,
+// then runs the launcher.
 #include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <optional>
 #include <string>
 
 #include "apps/commands.h"
+#include "core/config/batch_size.h"
 #include "core/config/config_loader.h"
 #include "core/error.h"
 #include "runtime/launch/launcher.h"
 
 namespace zt::apps {
 namespace {
+
+constexpr const char* kLaunchUsage =
+    R"(usage: zerotrain launch --nproc-per-node N [options] CONFIG [--set section.key=value]...
+
+Starts N ranks of `zerotrain train CONFIG` on this node, relays their output prefixed
+"[rank k] ", and stops them all when one fails. Every option also takes the form
+--name=value.
+
+options:
+  --nproc-per-node N    ranks on this node (required)
+  --nnodes M            nodes in the job (default 1); start one launcher per node
+  --node-rank K         this node's number, 0..M-1 (default 0); node 0 hosts the store
+  --master-addr A       node 0's address as every node reaches it (default 127.0.0.1);
+                        node 0's store listens on exactly this address
+  --master-port P       the store's port (default 0 on node 0: pick a free one and print
+                        it); required on the other nodes
+  --status-interval S   with several nodes, say every S seconds which ranks have not
+                        joined yet (default 5)
+
+The other nodes need node 0's ZEROTRAIN_STORE_TOKEN: export the same value on every node,
+or copy the one node 0 prints.
+
+exit status: 0 success, 1 run-time failure, 2 usage or config error (also when the ranks
+failed on one)
+)";
 
 int parse_count(const std::string& flag, const std::string& value, int min, int max) {
   int result = 0;
@@ -21,6 +52,30 @@ int parse_count(const std::string& flag, const std::string& value, int min, int 
   return result;
 }
 
+std::chrono::milliseconds parse_seconds(const std::string& flag, const std::string& value) {
+  double seconds = 0;
+  const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), seconds);
+  if (ec != std::errc() || ptr != value.data() + value.size() || !std::isfinite(seconds) ||
+      seconds <= 0 || seconds > 86400) {
+    throw UsageError(flag + " expects seconds in (0, 86400], got '" + value + "'");
+  }
+  return std::chrono::milliseconds(static_cast<std::int64_t>(std::ceil(seconds * 1000.0)));
+}
+
+// One launcher option: its name and, for "--name=value", the value given with it.
+struct Flag {
+  std::string name;
+  std::optional<std::string> inline_value;
+};
+
+Flag split_flag(const std::string& arg) {
+  const std::size_t equals = arg.find('=');
+  if (arg.rfind("--", 0) != 0 || equals == std::string::npos) return {arg, std::nullopt};
+  return {arg.substr(0, equals), arg.substr(equals + 1)};
+}
+
+bool is_help(const std::string& arg) { return arg == "--help" || arg == "-h"; }
+
 }  // namespace
 
 int launch_command(const Args& args, const std::string& self_path) {
@@ -28,33 +83,47 @@ int launch_command(const Args& args, const std::string& self_path) {
   options.nproc_per_node = 0;
   Args rest;
   for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    const auto value = [&]() -> const std::string& {
-      if (i + 1 >= args.size()) throw UsageError(arg + " needs a value");
+    if (is_help(args[i])) {
+      std::fputs(kLaunchUsage, stdout);
+      return 0;
+    }
+    const Flag flag = split_flag(args[i]);
+    const auto value = [&]() -> std::string {
+      if (flag.inline_value) return *flag.inline_value;
+      if (i + 1 >= args.size()) throw UsageError(flag.name + " needs a value");
       return args[++i];
     };
-    if (arg == "--nproc-per-node") {
-      options.nproc_per_node = parse_count(arg, value(), 1, 1024);
-    } else if (arg == "--nnodes") {
-      options.nnodes = parse_count(arg, value(), 1, 65536);
-    } else if (arg == "--node-rank") {
-      options.node_rank = parse_count(arg, value(), 0, 65535);
-    } else if (arg == "--master-addr") {
+    if (flag.name == "--nproc-per-node") {
+      options.nproc_per_node = parse_count(flag.name, value(), 1, 1024);
+    } else if (flag.name == "--nnodes") {
+      options.nnodes = parse_count(flag.name, value(), 1, 65536);
+    } else if (flag.name == "--node-rank") {
+      options.node_rank = parse_count(flag.name, value(), 0, 65535);
+    } else if (flag.name == "--master-addr") {
       options.master_addr = value();
-    } else if (arg == "--master-port") {
-      options.master_port = parse_count(arg, value(), 0, 65535);
+    } else if (flag.name == "--master-port") {
+      options.master_port = parse_count(flag.name, value(), 0, 65535);
+    } else if (flag.name == "--status-interval") {
+      options.status_interval = parse_seconds(flag.name, value());
     } else {
-      rest.push_back(arg);
+      rest.push_back(args[i]);  // CONFIG and --set, for parse_config_args
     }
   }
-  if (options.nproc_per_node == 0) throw UsageError("launch needs --nproc-per-node N");
+  if (options.nproc_per_node == 0) {
+    throw UsageError("launch needs --nproc-per-node N (see `zerotrain launch --help`)");
+  }
   if (options.node_rank >= options.nnodes) {
     throw UsageError("--node-rank " + std::to_string(options.node_rank) +
                      " must be below --nnodes " + std::to_string(options.nnodes));
   }
   const ConfigArgs config_args = parse_config_args(rest, 0);
-  // Refuse a bad config here, once, rather than in every rank.
-  (void)load_config_file(config_args.path, config_args.overrides);
+  // Refuse a bad config here, once, rather than in every rank; the batch sizes need the
+  // world size, which is known here too.
+  const Config config = load_config_file(config_args.path, config_args.overrides);
+  (void)resolve_batch_sizes(config, static_cast<std::int64_t>(options.nnodes) *
+                                        static_cast<std::int64_t>(options.nproc_per_node));
+  options.rendezvous_timeout = std::chrono::milliseconds(
+      static_cast<std::int64_t>(std::ceil(config.runtime.comm_timeout_s * 1000.0)));
   options.rank_command = {self_path, "train", config_args.path};
   for (const auto& override_text : config_args.overrides) {
     options.rank_command.push_back("--set");

@@ -17,14 +17,34 @@ constexpr const char* kUsage = R"(zerotrain: train neural networks sharded ZeRO-
 usage:
   zerotrain train CONFIG [--set section.key=value]...
   zerotrain launch --nproc-per-node N [--nnodes M --node-rank K] [--master-addr A]
-                   [--master-port P] CONFIG [--set section.key=value]...
+                   [--master-port P] [--status-interval S] CONFIG [--set section.key=value]...
   zerotrain prepare-data INPUT OUT.bin  any text file -> byte-level token file (data.path)
   zerotrain config docs                 print docs/CONFIG.md (every key, generated)
   zerotrain config show CONFIG [--set ...]   print the effective config
   zerotrain --help | --version
 
+`zerotrain COMMAND --help` describes one command.
+
 exit status: 0 success, 1 run-time failure, 2 usage or config error
 )";
+
+constexpr const char* kTrainUsage =
+    R"(usage: zerotrain train CONFIG [--set section.key=value]...
+
+Trains one rank. Alone it is a single-rank run; started by `zerotrain launch` (or with
+torchrun's RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT set) it is one rank of many.
+--set overrides any key of CONFIG (also as --set=section.key=value); every key is in
+docs/CONFIG.md (`zerotrain config docs`).
+
+exit status: 0 success, 1 run-time failure, 2 usage or config error
+)";
+
+bool asks_for_help(const zt::apps::Args& args) {
+  for (const std::string& arg : args) {
+    if (arg == "--help" || arg == "-h") return true;
+  }
+  return false;
+}
 
 std::string self_executable(const char* argv0) {
   std::error_code error;
@@ -42,6 +62,10 @@ int dispatch(int argc, char** argv) {
   }
   if (command == "--version") {
     std::puts("zerotrain 0.1.0");
+    return 0;
+  }
+  if (command == "train" && asks_for_help(args)) {
+    std::fputs(kTrainUsage, stdout);
     return 0;
   }
   if (command == "train") return zt::apps::train_command(args);

@@ -17,6 +17,9 @@ struct CommOptions {
   // Bound on the rendezvous, on every transfer inside an op, and on Work::wait() by default
   // (runtime.comm_timeout_s).
   std::chrono::milliseconds timeout{std::chrono::minutes(5)};
+  // While the rendezvous or a Work::wait() has waited this long (and every such interval
+  // after), say on stderr what it waits for: which ranks, which collective. 0: never.
+  std::chrono::milliseconds status_interval{std::chrono::seconds(5)};
   // Store keys live under "gloo/<group_name>/", so several communicators (groups) can share
   // one store. A name may be reused once every rank has destroyed its communicator of it.
   std::string group_name = "world";

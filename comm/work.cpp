@@ -1,6 +1,8 @@
 // Work completion and waiting.
 #include "comm/work.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <utility>
 
 #include "core/error.h"
@@ -8,19 +10,40 @@
 namespace zt::comm {
 
 Work::Work(std::uint64_t sequence_number, std::string description,
-           std::chrono::milliseconds default_timeout)
+           std::chrono::milliseconds default_timeout, std::chrono::milliseconds status_interval)
     : sequence_number_(sequence_number),
       description_(std::move(description)),
-      default_timeout_(default_timeout) {}
+      default_timeout_(default_timeout),
+      status_interval_(status_interval) {}
 
 void Work::wait() { wait(default_timeout_); }
 
 void Work::wait(std::chrono::milliseconds timeout) {
+  using Clock = std::chrono::steady_clock;
+  // Beyond this a deadline could overflow the clock; nobody waits a month for an op.
+  timeout = std::clamp(timeout, std::chrono::milliseconds(0),
+                       std::chrono::milliseconds(std::chrono::hours(24 * 30)));
+  const auto start = Clock::now();
+  const auto deadline = start + timeout;
   std::unique_lock lock(mutex_);
-  if (!completed_cv_.wait_for(lock, timeout, [&] { return completed_; })) {
-    throw TimeoutError(description_ + " did not complete within " +
-                       std::to_string(timeout.count()) +
-                       " ms (runtime.comm_timeout_s); a peer may be stuck or gone");
+  for (;;) {
+    const auto until = status_interval_.count() > 0
+                           ? std::min(deadline, Clock::now() + status_interval_)
+                           : deadline;
+    if (completed_cv_.wait_until(lock, until, [&] { return completed_; })) break;
+    const auto now = Clock::now();
+    if (now >= deadline) {
+      throw TimeoutError(description_ + " did not complete within " +
+                         std::to_string(timeout.count()) +
+                         " ms (runtime.comm_timeout_s); a peer may be stuck or gone");
+    }
+    lock.unlock();
+    std::fprintf(stderr,
+                 "zerotrain: %.0f s of %.0f s waiting for %s; a peer may be stopped or slow\n",
+                 std::chrono::duration<double>(now - start).count(),
+                 std::chrono::duration<double>(timeout).count(), description_.c_str());
+    std::fflush(stderr);
+    lock.lock();
   }
   if (error_) {
     try {

@@ -9,6 +9,7 @@
 #include "comm/gloo/gloo_builtin_ops.h"
 #include "comm/gloo/gloo_connect.h"
 #include "comm/gloo/sigpipe_block.h"
+#include "comm/rendezvous_keys.h"
 #include "core/error.h"
 
 namespace zt::comm {
@@ -48,8 +49,9 @@ GlooCommunicator::GlooCommunicator(Store& store, int rank, int world_size,
     throw CommError("the Gloo communicator supports at most " + std::to_string(kMaxRingSteps / 2) +
                     " ranks, got " + std::to_string(world_size));
   }
-  context_ = connect_gloo_context(store, "gloo/" + options.group_name + "/", rank, world_size,
-                                  {options.bind_address, options.interface}, options.timeout);
+  context_ = connect_gloo_context(store, rendezvous_key_prefix(options.group_name), rank,
+                                  world_size, {options.bind_address, options.interface},
+                                  options.timeout, options.status_interval);
   const ScopedSigpipeBlock sigpipe_block;  // the comm thread writes to sockets too
   comm_thread_ = std::make_unique<CpuStream>("comm rank " + std::to_string(rank));
 }
@@ -62,7 +64,7 @@ std::shared_ptr<Work> GlooCommunicator::submit(const CollectiveRequest& request,
   const std::uint64_t sequence_number = next_sequence_number_++;
   auto work = std::make_shared<Work>(sequence_number,
                                      describe_request(request, sequence_number, rank_, world_size_),
-                                     options_.timeout);
+                                     options_.timeout, options_.status_interval);
   comm_thread_->enqueue(
       [this, work, kind = request.kind, body = std::move(body)] { execute(*work, kind, body); });
   return work;

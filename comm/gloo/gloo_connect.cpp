@@ -7,7 +7,9 @@
 
 #include "comm/gloo/gloo_errors.h"
 #include "comm/gloo/gloo_store_adapter.h"
+#include "comm/gloo/rendezvous_status_store.h"
 #include "comm/gloo/sigpipe_block.h"
+#include "comm/rendezvous_keys.h"
 
 namespace zt::comm {
 namespace {
@@ -27,16 +29,20 @@ std::shared_ptr<::gloo::transport::Device> make_tcp_device(const GlooEndpoint& e
 std::shared_ptr<::gloo::Context> connect_gloo_context(Store& store, const std::string& key_prefix,
                                                       int rank, int world_size,
                                                       const GlooEndpoint& endpoint,
-                                                      std::chrono::milliseconds timeout) {
-  const std::string who =
-      "gloo rendezvous of rank " + std::to_string(rank) + " of " + std::to_string(world_size) +
-      " under store prefix '" + key_prefix + "' (listening on " +
-      (endpoint.interface.empty() ? endpoint.bind_address : "interface " + endpoint.interface) +
-      ")";
+                                                      std::chrono::milliseconds timeout,
+                                                      std::chrono::milliseconds status_interval) {
+  const std::string listening_on =
+      endpoint.interface.empty() ? endpoint.bind_address : "interface " + endpoint.interface;
+  const std::string who = "gloo rendezvous of rank " + std::to_string(rank) + " of " +
+                          std::to_string(world_size) + " under store prefix '" + key_prefix +
+                          "' (listening on " + listening_on + ")";
   try {
     // Gloo's device loop thread starts here and inherits the block (ScopedSigpipeBlock).
     const ScopedSigpipeBlock sigpipe_block;
-    GlooStoreAdapter adapter(store, key_prefix, timeout);
+    // Before anything else, so that a launcher hosting the store sees who has arrived.
+    store.set(joined_key(key_prefix, rank), listening_on);
+    RendezvousStatusStore reporting_store(store, key_prefix, rank, status_interval);
+    GlooStoreAdapter adapter(reporting_store, key_prefix, timeout);
     auto device = make_tcp_device(endpoint);
     auto context = std::make_shared<::gloo::rendezvous::Context>(rank, world_size);
     context->setTimeout(timeout);

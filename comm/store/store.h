@@ -1,4 +1,4 @@
-// The key-value store interface ranks rendezvous through (DESIGN §5). Implementations:
+// The key-value store interface ranks rendezvous through. Implementations:
 // MemoryStore (one process, ranks as threads) and TcpStore (a client of TcpStoreServer).
 #pragma once
 

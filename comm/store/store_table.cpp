@@ -69,4 +69,12 @@ std::vector<StoreTable::WaiterId> StoreTable::take_parked(const std::string& key
   return waiters;
 }
 
+std::vector<std::string> StoreTable::parked_keys() const {
+  std::vector<std::string> keys;
+  keys.reserve(parked_.size());
+  for (const auto& [key, waiters] : parked_) keys.push_back(key);
+  std::sort(keys.begin(), keys.end());
+  return keys;
+}
+
 }  // namespace zt::comm

@@ -33,6 +33,8 @@ class StoreTable {
   void unpark(const std::string& key, WaiterId waiter);
   std::vector<WaiterId> take_parked(const std::string& key);
   std::size_t parked_count() const { return parked_count_; }
+  // The keys some waiter is parked on (each one missing), sorted.
+  std::vector<std::string> parked_keys() const;
 
  private:
   std::unordered_map<std::string, std::string> values_;

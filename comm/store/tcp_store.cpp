@@ -3,6 +3,7 @@
 #include "comm/store/tcp_store.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -119,7 +120,9 @@ class TcpStore::Impl {
 
   // Retries refused connections until connect_timeout: the server may start after us.
   void connect_locked() {
-    const auto deadline = Clock::now() + clamp_timeout(options_.connect_timeout);
+    const auto start = Clock::now();
+    const auto deadline = start + clamp_timeout(options_.connect_timeout);
+    auto next_status = start + options_.status_interval;
     auto delay = kFirstRetryDelay;
     std::string last_error = "none";
     for (;;) {
@@ -128,6 +131,14 @@ class TcpStore::Impl {
       if (now >= deadline) {
         throw TimeoutError(prefix() + "could not connect within " + ms(options_.connect_timeout) +
                            " (is the launcher running?); last error: " + last_error);
+      }
+      if (options_.status_interval.count() > 0 && now >= next_status) {
+        std::fprintf(stderr, "zerotrain: %sstill connecting after %.0f s of %.0f s: %s\n",
+                     prefix().c_str(), std::chrono::duration<double>(now - start).count(),
+                     std::chrono::duration<double>(options_.connect_timeout).count(),
+                     last_error.c_str());
+        std::fflush(stderr);
+        next_status = now + options_.status_interval;
       }
       // A pause between attempts, not synchronisation: nothing to wait on but the clock.
       std::this_thread::sleep_for(std::min<Clock::duration>(delay, deadline - now));
@@ -161,9 +172,11 @@ class TcpStore::Impl {
     p::Frame frame;
     if (io == Io::kOk) io = read_locked(deadline, frame, ec);
     if (io != Io::kOk) {
-      last_error = io == Io::kTimedOut ? "no answer"
+      last_error = io == Io::kTimedOut ? "no answer from " + address_
                    : io == Io::kClosed ? "the server closed the connection during the handshake"
-                                       : ec.message();
+                   : ec == asio::error::connection_refused
+                       ? "connection refused by " + address_ + " (nothing listens there yet)"
+                       : ec.message() + " (" + address_ + ")";
       disconnect_locked();
       return false;
     }

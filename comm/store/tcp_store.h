@@ -22,12 +22,15 @@ struct TcpStoreOptions {
   std::chrono::milliseconds timeout = kDefaultStoreTimeout;
   // How long to keep retrying a refused connection: the server may start after us.
   std::chrono::milliseconds connect_timeout = kDefaultStoreTimeout;
+  // While connecting takes longer, say on stderr every this often why (0: never).
+  std::chrono::milliseconds status_interval = std::chrono::seconds(5);
 };
 
 class TcpStore final : public Store {
  public:
   // Connects and completes the handshake before returning: throws TimeoutError when no
-  // server answers within connect_timeout, CommError when the server refuses the token.
+  // server answers within connect_timeout (naming the last reason, e.g. "connection
+  // refused by HOST:PORT"), CommError when the server refuses the token.
   explicit TcpStore(TcpStoreOptions options);
   TcpStore(std::string host, std::uint16_t port, std::string token,
            std::chrono::milliseconds timeout = kDefaultStoreTimeout);

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <future>
 #include <thread>
 
 #include "comm/store/store_asio_internal.h"
@@ -44,6 +45,19 @@ class TcpStoreServer::Impl {
   const std::string& host() const { return shared_.options.host; }
   std::uint16_t port() const { return port_; }
   std::size_t waiting_requests() const { return shared_.waiting.load(); }
+
+  std::optional<StoreServerStatus> status(const std::vector<std::string>& keys,
+                                          std::chrono::milliseconds bound) {
+    // Shared with the handler, which may run after we gave up waiting for it.
+    auto answer = std::make_shared<std::promise<StoreServerStatus>>();
+    std::future<StoreServerStatus> result = answer->get_future();
+    asio::post(io_, [this, answer, keys] {
+      answer->set_value(
+          StoreServerStatus{shared_.table.missing(keys), shared_.table.parked_keys()});
+    });
+    if (result.wait_for(bound) != std::future_status::ready) return std::nullopt;
+    return result.get();
+  }
 
  private:
   [[noreturn]] void fail_listen(const boost::system::error_code& ec) const {
@@ -124,5 +138,9 @@ TcpStoreServer::~TcpStoreServer() = default;
 const std::string& TcpStoreServer::host() const { return impl_->host(); }
 std::uint16_t TcpStoreServer::port() const { return impl_->port(); }
 std::size_t TcpStoreServer::waiting_requests() const { return impl_->waiting_requests(); }
+std::optional<StoreServerStatus> TcpStoreServer::status(const std::vector<std::string>& keys,
+                                                        std::chrono::milliseconds bound) const {
+  return impl_->status(keys, bound);
+}
 
 }  // namespace zt::comm

@@ -1,14 +1,22 @@
-// TcpStoreServer: the store's TCP server (DESIGN §5), run by the launcher of node 0 or by
-// rank 0. It owns one io thread that serves every client asynchronously, waits included.
+// TcpStoreServer: the store's TCP server, run by the launcher of node 0 or by rank 0. It
+// owns one io thread that serves every client asynchronously, waits included.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace zt::comm {
+
+// What a launcher hosting the store shows while ranks gather.
+struct StoreServerStatus {
+  std::vector<std::string> missing;       // of the keys asked about, those not set
+  std::vector<std::string> awaited_keys;  // keys that parked get/wait requests wait for
+};
 
 struct TcpStoreServerOptions {
   std::string host = "127.0.0.1";  // the address to bind
@@ -34,6 +42,12 @@ class TcpStoreServer {
 
   // Requests (get or wait) parked until keys are set; for diagnostics and tests.
   std::size_t waiting_requests() const;
+
+  // Which of `keys` are not set, and which keys the parked requests wait for, read on the
+  // io thread; nullopt when it did not answer within `bound` (it is busy or stopped).
+  std::optional<StoreServerStatus> status(
+      const std::vector<std::string>& keys,
+      std::chrono::milliseconds bound = std::chrono::milliseconds(1000)) const;
 
  private:
   class Impl;

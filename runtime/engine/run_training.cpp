@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "comm/communicator_factory.h"
+#include "comm/local_address.h"
 #include "comm/store/memory_store.h"
 #include "comm/store/tcp_store.h"
 #include "core/config/byte_size.h"
@@ -23,17 +24,10 @@
 namespace zt::engine {
 namespace {
 
-bool is_loopback(const std::string& address) {
-  return address == "localhost" || address.rfind("127.", 0) == 0 || address == "::1";
-}
-
-// The address peers reach this rank's Gloo device at: loopback for a one-node run,
-// otherwise this host's name.
+// The address peers reach this rank's Gloo device at: the one this machine talks to the
+// store's host from (on the network all nodes share; loopback for a one-machine run).
 std::string gloo_bind_address(const launch::RankEnv& env) {
-  if (is_loopback(env.master_addr)) return "127.0.0.1";
-  char host[256] = {};
-  if (gethostname(host, sizeof(host) - 1) != 0) return "127.0.0.1";
-  return host;
+  return comm::local_address_toward(env.master_addr);
 }
 
 int blas_threads_for(const Config& config, int local_world_size) {

@@ -2,6 +2,7 @@
 // rank's environment and spawning the ranks; supervision is RankSupervisor's.
 #include "runtime/launch/launcher.h"
 
+#include <arpa/inet.h>
 #include <unistd.h>
 
 #include <climits>
@@ -15,11 +16,21 @@
 #include "comm/store/tcp_store_server.h"
 #include "core/error.h"
 #include "runtime/launch/rank_supervisor.h"
+#include "runtime/launch/rendezvous_watch.h"
 
 extern char** environ;
 
 namespace zt::launch {
 namespace {
+
+// 0.0.0.0 or ::, which names no machine another node could connect to.
+bool is_unspecified_address(const std::string& text) {
+  in_addr v4{};
+  if (::inet_pton(AF_INET, text.c_str(), &v4) == 1) return v4.s_addr == htonl(INADDR_ANY);
+  in6_addr v6{};
+  if (::inet_pton(AF_INET6, text.c_str(), &v6) == 1) return IN6_IS_ADDR_UNSPECIFIED(&v6);
+  return false;
+}
 
 void validate(const LaunchOptions& o) {
   auto require = [](bool ok, const std::string& message) {
@@ -39,12 +50,15 @@ void validate(const LaunchOptions& o) {
                                                       std::to_string(o.node_rank) +
                                                       ": pass the store port of node 0's launcher");
   require(!o.master_addr.empty(), "--master-addr must not be empty");
-  require(o.nnodes == 1 || (o.master_addr != "127.0.0.1" && o.master_addr != "localhost"),
-          "--master-addr: with --nnodes " + std::to_string(o.nnodes) +
-              " give node 0's address as the other nodes reach it, not " + o.master_addr);
+  require(o.nnodes == 1 || !is_unspecified_address(o.master_addr),
+          "--master-addr " + o.master_addr + ": with --nnodes " + std::to_string(o.nnodes) +
+              " give node 0's address as the other nodes reach it (the store listens on "
+              "exactly that address)");
   require(!o.rank_command.empty(), "no command to run for the ranks");
   require(o.grace_period.count() >= 0, "the grace period must not be negative");
   require(o.stderr_tail_lines >= 0, "stderr_tail_lines must not be negative");
+  require(o.rendezvous_timeout.count() > 0, "the rendezvous timeout must be positive");
+  require(o.status_interval.count() > 0, "--status-interval must be positive");
 }
 
 // The store the ranks rendezvous on: served here on node 0, node 0's elsewhere.
@@ -56,16 +70,19 @@ struct StoreEndpoint {
 
 std::unique_ptr<comm::TcpStoreServer> listen_for_ranks(const LaunchOptions& o,
                                                        const std::string& token) {
-  // One node: listen where the ranks connect (loopback by default, unreachable from
-  // outside). Several: the other nodes connect from elsewhere, so every interface.
-  const std::string host = o.nnodes == 1 ? o.master_addr : "0.0.0.0";
+  // Only where the ranks connect, the address every node was given: loopback by default,
+  // unreachable from outside; with several nodes, node 0's address on the network they
+  // share, and no other interface of this machine.
   try {
-    return std::make_unique<comm::TcpStoreServer>(host, static_cast<std::uint16_t>(o.master_port),
-                                                  token);
+    return std::make_unique<comm::TcpStoreServer>(o.master_addr,
+                                                  static_cast<std::uint16_t>(o.master_port), token);
   } catch (const CommError& e) {
-    if (o.master_port == 0) throw;
-    throw CommError(std::string(e.what()) + " (--master-port " + std::to_string(o.master_port) +
-                    "); pass another port, or 0 to pick a free one");
+    if (o.master_port != 0 && std::string_view(e.what()).find("in use") != std::string_view::npos) {
+      throw CommError(std::string(e.what()) + " (--master-port " + std::to_string(o.master_port) +
+                      "); pass another port, or 0 to pick a free one");
+    }
+    throw CommError(std::string(e.what()) + " (--master-addr " + o.master_addr +
+                    " must be an address of this machine, node 0)");
   }
 }
 
@@ -152,7 +169,13 @@ int run_launcher(const LaunchOptions& options) {
     relay.add_rank(rank, process.take_stdout(), process.take_stderr());
     ranks.push_back(SupervisedRank{rank, std::move(process)});
   }
-  RankSupervisor supervisor(std::move(ranks), relay, signals, options.grace_period);
+  std::optional<RendezvousWatch> watch;
+  if (store.server && options.nnodes > 1) {
+    watch.emplace(*store.server, options.nnodes * options.nproc_per_node, options.nproc_per_node,
+                  options.status_interval, options.rendezvous_timeout);
+  }
+  RankSupervisor supervisor(std::move(ranks), relay, signals, options.grace_period,
+                            watch ? &*watch : nullptr);
   return supervisor.run();
 }
 

@@ -12,7 +12,8 @@ struct LaunchOptions {
   int nproc_per_node = 1;
   int nnodes = 1;
   int node_rank = 0;
-  // Node 0's address as the ranks (on every node) reach it.
+  // Node 0's address as the ranks (on every node) reach it; node 0's store listens on
+  // exactly this address (a loopback one keeps a multi-node job on one machine).
   std::string master_addr = "127.0.0.1";
   // The store's port: 0 lets node 0 pick a free one; required on the other nodes.
   int master_port = 0;
@@ -22,13 +23,20 @@ struct LaunchOptions {
   std::chrono::milliseconds grace_period{5000};
   // Lines of a failed rank's stderr repeated in the failure report.
   int stderr_tail_lines = 20;
+  // Node 0 of several: how long every rank gets to join the rendezvous before the job is
+  // stopped naming the missing ones (the ranks' runtime.comm_timeout_s), and how often
+  // to say meanwhile which ranks are awaited.
+  std::chrono::milliseconds rendezvous_timeout{300000};
+  std::chrono::milliseconds status_interval{5000};
 };
 
 // Runs the ranks of this node to completion and returns the launcher's exit code: 0 when
-// every rank exited 0; 1 after a rank failed (the others are stopped, and a report naming
-// the rank, how it ended and its last stderr lines goes to stderr); 128 + signo when the
-// launcher got SIGINT, SIGTERM or SIGHUP (forwarded to the ranks, then as for a failure).
-// No rank outlives the call.
+// every rank exited 0; after a rank failed (the others are stopped, and a report naming
+// the rank, how it ended, its last stderr lines and its error, shown once however many
+// ranks reported it, goes to stderr) 2 when that rank exited 2 (a usage or config error),
+// else 1; 1 when node 0's ranks did not all join within rendezvous_timeout; 128 + signo
+// when the launcher got SIGINT, SIGTERM or SIGHUP (forwarded to the ranks, then as for a
+// failure). No rank outlives the call.
 //
 // Node 0 serves the rendezvous store; its token is ZEROTRAIN_STORE_TOKEN from the
 // launcher's environment, or a fresh one. Multi-node runs need the same token on every

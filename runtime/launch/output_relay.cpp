@@ -4,7 +4,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <utility>
 
 namespace zt::launch {
@@ -17,8 +19,24 @@ constexpr std::size_t kReadChunkBytes = std::size_t{64} * 1024;
 
 }  // namespace
 
-LineRelay::LineRelay(std::string prefix, int out_fd, std::size_t tail_lines)
-    : prefix_(std::move(prefix)), out_fd_(out_fd), tail_lines_(tail_lines) {}
+std::string describe_ranks(const std::vector<int>& ranks, int world_size) {
+  if (ranks.size() == 1) return "rank " + std::to_string(ranks.front());
+  if (world_size > 1 && ranks.size() == static_cast<std::size_t>(world_size)) {
+    return "all " + std::to_string(world_size) + " ranks";
+  }
+  std::string text = "ranks ";
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    if (i) text += ", ";
+    text += std::to_string(ranks[i]);
+  }
+  return text;
+}
+
+LineRelay::LineRelay(std::string prefix, int out_fd, std::size_t tail_lines, bool hold_errors)
+    : prefix_(std::move(prefix)),
+      out_fd_(out_fd),
+      tail_lines_(tail_lines),
+      hold_errors_(hold_errors) {}
 
 void LineRelay::feed(std::string_view bytes) {
   std::string out;
@@ -50,6 +68,10 @@ void LineRelay::finish() {
 }
 
 void LineRelay::append_line(std::string_view line, std::string& out) {
+  if (hold_errors_ && line.substr(0, kErrorLinePrefix.size()) == kErrorLinePrefix) {
+    held_errors_.emplace_back(line);
+    return;
+  }
   out.append(prefix_).append(line).push_back('\n');
   if (tail_lines_ == 0) return;
   tail_.emplace_back(line);
@@ -80,7 +102,7 @@ void OutputRelay::add_rank(int rank, UniqueFd child_stdout, UniqueFd child_stder
   streams_.push_back(
       Stream{rank, false, std::move(child_stdout), LineRelay(prefix, stdout_fd_, 0)});
   streams_.push_back(Stream{rank, true, std::move(child_stderr),
-                            LineRelay(prefix, stderr_fd_, stderr_tail_lines_)});
+                            LineRelay(prefix, stderr_fd_, stderr_tail_lines_, true)});
 }
 
 void OutputRelay::append_pollfds(std::vector<pollfd>& fds) const {
@@ -139,6 +161,36 @@ std::vector<std::string> OutputRelay::stderr_tail(int rank) const {
     }
   }
   return {};
+}
+
+std::vector<ReportedError> OutputRelay::reported_errors() const {
+  std::vector<const Stream*> by_rank;
+  for (const Stream& stream : streams_) {
+    if (stream.is_stderr) by_rank.push_back(&stream);
+  }
+  std::stable_sort(by_rank.begin(), by_rank.end(),
+                   [](const Stream* a, const Stream* b) { return a->rank < b->rank; });
+  std::vector<ReportedError> errors;
+  for (const Stream* stream : by_rank) {
+    for (const std::string& line : stream->relay.held_errors()) {
+      auto same = std::find_if(errors.begin(), errors.end(),
+                               [&](const ReportedError& e) { return e.line == line; });
+      if (same == errors.end()) {
+        errors.push_back(ReportedError{line, {stream->rank}});
+      } else if (same->ranks.back() != stream->rank) {
+        same->ranks.push_back(stream->rank);
+      }
+    }
+  }
+  return errors;
+}
+
+void OutputRelay::write_reported_errors(int world_size) const {
+  for (const ReportedError& error : reported_errors()) {
+    std::fprintf(stderr, "[%s] %s\n", describe_ranks(error.ranks, world_size).c_str(),
+                 error.line.c_str());
+  }
+  std::fflush(stderr);
 }
 
 }  // namespace zt::launch

@@ -1,6 +1,7 @@
 // The ranks' output on the launcher's: LineRelay turns one child stream into whole lines
 // prefixed "[rank k] "; OutputRelay owns every rank's pipes and reads the ones poll()
-// marked ready. Both are confined to the launcher's single supervising thread.
+// marked ready, and holds back the ranks' "zerotrain: error: " lines so that an error
+// every rank reports is shown once. Both are confined to the launcher's supervising thread.
 #pragma once
 
 #include <poll.h>
@@ -15,10 +16,15 @@
 
 namespace zt::launch {
 
+// How a rank's final error line starts (as main prints it).
+inline constexpr std::string_view kErrorLinePrefix = "zerotrain: error: ";
+
 class LineRelay {
  public:
   // Writes to out_fd; keeps the last tail_lines lines (0: none) for a failure report.
-  LineRelay(std::string prefix, int out_fd, std::size_t tail_lines);
+  // hold_errors: lines starting with kErrorLinePrefix are kept in held_errors() instead of
+  // being written (nor do they enter the tail).
+  LineRelay(std::string prefix, int out_fd, std::size_t tail_lines, bool hold_errors = false);
 
   // Writes each complete line in bytes, prefixed; holds back a trailing partial line.
   void feed(std::string_view bytes);
@@ -26,6 +32,7 @@ class LineRelay {
   void finish();
 
   const std::deque<std::string>& tail() const { return tail_; }
+  const std::vector<std::string>& held_errors() const { return held_errors_; }
 
  private:
   void append_line(std::string_view line, std::string& out);
@@ -34,10 +41,21 @@ class LineRelay {
   std::string prefix_;
   int out_fd_;
   std::size_t tail_lines_;
+  bool hold_errors_;
   std::string partial_;
   std::deque<std::string> tail_;
+  std::vector<std::string> held_errors_;
   bool out_broken_ = false;  // the launcher's own stream is gone; keep draining, drop output
 };
+
+// One error line and the ranks that reported it, in rank order.
+struct ReportedError {
+  std::string line;
+  std::vector<int> ranks;
+};
+
+// "rank 3", "ranks 0, 2" or "all 4 ranks" (when ranks are all world_size of them).
+std::string describe_ranks(const std::vector<int>& ranks, int world_size);
 
 class OutputRelay {
  public:
@@ -55,8 +73,13 @@ class OutputRelay {
   // Finishes and closes every pipe still open, e.g. one a stray grandchild holds.
   void close_all();
 
-  // The last lines rank wrote to stderr, oldest first.
+  // The last lines rank wrote to stderr, oldest first, its error lines left out.
   std::vector<std::string> stderr_tail(int rank) const;
+  // The error lines the ranks held back, each distinct line once with the ranks that
+  // wrote it, ordered by the first rank that did.
+  std::vector<ReportedError> reported_errors() const;
+  // Writes each reported error once to the launcher's stderr, "[all 4 ranks] line".
+  void write_reported_errors(int world_size) const;
 
  private:
   struct Stream {

@@ -42,12 +42,18 @@ std::string ranks_phrase(int count) {
 }  // namespace
 
 RankSupervisor::RankSupervisor(std::vector<SupervisedRank> ranks, OutputRelay& relay,
-                               SignalPipe& signals, std::chrono::milliseconds grace_period)
-    : ranks_(std::move(ranks)), relay_(relay), signals_(signals), grace_period_(grace_period) {}
+                               SignalPipe& signals, std::chrono::milliseconds grace_period,
+                               RendezvousWatch* watch)
+    : ranks_(std::move(ranks)),
+      relay_(relay),
+      signals_(signals),
+      grace_period_(grace_period),
+      watch_(watch) {}
 
 int RankSupervisor::run() {
   for (;;) {
     reap_exited();
+    check_rendezvous();
     if (running_count() == 0) {
       if (!drain_deadline_) drain_deadline_ = Clock::now() + kDrainTimeout;
       if (relay_.all_closed() || Clock::now() >= *drain_deadline_) break;
@@ -58,12 +64,24 @@ int RankSupervisor::run() {
     wait_for_events();
   }
   relay_.close_all();
-  if (received_signal_) return 128 + *received_signal_;
-  if (first_failure_) {
+  if (first_failure_ && !received_signal_) {
     report_failure();
-    return kExitRuntime;
+    const ExitStatus& status = first_failure_->status;
+    return !status.signaled && status.value == kExitUsage ? kExitUsage : kExitRuntime;
   }
+  relay_.write_reported_errors(static_cast<int>(ranks_.size()));
+  if (received_signal_) return 128 + *received_signal_;
+  if (rendezvous_failure_) return kExitRuntime;
   return 0;
+}
+
+void RankSupervisor::check_rendezvous() {
+  if (watch_ == nullptr || shutting_down()) return;
+  if (watch_->check(Clock::now()) != RendezvousWatch::State::kTimedOut) return;
+  rendezvous_failure_ = watch_->timeout_message();
+  print_to_stderr("zerotrain launch: " + *rendezvous_failure_ + " Stopping the " +
+                  ranks_phrase(running_count()) + " here.\n");
+  begin_shutdown(SIGTERM);
 }
 
 void RankSupervisor::wait_for_events() {
@@ -82,6 +100,9 @@ int RankSupervisor::poll_timeout_ms() const {
   int timeout = kMaxPollMs;
   if (kill_deadline_ && !killed_) timeout = std::min(timeout, ms_until(*kill_deadline_));
   if (drain_deadline_) timeout = std::min(timeout, ms_until(*drain_deadline_));
+  if (watch_ != nullptr && !shutting_down()) {
+    if (const auto due = watch_->next_check()) timeout = std::min(timeout, ms_until(*due));
+  }
   return timeout;
 }
 
@@ -137,7 +158,7 @@ int RankSupervisor::running_count() const {
       ranks_.begin(), ranks_.end(), [](const SupervisedRank& r) { return r.process.running(); }));
 }
 
-void RankSupervisor::report_failure() const {
+void RankSupervisor::report_failure() {
   const Failure& f = *first_failure_;
   const std::string name = "rank " + std::to_string(f.rank);
   std::string text = "zerotrain launch: " + name + " (pid " + std::to_string(f.pid) + ") " +
@@ -145,11 +166,21 @@ void RankSupervisor::report_failure() const {
   text += f.stopped_others == 0 ? "no other rank was still running.\n"
                                 : "stopped the other " + ranks_phrase(f.stopped_others) + ".\n";
   const std::vector<std::string> tail = relay_.stderr_tail(f.rank);
-  if (tail.empty()) {
-    text += "  " + name + " wrote nothing to stderr.\n";
-  } else {
+  const std::vector<ReportedError> errors = relay_.reported_errors();
+  if (!tail.empty()) {
     text += "  last lines of " + name + "'s stderr:\n";
     for (const std::string& line : tail) text += "    " + line + "\n";
+  }
+  // Once each, however many ranks reported it: a config error every rank hits alike.
+  for (const ReportedError& error : errors) {
+    text += "  " + describe_ranks(error.ranks, static_cast<int>(ranks_.size())) +
+            (error.ranks.size() == 1 ? " reported:\n" : " reported the same error:\n") + "    " +
+            error.line + "\n";
+  }
+  if (tail.empty() && errors.empty()) text += "  " + name + " wrote nothing to stderr.\n";
+  if (watch_ != nullptr && watch_->next_check() && watch_->look()) {
+    const std::string missing = watch_->missing_ranks();
+    if (!missing.empty()) text += "  the rendezvous was still waiting for " + missing + ".\n";
   }
   print_to_stderr(text);
 }

@@ -1,6 +1,7 @@
 // RankSupervisor: the launcher's poll loop over its ranks. It relays their output, reaps
 // them, forwards the launcher's signals, and on the first failure stops the others
-// (SIGTERM, SIGKILL after the grace period) and reports which rank failed and how.
+// (SIGTERM, SIGKILL after the grace period) and reports which rank failed and how. On
+// node 0 of several it also runs the RendezvousWatch that names ranks that never joined.
 #pragma once
 
 #include <chrono>
@@ -9,6 +10,7 @@
 
 #include "runtime/launch/child_process.h"
 #include "runtime/launch/output_relay.h"
+#include "runtime/launch/rendezvous_watch.h"
 #include "runtime/launch/signal_pipe.h"
 
 namespace zt::launch {
@@ -20,12 +22,14 @@ struct SupervisedRank {
 
 class RankSupervisor {
  public:
-  // relay already holds the ranks' pipes; signals was installed before they were spawned.
+  // relay already holds the ranks' pipes; signals was installed before they were spawned;
+  // watch (may be null) must outlive the supervisor.
   RankSupervisor(std::vector<SupervisedRank> ranks, OutputRelay& relay, SignalPipe& signals,
-                 std::chrono::milliseconds grace_period);
+                 std::chrono::milliseconds grace_period, RendezvousWatch* watch = nullptr);
 
   // Returns once every rank is reaped and its output relayed: 0 when all exited 0,
-  // 128 + signo when the launcher got signo, 1 when a rank failed.
+  // 128 + signo when the launcher got signo, 2 when the first rank to fail exited 2 (a
+  // usage or config error), 1 when a rank failed otherwise or ranks never joined.
   int run();
 
  private:
@@ -40,18 +44,21 @@ class RankSupervisor {
   void wait_for_events();
   void handle_signals();
   void reap_exited();
+  void check_rendezvous();
   bool shutting_down() const { return shutdown_signal_.has_value(); }
   void begin_shutdown(int signo);
   // SIGKILL to every rank still running; grace_expired says whether to explain why.
   void kill_stragglers(bool grace_expired);
   int running_count() const;
   int poll_timeout_ms() const;
-  void report_failure() const;
+  void report_failure();
 
   std::vector<SupervisedRank> ranks_;
   OutputRelay& relay_;
   SignalPipe& signals_;
   std::chrono::milliseconds grace_period_;
+  RendezvousWatch* watch_;
+  std::optional<std::string> rendezvous_failure_;  // the watch's message, when it timed out
   std::optional<Failure> first_failure_;
   std::optional<int> received_signal_;  // the launcher's own, when that caused the shutdown
   std::optional<int> shutdown_signal_;  // what the ranks were sent to stop them

@@ -64,7 +64,7 @@ TEST(LaunchStore, NodeZeroOfSeveralPrintsHowToJoinWithItsPortAndToken) {
   TempDir dir;
   LaunchOptions options = sh_ranks(2, "echo port=$MASTER_PORT token=$ZEROTRAIN_STORE_TOKEN");
   options.nnodes = 2;
-  options.master_addr = "10.9.8.7";
+  options.master_addr = "127.0.0.1";  // several nodes of one machine, as tests run them
   const LaunchResult result = launch(options, dir, {{"ZEROTRAIN_STORE_TOKEN", std::nullopt}});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   const std::size_t at = result.out.find("[rank 0] port=");
@@ -79,7 +79,7 @@ TEST(LaunchStore, NodeZeroOfSeveralPrintsHowToJoinWithItsPortAndToken) {
   EXPECT_EQ(token.size(), 32u);
   const std::string hint = "  ZEROTRAIN_STORE_TOKEN=" + token +
                            " zerotrain launch --nnodes 2 --node-rank K --nproc-per-node 2 "
-                           "--master-addr 10.9.8.7 --master-port " +
+                           "--master-addr 127.0.0.1 --master-port " +
                            port + " CONFIG ...\n";
   EXPECT_NE(result.err.find(hint), std::string::npos) << result.err;
 }
@@ -155,7 +155,10 @@ TEST(LaunchErrors, InconsistentOptionsAreUsageErrors) {
   options.nnodes = 2;
   options.node_rank = 2;
   EXPECT_THROW(run_launcher(options), UsageError);
-  options.node_rank = 0;  // several nodes cannot meet on the loopback default
+  options.node_rank = 0;  // the unspecified address names no node the others could reach
+  options.master_addr = "0.0.0.0";
+  EXPECT_THROW(run_launcher(options), UsageError);
+  options.master_addr = "::";
   EXPECT_THROW(run_launcher(options), UsageError);
   options = sh_ranks(1, "true");
   options.master_port = 70000;
