@@ -1,0 +1,162 @@
+// Running real programs from tests: CommandProcess starts an argv with extra environment,
+// its stdout and stderr going to files, and waits for it with a bound (killing its
+// process group after it); run_command does both at once.
+#pragma once
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "tests/integration/launch_harness.h"
+
+namespace zt::launch::testing {
+
+struct CommandResult {
+  int exit_code = -1;  // -1 when it had to be killed (a test failure)
+  std::string out;
+  std::string err;
+  Clock::duration elapsed{};
+};
+
+class CommandProcess {
+ public:
+  // out_name: the files are dir/out_name.out and dir/out_name.err.
+  CommandProcess(std::vector<std::string> argv, const TempDir& dir, const std::string& out_name,
+                 const EnvChanges& env = {})
+      : out_path_(dir / (out_name + ".out")),
+        err_path_(dir / (out_name + ".err")),
+        start_(Clock::now()) {
+    std::fflush(nullptr);
+    pid_ = ::fork();
+    if (pid_ == 0) exec_child(argv, env);
+    EXPECT_GT(pid_, 0) << "fork failed";
+  }
+  ~CommandProcess() {
+    if (pid_ > 0 && !done_) {
+      ::kill(-pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  CommandProcess(const CommandProcess&) = delete;
+  CommandProcess& operator=(const CommandProcess&) = delete;
+
+  pid_t pid() const { return pid_; }
+  std::string err_so_far() const { return read_file(err_path_); }
+
+  // Polls the process's stderr until it contains text; false after the bound.
+  bool wait_for_stderr(const std::string& text, Clock::duration bound) const {
+    const auto deadline = Clock::now() + bound;
+    while (read_file(err_path_).find(text) == std::string::npos) {
+      if (Clock::now() >= deadline) return false;
+      std::this_thread::sleep_for(20ms);  // polling a file another process writes, bounded
+    }
+    return true;
+  }
+
+  // Waits at most `timeout` for the process to exit, then kills its group (a failure).
+  CommandResult wait(Clock::duration timeout) {
+    CommandResult result;
+    const auto deadline = Clock::now() + timeout;
+    int status = 0;
+    while (::waitpid(pid_, &status, WNOHANG) == 0) {
+      if (Clock::now() >= deadline) {
+        ADD_FAILURE() << "the command did not exit within the test's bound; killing it";
+        ::kill(-pid_, SIGKILL);
+        ::waitpid(pid_, &status, 0);
+        status = -1;
+        break;
+      }
+      std::this_thread::sleep_for(10ms);  // polling a process's exit, with a deadline
+    }
+    done_ = true;
+    result.elapsed = Clock::now() - start_;
+    if (status != -1) {
+      result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    result.out = read_file(out_path_);
+    result.err = read_file(err_path_);
+    return result;
+  }
+
+ private:
+  [[noreturn]] void exec_child(const std::vector<std::string>& argv, const EnvChanges& env) {
+    ::setpgid(0, 0);  // its own group, so a bound that expires takes its children too
+    const int out = ::open(out_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    const int err = ::open(err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (out < 0 || err < 0) ::_exit(99);
+    ::dup2(out, STDOUT_FILENO);
+    ::dup2(err, STDERR_FILENO);
+    for (const auto& [name, value] : env) {
+      if (value) {
+        ::setenv(name.c_str(), value->c_str(), 1);
+      } else {
+        ::unsetenv(name.c_str());
+      }
+    }
+    std::vector<char*> args;
+    for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+    args.push_back(nullptr);
+    ::execvp(args[0], args.data());
+    std::fprintf(stderr, "exec %s failed\n", args[0]);
+    ::_exit(127);
+  }
+
+  std::string out_path_;
+  std::string err_path_;
+  Clock::time_point start_;
+  pid_t pid_ = -1;
+  bool done_ = false;
+};
+
+inline CommandResult run_command(std::vector<std::string> argv, const TempDir& dir,
+                                 const EnvChanges& env = {}, Clock::duration timeout = 60s) {
+  CommandProcess process(std::move(argv), dir, "command", env);
+  return process.wait(timeout);
+}
+
+// The zerotrain binary under test.
+inline std::string zerotrain_exe() { return ZT_ZEROTRAIN_EXE; }
+inline std::string tiny_config() { return std::string(ZT_SOURCE_DIR) + "/configs/tiny.toml"; }
+
+// The "loss" values of a metrics.jsonl, as written (bitwise comparison of two runs).
+inline std::vector<std::string> losses_of(const std::string& metrics_path) {
+  std::vector<std::string> losses;
+  std::istringstream lines(read_file(metrics_path));
+  for (std::string line; std::getline(lines, line);) {
+    const std::size_t at = line.find("\"loss\":");
+    if (at == std::string::npos) continue;
+    const std::size_t begin = line.find_first_not_of(' ', at + 7);
+    losses.push_back(line.substr(begin, line.find_first_of(",}", begin) - begin));
+  }
+  return losses;
+}
+
+// A TCP port on 127.0.0.1 that was free a moment ago.
+inline int free_loopback_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof addr;
+  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+                  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length) == 0;
+  ::close(fd);
+  EXPECT_TRUE(ok) << "could not find a free port";
+  return ok ? ntohs(addr.sin_port) : 0;
+}
+
+}  // namespace zt::launch::testing
