@@ -125,13 +125,14 @@ class TcpStore::Impl {
     auto next_status = start + options_.status_interval;
     auto delay = kFirstRetryDelay;
     std::string last_error = "none";
+    const auto give_up = [&] {
+      throw TimeoutError(prefix() + "could not connect within " + ms(options_.connect_timeout) +
+                         " (is the launcher running?); last error: " + last_error);
+    };
     for (;;) {
       if (try_connect_locked(deadline, last_error)) return;
       const auto now = Clock::now();
-      if (now >= deadline) {
-        throw TimeoutError(prefix() + "could not connect within " + ms(options_.connect_timeout) +
-                           " (is the launcher running?); last error: " + last_error);
-      }
+      if (now >= deadline) give_up();
       if (options_.status_interval.count() > 0 && now >= next_status) {
         std::fprintf(stderr, "zerotrain: %sstill connecting after %.0f s of %.0f s: %s\n",
                      prefix().c_str(), std::chrono::duration<double>(now - start).count(),
@@ -143,6 +144,9 @@ class TcpStore::Impl {
       // A pause between attempts, not synchronisation: nothing to wait on but the clock.
       std::this_thread::sleep_for(std::min<Clock::duration>(delay, deadline - now));
       delay = std::min(delay * 2, kMaxRetryDelay);
+      // An attempt begun at the deadline could only time out, and "no answer" would then
+      // hide the real reason (say, a refused connection) of the attempts before it.
+      if (Clock::now() >= deadline) give_up();
     }
   }
 

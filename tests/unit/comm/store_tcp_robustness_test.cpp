@@ -220,5 +220,34 @@ TEST_F(TcpStoreServerRobustness, RequestSentWhileAWaitIsPendingClosesTheConnecti
   expect_good_client_works();
 }
 
+// The server's log names the peer it refused or dropped, so an operator can find the
+// stranger; the job's own client is undisturbed meanwhile.
+TEST_F(TcpStoreServerRobustness, WrongTokenAndGarbageAreLoggedNamingThePeer) {
+  ::testing::internal::CaptureStderr();
+  bool refused = false;
+  try {
+    TcpStoreOptions stranger = good_options();
+    stranger.token = "not-the-token";
+    TcpStore client(stranger);
+  } catch (const CommError&) {
+    refused = true;
+  }
+  RawConnection raw(server_.port());
+  const bool sent = raw.send_bytes(std::string("\x01\x00\x00\x00\xff garbage", 13));
+  const bool closed = raw.closed_by_server();
+  expect_good_client_works();
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(refused) << "a client with the wrong token was let in";
+  EXPECT_TRUE(sent);
+  EXPECT_TRUE(closed);
+  EXPECT_NE(log.find("zerotrain: store server: refused connection from 127.0.0.1:"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("wrong token"), std::string::npos) << log;
+  EXPECT_NE(log.find("zerotrain: store server: dropped connection from 127.0.0.1:"),
+            std::string::npos)
+      << log;
+}
+
 }  // namespace
 }  // namespace zt::comm
