@@ -45,10 +45,20 @@ class CommandProcess {
     if (pid_ == 0) exec_child(argv, env);
     EXPECT_GT(pid_, 0) << "fork failed";
   }
+  // A process still running is asked to stop (SIGTERM: a launcher then stops its ranks,
+  // which lead process groups of their own), and killed with its group 15 s later.
   ~CommandProcess() {
     if (pid_ > 0 && !done_) {
-      ::kill(-pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
+      ::kill(pid_, SIGTERM);
+      const auto deadline = Clock::now() + 15s;
+      while (::waitpid(pid_, nullptr, WNOHANG) == 0) {
+        if (Clock::now() >= deadline) {
+          ::kill(-pid_, SIGKILL);
+          ::waitpid(pid_, nullptr, 0);
+          break;
+        }
+        std::this_thread::sleep_for(10ms);  // polling a process's exit, with a deadline
+      }
     }
   }
   CommandProcess(const CommandProcess&) = delete;
