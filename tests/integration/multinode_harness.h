@@ -112,6 +112,30 @@ inline void expect_missing_node_reported(const Node& node0, int port) {
   EXPECT_GE(seconds(result.elapsed), kTimeoutS - 0.5) << result.err;
 }
 
+// Only node 1 comes: its rank says every status interval (5 s) why it cannot reach node
+// 0's store (refused: nothing listens there), then gives up at runtime.comm_timeout_s.
+inline void expect_absent_store_reported(const Node& node1, const std::string& master_addr,
+                                         int port) {
+  TempDir dir;
+  constexpr int kTimeoutS = 6;
+  CommandProcess alone(node_launch(node1, 1, master_addr, port, dir / "node1", kTimeoutS), dir,
+                       "node1", kJobEnv);
+  const CommandResult result = alone.wait(60s);
+  const std::string address = master_addr + ":" + std::to_string(port);
+  EXPECT_EQ(result.exit_code, 1) << result.err;
+  EXPECT_NE(
+      result.err.find("[rank 1] zerotrain: store " + address +
+                      ": still connecting after 5 s of 6 s: connection refused by " + address),
+      std::string::npos)
+      << result.err;
+  EXPECT_NE(result.err.find("could not connect within 6000 ms (is the launcher running?); last "
+                            "error: connection refused by " +
+                            address),
+            std::string::npos)
+      << result.err;
+  EXPECT_LT(seconds(result.elapsed), kTimeoutS + 5.0) << result.err;
+}
+
 // Starts node 0 alone and returns once its store listens (its launcher said so).
 inline void wait_until_listening(const CommandProcess& node0) {
   ASSERT_TRUE(node0.wait_for_stderr("zerotrain launch: store listening on port", 30s))

@@ -17,6 +17,10 @@ TEST(MultiNodeLoopback, NodeThatNeverComesIsNamedWithinTheRendezvousTimeout) {
   expect_missing_node_reported(kLocal, free_loopback_port());
 }
 
+TEST(MultiNodeLoopback, RankOfANodeWhoseNodeZeroNeverComesSaysTheConnectionIsRefused) {
+  expect_absent_store_reported(kLocal, "127.0.0.1", free_loopback_port());
+}
+
 TEST(MultiNodeLoopback, StoreListensOnlyOnTheMasterAddress) {
   // 127.0.0.2 is this machine too (all of 127/8 is loopback): a store on every interface
   // would answer there.

@@ -27,6 +27,10 @@ TEST_F(MultiNodeNetns, NodeThatNeverComesIsNamedWithinTheRendezvousTimeout) {
   expect_missing_node_reported(pair_.node(0), kPort);
 }
 
+TEST_F(MultiNodeNetns, RankOfANodeWhoseNodeZeroNeverComesSaysTheConnectionIsRefused) {
+  expect_absent_store_reported(pair_.node(1), pair_.node(0).address, kPort);
+}
+
 TEST_F(MultiNodeNetns, StoreListensOnlyOnTheMasterAddress) {
   // Node 0's own loopback: a store on every interface would answer there.
   expect_store_listens_only_on(pair_.node(0), "127.0.0.1", kPort);
