@@ -25,11 +25,10 @@ void Work::wait(std::chrono::milliseconds timeout) {
                        std::chrono::milliseconds(std::chrono::hours(24 * 30)));
   const auto start = Clock::now();
   const auto deadline = start + timeout;
+  auto next_status = start + status_interval_;
   std::unique_lock lock(mutex_);
   for (;;) {
-    const auto until = status_interval_.count() > 0
-                           ? std::min(deadline, Clock::now() + status_interval_)
-                           : deadline;
+    const auto until = status_interval_.count() > 0 ? std::min(deadline, next_status) : deadline;
     if (completed_cv_.wait_until(lock, until, [&] { return completed_; })) break;
     const auto now = Clock::now();
     if (now >= deadline) {
@@ -37,11 +36,13 @@ void Work::wait(std::chrono::milliseconds timeout) {
                          std::to_string(timeout.count()) +
                          " ms (runtime.comm_timeout_s); a peer may be stuck or gone");
     }
+    if (now < next_status) continue;  // woken early, neither done nor due
+    // The mark passed, not the clock: "5 s" reads the same however late we woke.
+    const double waited_s = std::chrono::duration<double>(next_status - start).count();
+    while (next_status <= now) next_status += status_interval_;
     lock.unlock();
-    std::fprintf(stderr,
-                 "zerotrain: %.0f s of %.0f s waiting for %s; a peer may be stopped or slow\n",
-                 std::chrono::duration<double>(now - start).count(),
-                 std::chrono::duration<double>(timeout).count(), description_.c_str());
+    std::fprintf(stderr, "zerotrain: %g s of %g s waiting for %s; a peer may be stopped or slow\n",
+                 waited_s, std::chrono::duration<double>(timeout).count(), description_.c_str());
     std::fflush(stderr);
     lock.lock();
   }

@@ -59,8 +59,8 @@ void RendezvousStatusStore::wait(const std::vector<std::string>& keys,
     inner_.wait(keys, timeout);
     return;
   }
-  const auto start = Clock::now();
-  const auto deadline = start + timeout;
+  const auto deadline = Clock::now() + timeout;
+  std::chrono::milliseconds waited{0};  // the slices spent, as the status lines count them
   for (;;) {
     const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
     const auto slice = std::clamp(left, std::chrono::milliseconds(0), status_interval_);
@@ -69,8 +69,8 @@ void RendezvousStatusStore::wait(const std::vector<std::string>& keys,
       return;
     } catch (const TimeoutError&) {
       if (slice < left) {
-        report(keys, std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start),
-               timeout);
+        waited += slice;
+        report(keys, waited, timeout);
         continue;
       }
       // The whole timeout is spent: name whom it waited for over all of it, not one slice.

@@ -134,12 +134,13 @@ class TcpStore::Impl {
       const auto now = Clock::now();
       if (now >= deadline) give_up();
       if (options_.status_interval.count() > 0 && now >= next_status) {
-        std::fprintf(stderr, "zerotrain: %sstill connecting after %.0f s of %.0f s: %s\n",
-                     prefix().c_str(), std::chrono::duration<double>(now - start).count(),
+        // The mark passed, not the clock: "after 5 s" reads the same however late we woke.
+        std::fprintf(stderr, "zerotrain: %sstill connecting after %g s of %g s: %s\n",
+                     prefix().c_str(), std::chrono::duration<double>(next_status - start).count(),
                      std::chrono::duration<double>(options_.connect_timeout).count(),
                      last_error.c_str());
         std::fflush(stderr);
-        next_status = now + options_.status_interval;
+        while (next_status <= now) next_status += options_.status_interval;
       }
       // A pause between attempts, not synchronisation: nothing to wait on but the clock.
       std::this_thread::sleep_for(std::min<Clock::duration>(delay, deadline - now));

@@ -68,11 +68,14 @@ std::optional<RendezvousWatch::Clock::time_point> RendezvousWatch::next_check() 
 RendezvousWatch::State RendezvousWatch::check(Clock::time_point now) {
   if (over_ || now < *next_check()) return State::kWaiting;
   const bool timed_out = now >= start_ + timeout_;
+  // The mark passed, not the clock: "3 s" reads the same however late the loop woke.
+  const std::string mark = seconds_text(
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::min(next_status_, now) - start_));
   while (next_status_ <= now) next_status_ += status_interval_;
 
   const std::optional<std::vector<std::string>> awaited = look_at_store();
   if (!awaited) {
-    print_line(seconds_since_start(now) + ": the store did not answer within 1 s");
+    print_line(mark + ": the store did not answer within 1 s");
     if (!timed_out) return State::kWaiting;
     over_ = true;
     return State::kTimedOut;
@@ -85,8 +88,8 @@ RendezvousWatch::State RendezvousWatch::check(Clock::time_point now) {
     over_ = true;
     return State::kTimedOut;
   }
-  print_line(seconds_since_start(now) + " of " + seconds_text(timeout_) + ": waiting for " +
-             missing_ranks() + " to join the rendezvous" + awaited_keys_phrase(*awaited));
+  print_line(mark + " of " + seconds_text(timeout_) + ": waiting for " + missing_ranks() +
+             " to join the rendezvous" + awaited_keys_phrase(*awaited));
   return State::kWaiting;
 }
 
@@ -127,11 +130,6 @@ std::string RendezvousWatch::awaited_keys_phrase(const std::vector<std::string>&
   if (ours.empty()) return "";
   return "; ranks here wait for store key" + std::string(ours.size() == 1 ? " " : "s ") +
          comm::join_keys(ours);
-}
-
-std::string RendezvousWatch::seconds_since_start(Clock::time_point now) const {
-  return std::to_string(std::chrono::duration_cast<std::chrono::seconds>(now - start_).count()) +
-         " s";
 }
 
 }  // namespace zt::launch

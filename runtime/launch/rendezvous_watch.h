@@ -44,7 +44,6 @@ class RendezvousWatch {
  private:
   std::optional<std::vector<std::string>> look_at_store();
   std::string awaited_keys_phrase(const std::vector<std::string>& keys) const;
-  std::string seconds_since_start(Clock::time_point now) const;
 
   const comm::TcpStoreServer& server_;
   const int world_size_;

@@ -92,8 +92,17 @@ inline void expect_same_losses_as_one_node(const Node& node0, const Node& node1,
 inline void expect_missing_node_reported(const Node& node0, int port) {
   TempDir dir;
   constexpr int kTimeoutS = 4;
+  const auto start = Clock::now();
   CommandProcess alone(node_launch(node0, 0, node0.address, port, dir / "node0", kTimeoutS, "1"),
                        dir, "node0", kJobEnv);
+  const std::string verdict =
+      "zerotrain launch: rank 1 (node 1) did not join the rendezvous within 4 s "
+      "(runtime.comm_timeout_s)";
+  // Reported at the timeout (plus what a loaded machine needs to start a launcher).
+  ASSERT_TRUE(alone.wait_for_stderr(verdict, std::chrono::seconds(kTimeoutS + 6)))
+      << alone.err_so_far();
+  const double reported_after = seconds(Clock::now() - start);
+  EXPECT_GE(reported_after, kTimeoutS - 0.5);
   const CommandResult result = alone.wait(60s);
   EXPECT_EQ(result.exit_code, 1) << result.err;
   EXPECT_NE(result.err.find("zerotrain launch: 1 s of 4 s: waiting for rank 1 (node 1) to join "
@@ -103,13 +112,6 @@ inline void expect_missing_node_reported(const Node& node0, int port) {
   EXPECT_NE(result.err.find("zerotrain launch: 3 s of 4 s: waiting for rank 1 (node 1)"),
             std::string::npos)
       << result.err;
-  EXPECT_NE(result.err.find("zerotrain launch: rank 1 (node 1) did not join the rendezvous "
-                            "within 4 s (runtime.comm_timeout_s)"),
-            std::string::npos)
-      << result.err;
-  // Within the timeout, plus the ranks' grace period to stop, plus start-up.
-  EXPECT_LT(seconds(result.elapsed), kTimeoutS + 5.0 + 3.0) << result.err;
-  EXPECT_GE(seconds(result.elapsed), kTimeoutS - 0.5) << result.err;
 }
 
 // Only node 1 comes: its rank says every status interval (5 s) why it cannot reach node
@@ -133,7 +135,7 @@ inline void expect_absent_store_reported(const Node& node1, const std::string& m
                             address),
             std::string::npos)
       << result.err;
-  EXPECT_LT(seconds(result.elapsed), kTimeoutS + 5.0) << result.err;
+  EXPECT_LT(seconds(result.elapsed), kTimeoutS + 15.0) << result.err;  // start-up under load
 }
 
 // Starts node 0 alone and returns once its store listens (its launcher said so).

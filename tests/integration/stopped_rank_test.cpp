@@ -33,7 +33,8 @@ TEST(StoppedRank, OthersSayWhichCollectiveTheyWaitInUntilTheTimeoutEndsTheJob) {
   EXPECT_NE(result.err.find(" on rank 0 of 2; a peer may be stopped or slow"), std::string::npos)
       << result.err;
   EXPECT_NE(result.err.find("zerotrain launch: rank 0 (pid "), std::string::npos) << result.err;
-  EXPECT_LT(seconds(result.elapsed), kTimeoutS + 1.0 + 5.0) << result.err;
+  // The timeout, the grace period, and start-up (slow under sanitizers and load).
+  EXPECT_LT(seconds(result.elapsed), kTimeoutS + 1.0 + 15.0) << result.err;
 }
 
 }  // namespace
