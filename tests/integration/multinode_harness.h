@@ -166,9 +166,12 @@ inline void attack_store(const Node& from, const std::string& master_addr, int p
   const CommandResult garbage = run_command(
       from.command({"bash", "-c",
                     "exec 3<>/dev/tcp/" + master_addr + "/" + std::to_string(port) +
-                        " && printf 'GET / HTTP/1.0\\r\\n\\r\\n' >&3 && cat <&3 >/dev/null"}),
+                        " && printf 'GET / HTTP/1.0\\r\\n\\r\\n' >&3 && { cat <&3 >/dev/null 2>&1; "
+                        "echo hung up; }"}),
       dir, {}, 30s);
-  EXPECT_EQ(garbage.exit_code, 0) << garbage.err;  // connected, sent, and was hung up on
+  // Connected and sent; then cat ended, by EOF or a reset: the server hung up on it.
+  EXPECT_EQ(garbage.exit_code, 0) << garbage.err;
+  EXPECT_EQ(garbage.out, "hung up\n") << garbage.err;
 }
 
 // A wrong-token client and a garbage-sending one, both from `stranger`, are refused and
