@@ -13,13 +13,13 @@
 #include "comm/communicator_factory.h"
 #include "comm/local_address.h"
 #include "comm/store/memory_store.h"
-#include "comm/store/tcp_store.h"
 #include "core/config/byte_size.h"
 #include "data/markov_corpus.h"
 #include "nn/kernels/cpu/gemm_cpu.h"
 #include "runtime/engine/fault_injection.h"
 #include "runtime/engine/trainer.h"
 #include "runtime/launch/rank_env.h"
+#include "runtime/launch/rendezvous_store.h"
 
 namespace zt::engine {
 namespace {
@@ -45,13 +45,15 @@ int run_training(const Config& config) {
   const auto timeout =
       std::chrono::milliseconds(static_cast<std::int64_t>(config.runtime.comm_timeout_s * 1000.0));
 
-  std::unique_ptr<comm::Store> store;
+  // Several ranks meet on the launcher's store, or on rank 0's when no launcher runs.
+  std::unique_ptr<launch::RendezvousStore> rendezvous;
+  std::unique_ptr<comm::MemoryStore> local_store;
   if (world_size > 1) {
-    store = std::make_unique<comm::TcpStore>(
-        env->master_addr, static_cast<std::uint16_t>(env->master_port), env->store_token, timeout);
+    rendezvous = std::make_unique<launch::RendezvousStore>(*env, timeout);
   } else {
-    store = std::make_unique<comm::MemoryStore>();
+    local_store = std::make_unique<comm::MemoryStore>();
   }
+  comm::Store& store = rendezvous ? rendezvous->store() : *local_store;
   MemoryTracker tracker(Device::cpu(env ? env->local_rank : 0),
                         config.runtime.device_memory_limit_bytes);
   nn::cpu::set_blas_threads(blas_threads_for(config, env ? env->local_world_size : 1));
@@ -61,7 +63,7 @@ int run_training(const Config& config) {
   options.memory_tracker = &tracker;
   if (env) options.bind_address = gloo_bind_address(*env);
   std::unique_ptr<comm::Communicator> comm =
-      comm::create_cpu_communicator(*store, rank, world_size, options);
+      comm::create_cpu_communicator(store, rank, world_size, options);
 
   TrainerOptions trainer_options;
   trainer_options.fault = fault_plan_from_env();
@@ -89,6 +91,7 @@ int run_training(const Config& config) {
   const TrainResult result = trainer.run();
   // Ranks leave together, so no rank tears down its comm while a peer still reads from it.
   comm->barrier()->wait();
+  if (rendezvous) rendezvous->finish(timeout);
   if (rank == 0) {
     const MemorySnapshot memory = tracker.snapshot();
     std::printf(

@@ -15,6 +15,7 @@
 #include "comm/store/store_token.h"
 #include "comm/store/tcp_store_server.h"
 #include "core/error.h"
+#include "runtime/launch/rank_env.h"
 #include "runtime/launch/rank_supervisor.h"
 #include "runtime/launch/rendezvous_watch.h"
 
@@ -132,6 +133,7 @@ std::vector<std::string> rank_environment(const LaunchOptions& o, const StoreEnd
       {"MASTER_ADDR", o.master_addr},
       {"MASTER_PORT", std::to_string(store.port)},
       {comm::kStoreTokenEnvVar, store.token},
+      {kLauncherHostsStoreEnvVar, "1"},  // the ranks connect to our store, not their own
   };
   auto ours = [&](std::string_view entry) {
     for (const auto& [name, value] : vars) {

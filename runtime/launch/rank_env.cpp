@@ -1,13 +1,14 @@
 // read_rank_env: recognising the launcher from its variables, parsing them strictly and
-// checking that they describe one consistent place in the world.
+// checking that they describe one consistent place in the world; the store's place is
+// store_location.cpp's.
 #include "runtime/launch/rank_env.h"
 
 #include <charconv>
 #include <cstdlib>
 #include <limits>
 
-#include "comm/store/store_token.h"
 #include "core/error.h"
+#include "runtime/launch/store_location_internal.h"
 
 namespace zt::launch {
 namespace {
@@ -21,6 +22,7 @@ namespace {
 
 // The names a launcher uses for the four numbers.
 struct VariableNames {
+  RankEngine engine;
   const char* source;
   const char* rank;
   const char* local_rank;
@@ -28,11 +30,13 @@ struct VariableNames {
   const char* local_world_size;  // nullptr: Slurm, handled apart
 };
 
-constexpr VariableNames kTorchrun{"torchrun", "RANK", "LOCAL_RANK", "WORLD_SIZE",
-                                  "LOCAL_WORLD_SIZE"};
-constexpr VariableNames kOpenMpi{"Open MPI", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
+constexpr VariableNames kTorchrun{
+    RankEngine::kTorchrunNames, "torchrun", "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE"};
+constexpr VariableNames kOpenMpi{RankEngine::kOpenMpi,   "Open MPI",
+                                 "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
                                  "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE"};
-constexpr VariableNames kSlurm{"Slurm", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS", nullptr};
+constexpr VariableNames kSlurm{RankEngine::kSlurm, "Slurm",        "SLURM_PROCID",
+                               "SLURM_LOCALID",    "SLURM_NTASKS", nullptr};
 
 constexpr int kIntMax = std::numeric_limits<int>::max();
 
@@ -97,26 +101,6 @@ void check_consistent(const RankEnv& env, const VariableNames& names) {
                                                     std::to_string(env.world_size));
 }
 
-// MASTER_ADDR/MASTER_PORT: where rank 0's store is. Only a world of one may go without.
-void read_master(const EnvLookup& lookup, const VariableNames& names, RankEnv& env) {
-  const std::optional<std::string> addr = lookup("MASTER_ADDR");
-  const std::optional<std::string> port = lookup("MASTER_PORT");
-  if (env.world_size > 1) {
-    // srun sets neither; the batch script has to.
-    const char* why = names.local_world_size != nullptr
-                          ? "a run of several ranks needs MASTER_ADDR and MASTER_PORT"
-                          : "export them in the batch script, e.g. MASTER_ADDR=$(scontrol show "
-                            "hostnames \"$SLURM_JOB_NODELIST\" | head -n 1) MASTER_PORT=29500";
-    if (!addr) require(lookup, "MASTER_ADDR", names.source, why);
-    if (!port) require(lookup, "MASTER_PORT", names.source, why);
-  }
-  if (addr) {
-    if (addr->empty()) fail("MASTER_ADDR", *addr, "a host name or address");
-    env.master_addr = *addr;
-  }
-  if (port) env.master_port = parse_int("MASTER_PORT", *port, env.world_size > 1 ? 1 : 0, 65535);
-}
-
 RankEnv read_with(const EnvLookup& lookup, const VariableNames& names) {
   RankEnv env;
   env.source = names.source;
@@ -127,8 +111,7 @@ RankEnv read_with(const EnvLookup& lookup, const VariableNames& names) {
                              ? require_int(lookup, names.local_world_size, names.source, 1)
                              : slurm_local_world_size(lookup);
   check_consistent(env, names);
-  read_master(lookup, names, env);
-  env.store_token = lookup(comm::kStoreTokenEnvVar).value_or("");
+  locate_store(lookup, names.engine, env);
   return env;
 }
 

@@ -74,7 +74,8 @@ TEST(RankEnv, ReadsOpenMpisVariablesBeforeAnInheritedSlurmProcid) {
                 {"OMPI_COMM_WORLD_SIZE", "4"}, {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"},
                 {"SLURM_PROCID", "0"},         {"SLURM_LOCALID", "0"},
                 {"SLURM_NTASKS", "1"},         {"SLURM_TASKS_PER_NODE", "1"},
-                {"MASTER_ADDR", "10.0.0.1"},   {"MASTER_PORT", "6000"}};
+                {"MASTER_ADDR", "10.0.0.1"},   {"MASTER_PORT", "6000"},
+                {"ZEROTRAIN_STORE_TOKEN", "t"}};
   const std::optional<RankEnv> rank = read(env);
   ASSERT_TRUE(rank.has_value());
   EXPECT_EQ(rank->source, "Open MPI");
@@ -83,13 +84,15 @@ TEST(RankEnv, ReadsOpenMpisVariablesBeforeAnInheritedSlurmProcid) {
   EXPECT_EQ(rank->world_size, 4);
   EXPECT_EQ(rank->local_world_size, 2);
   EXPECT_EQ(rank->master_port, 6000);
-  EXPECT_EQ(rank->store_token, "");
+  EXPECT_EQ(rank->store_bind_address, "10.0.0.1");
+  EXPECT_EQ(rank->store_token, "t");
 }
 
 TEST(RankEnv, ReadsSlurmsVariablesWithTheFirstTasksPerNodeCount) {
-  Env env{{"SLURM_PROCID", "6"}, {"SLURM_LOCALID", "2"},
-          {"SLURM_NTASKS", "7"}, {"SLURM_TASKS_PER_NODE", "4(x1),3"},
-          {"MASTER_ADDR", "n1"}, {"MASTER_PORT", "29400"}};
+  Env env{{"SLURM_PROCID", "6"},         {"SLURM_LOCALID", "2"},
+          {"SLURM_NTASKS", "7"},         {"SLURM_TASKS_PER_NODE", "4(x1),3"},
+          {"MASTER_ADDR", "n1"},         {"MASTER_PORT", "29400"},
+          {"ZEROTRAIN_STORE_TOKEN", "t"}};
   std::optional<RankEnv> rank = read(env);
   ASSERT_TRUE(rank.has_value());
   EXPECT_EQ(rank->source, "Slurm");
@@ -101,14 +104,15 @@ TEST(RankEnv, ReadsSlurmsVariablesWithTheFirstTasksPerNodeCount) {
   EXPECT_EQ(read(env)->local_world_size, 3);
 }
 
-TEST(RankEnv, SlurmWithoutMasterAddrNamesTheVariable) {
+TEST(RankEnv, SlurmOnSeveralHostsWithoutMasterAddrOrNodelistNamesTheVariables) {
   const Env env{{"SLURM_PROCID", "0"},
                 {"SLURM_LOCALID", "0"},
-                {"SLURM_NTASKS", "2"},
-                {"SLURM_TASKS_PER_NODE", "2"},
+                {"SLURM_NTASKS", "4"},
+                {"SLURM_TASKS_PER_NODE", "2(x2)"},
                 {"MASTER_PORT", "29400"}};
   const std::string message = usage_error(env);
   EXPECT_NE(message.find("MASTER_ADDR is not set"), std::string::npos) << message;
+  EXPECT_NE(message.find("SLURM_STEP_NODELIST"), std::string::npos) << message;
   EXPECT_NE(message.find("Slurm"), std::string::npos) << message;
 }
 

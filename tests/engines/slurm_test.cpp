@@ -1,0 +1,73 @@
+// A real one-host Slurm cluster (munged, slurmctld, slurmd started by the test in a temp
+// dir) running `srun -n 2 zerotrain train`: rank 0 serves the store on the defaults
+// Slurm allows, and the run trains to the same losses as under the launcher.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "support/program_run.h"
+#include "support/temp_dir.h"
+#include "support/tiny_runs.h"
+
+namespace zt::testing {
+namespace {
+
+const std::string kClusterScript = std::string(ZT_SOURCE_DIR) + "/tests/support/slurm_cluster.sh";
+
+// The cluster's daemons, from construction until destruction. A cluster that does not
+// come up is a failure with the script's reason, not a skip: the test exists to run.
+class SlurmCluster {
+ public:
+  explicit SlurmCluster(const std::filesystem::path& dir) : dir_(dir / "slurm") {
+    // munged runs as its own user and must reach its socket through the test's dir.
+    std::filesystem::permissions(
+        dir, std::filesystem::perms::group_exec | std::filesystem::perms::others_exec,
+        std::filesystem::perm_options::add);
+    std::filesystem::create_directories(dir_);
+    const ProgramResult start =
+        run_program({kClusterScript, "start", dir_.string(), std::to_string(free_tcp_port()),
+                     std::to_string(free_tcp_port())},
+                    dir, "slurm-start", {}, std::chrono::seconds(90));
+    started_ = start.exit_code == 0;
+    if (!started_) reason_ = start.output();
+  }
+  ~SlurmCluster() {
+    const ProgramResult stop =
+        run_program({kClusterScript, "stop", dir_.string()}, dir_.parent_path(), "slurm-stop", {},
+                    std::chrono::seconds(60));
+    EXPECT_EQ(stop.exit_code, 0) << stop.output();
+  }
+  SlurmCluster(const SlurmCluster&) = delete;
+  SlurmCluster& operator=(const SlurmCluster&) = delete;
+
+  bool started() const { return started_; }
+  const std::string& reason() const { return reason_; }
+  EnvChanges env() const { return {{"SLURM_CONF", (dir_ / "slurm.conf").string()}}; }
+
+ private:
+  std::filesystem::path dir_;
+  bool started_ = false;
+  std::string reason_;
+};
+
+TEST(Slurm, SrunTwoTasksTrainToTheLossesOfLaunch) {
+  TempDir dir;
+  SlurmCluster cluster(dir.path());
+  ASSERT_TRUE(cluster.started()) << "the one-host Slurm cluster did not start:\n"
+                                 << cluster.reason();
+  std::vector<std::string> command = {"srun", "-n", "2"};
+  for (std::string& arg : tiny_train_command(dir / "run")) command.push_back(std::move(arg));
+  const ProgramResult srun = run_program(command, dir.path(), "srun", cluster.env());
+  ASSERT_EQ(srun.exit_code, 0) << srun.output();
+  EXPECT_NE(srun.err.find("ranks started by Slurm, not `zerotrain launch`: rank 0 serves the "
+                          "store at 127.0.0.1:"),
+            std::string::npos)
+      << srun.output();
+  EXPECT_NE(srun.err.find("derived from SLURM_JOB_ID"), std::string::npos) << srun.output();
+  EXPECT_NE(srun.out.find("2 ranks"), std::string::npos) << srun.output();
+  EXPECT_EQ(step_numbers(dir / "run/metrics.jsonl"), losses_under_launch(dir.path()));
+}
+
+}  // namespace
+}  // namespace zt::testing

@@ -1,0 +1,140 @@
+// ProgramRun: runs a real program (mpirun, srun, zerotrain) in its own process group with
+// stdout and stderr in files, waits with a bound and kills the whole group past it.
+// Also: a free TCP port, and the per-step numbers of a run's metrics.jsonl.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace zt::testing {
+
+struct ProgramResult {
+  int exit_code = -1;  // -1: killed at the bound (the test has failed already)
+  std::string out;
+  std::string err;
+  double seconds = 0;
+  std::string output() const { return "stdout:\n" + out + "\nstderr:\n" + err; }
+};
+
+// Environment changes for the child: a value sets the variable, nullopt unsets it.
+using EnvChanges = std::vector<std::pair<std::string, std::optional<std::string>>>;
+
+inline std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Runs argv (argv[0] looked up on PATH) in `dir` with env changes; output goes to
+// dir/<name>.out and dir/<name>.err. Waits at most `bound`, then SIGKILLs the process
+// group and fails the test.
+inline ProgramResult run_program(const std::vector<std::string>& argv,
+                                 const std::filesystem::path& dir, const std::string& name,
+                                 const EnvChanges& env = {},
+                                 std::chrono::seconds bound = std::chrono::seconds(120)) {
+  const std::string out_path = (dir / (name + ".out")).string();
+  const std::string err_path = (dir / (name + ".err")).string();
+  const auto start = std::chrono::steady_clock::now();
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    if (std::freopen(out_path.c_str(), "w", stdout) == nullptr) ::_exit(126);
+    if (std::freopen(err_path.c_str(), "w", stderr) == nullptr) ::_exit(126);
+    if (::chdir(dir.c_str()) != 0) ::_exit(126);
+    for (const auto& [variable, value] : env) {
+      if (value) {
+        ::setenv(variable.c_str(), value->c_str(), 1);
+      } else {
+        ::unsetenv(variable.c_str());
+      }
+    }
+    std::vector<char*> args;
+    for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+    args.push_back(nullptr);
+    ::execvp(args[0], args.data());
+    std::fprintf(stderr, "exec %s failed\n", args[0]);
+    ::_exit(127);
+  }
+  ProgramResult result;
+  if (pid < 0) {
+    ADD_FAILURE() << "fork failed";
+    return result;
+  }
+  ::setpgid(pid, pid);  // also here, so the group exists before any kill below
+  const auto deadline = start + bound;
+  int status = 0;
+  while (::waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      ADD_FAILURE() << argv[0] << " did not exit within " << bound.count() << " s; killing it";
+      ::kill(-pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      status = -1;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));  // polling an exit, bounded
+  }
+  ::kill(-pid, SIGKILL);  // whatever of the group is left (a rank that outlived its parent)
+  if (status != -1) {
+    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.out = read_text(out_path);
+  result.err = read_text(err_path);
+  return result;
+}
+
+// A TCP port that was free a moment ago on every interface (bind to port 0, read, close).
+inline int free_tcp_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_ANY);
+  socklen_t length = sizeof address;
+  int port = 0;
+  if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
+    port = ntohs(address.sin_port);
+  }
+  if (fd >= 0) ::close(fd);
+  EXPECT_GT(port, 0) << "could not find a free port";
+  return port;
+}
+
+// Per step, the numbers that must agree between runs of one config: loss, lr and
+// grad_norm as metrics.jsonl prints them (enough digits to round-trip a float, so equal
+// text means equal bits).
+inline std::vector<std::string> step_numbers(const std::filesystem::path& metrics) {
+  static const std::regex kNumbers(R"("loss": ([^,]+), "lr": ([^,]+), "grad_norm": ([^,]+))");
+  std::vector<std::string> steps;
+  std::ifstream in(metrics);
+  for (std::string line; std::getline(in, line);) {
+    std::smatch match;
+    if (std::regex_search(line, match, kNumbers)) {
+      steps.push_back(match[1].str() + " " + match[2].str() + " " + match[3].str());
+    } else {
+      steps.push_back("unparsed: " + line);
+    }
+  }
+  return steps;
+}
+
+}  // namespace zt::testing
