@@ -1,5 +1,5 @@
 // MemoryTracker: every byte a rank allocates on a device, by category, current and peak,
-// with the phase the peak happened in and an optional capacity (DESIGN §3). One per device.
+// with the phase the peak happened in and an optional capacity. One per device.
 #pragma once
 
 #include <array>

@@ -17,6 +17,7 @@
 #include "data/markov_corpus.h"
 #include "nn/kernels/cpu/gemm_cpu.h"
 #include "runtime/engine/fault_injection.h"
+#include "runtime/engine/run_directory.h"
 #include "runtime/engine/trainer.h"
 #include "runtime/launch/rank_env.h"
 
@@ -51,6 +52,10 @@ int run_training(const Config& config) {
   const auto timeout =
       std::chrono::milliseconds(static_cast<std::int64_t>(config.runtime.comm_timeout_s * 1000.0));
 
+  // Before any connection, so a second run into a run.dir in use stops at once.
+  std::unique_ptr<RunDirectory> run_directory;
+  if (rank == 0) run_directory = RunDirectory::claim(config);
+
   std::unique_ptr<comm::Store> store;
   if (world_size > 1) {
     store = std::make_unique<comm::TcpStore>(
@@ -71,6 +76,7 @@ int run_training(const Config& config) {
 
   TrainerOptions trainer_options;
   trainer_options.fault = fault_plan_from_env();
+  trainer_options.run_directory = run_directory.get();
   Trainer trainer(config, *comm, tracker, trainer_options);
   if (rank == 0) {
     std::printf("zerotrain: %s, %lld parameters, %d rank%s, zero.stage %lld, global batch %lld\n",

@@ -4,11 +4,9 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 
 #include "core/config/batch_size.h"
-#include "core/config/config_writer.h"
 #include "core/error.h"
 #include "data/distributed_sampler.h"
 #include "nn/loss/softmax_cross_entropy.h"
@@ -20,17 +18,6 @@
 #include "sharding/compute_dtype.h"
 
 namespace zt::engine {
-namespace {
-
-void write_effective_config(const Config& config) {
-  std::filesystem::create_directories(config.run.dir);
-  const std::filesystem::path path = std::filesystem::path(config.run.dir) / "config.toml";
-  std::ofstream out(path);
-  out << config_to_toml(config);
-  if (!out) throw IoError("cannot write " + path.string());
-}
-
-}  // namespace
 
 void check_supported(const Config& config) {
   if (config.runtime.device == DeviceKind::kCuda) {
@@ -82,9 +69,15 @@ Trainer::~Trainer() = default;
 TrainResult Trainer::run() {
   const bool leader = comm_.rank() == 0;
   std::optional<MetricsLog> metrics_log;
+  std::unique_ptr<RunDirectory> own_run_directory;  // held, and so locked, until run() ends
   if (leader && options_.write_run_dir) {
-    write_effective_config(config_);
-    metrics_log.emplace(std::filesystem::path(config_.run.dir) / "metrics.jsonl");
+    const RunDirectory* run_directory = options_.run_directory;
+    if (run_directory == nullptr) {
+      own_run_directory = RunDirectory::claim(config_);
+      run_directory = own_run_directory.get();
+    }
+    run_directory->write_config(config_);
+    metrics_log.emplace(run_directory->metrics_path());
   }
   std::optional<ProgressLine> progress;
   if (leader && options_.show_progress)

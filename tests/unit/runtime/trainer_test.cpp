@@ -12,6 +12,7 @@
 #include "comm/communicator_factory.h"
 #include "comm/store/memory_store.h"
 #include "core/config/config_loader.h"
+#include "support/temp_dir.h"
 
 namespace zt::engine {
 namespace {
@@ -65,8 +66,8 @@ TEST(Trainer, GradientAccumulationEqualsTheLargerMicroBatch) {
 }
 
 TEST(Trainer, WritesMetricsJsonlAndTheEffectiveConfig) {
-  const auto dir = std::filesystem::temp_directory_path() / "zt_trainer_metrics_test";
-  std::filesystem::remove_all(dir);
+  const zt::testing::TempDir temp;
+  const std::filesystem::path dir = temp / "run";
   SingleRank rank;
   Trainer trainer(tiny_config({"train.steps=3", "run.dir=" + dir.string()}), *rank.comm,
                   rank.tracker, [] {
@@ -89,7 +90,6 @@ TEST(Trainer, WritesMetricsJsonlAndTheEffectiveConfig) {
   EXPECT_EQ(lines, 3);
   const Config reread = load_config_file(dir / "config.toml", {});
   EXPECT_EQ(reread.train.steps, 3);
-  std::filesystem::remove_all(dir);
 }
 
 TEST(Trainer, TracksParametersGradientsAndOptimizerStates) {
