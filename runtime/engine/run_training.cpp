@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <new>
 #include <thread>
 
 #include "comm/communicator_factory.h"
@@ -77,7 +78,17 @@ int run_training(const Config& config) {
   TrainerOptions trainer_options;
   trainer_options.fault = fault_plan_from_env();
   trainer_options.run_directory = run_directory.get();
-  Trainer trainer(config, *comm, tracker, trainer_options);
+  // A std::bad_alloc from memory outside the tracker gets the tracker's explanation.
+  const auto explained = [&tracker](auto&& step) {
+    try {
+      return step();
+    } catch (const std::bad_alloc&) {
+      throw tracker.untracked_allocation_failed();
+    }
+  };
+  const std::unique_ptr<Trainer> trainer_owner =
+      explained([&] { return std::make_unique<Trainer>(config, *comm, tracker, trainer_options); });
+  Trainer& trainer = *trainer_owner;
   if (rank == 0) {
     std::printf("zerotrain: %s, %lld parameters, %d rank%s, zero.stage %lld, global batch %lld\n",
                 trainer.model().name().c_str(),
@@ -98,7 +109,7 @@ int run_training(const Config& config) {
     }
     std::fflush(stdout);
   }
-  const TrainResult result = trainer.run();
+  const TrainResult result = explained([&] { return trainer.run(); });
   // Ranks leave together, so no rank tears down its comm while a peer still reads from it.
   comm->barrier()->wait();
   if (rank == 0) {

@@ -134,5 +134,23 @@ TEST(Trainer, RefusesWhatThisVersionCannotRunNamingTheKey) {
   refused({"data.path=tokens.bin"}, "data.path");
 }
 
+// A model far past host memory (4 TB of parameters) is refused by the tracker before any
+// allocation, with the category and what to try, not a bare std::bad_alloc.
+TEST(Trainer, ModelTooBigForHostMemoryIsAClearOutOfMemoryError) {
+  SingleRank rank;
+  try {
+    Trainer trainer(tiny_config({"model.input_dim=1000000", "model.hidden_dim=1000000"}),
+                    *rank.comm, rank.tracker, quiet_trainer_options());
+    trainer.run();
+    FAIL() << "no out-of-memory error";
+  } catch (const OutOfMemoryError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("out of host memory"), std::string::npos) << message;
+    EXPECT_NE(message.find("parameters"), std::string::npos) << message;
+    EXPECT_NE(message.find("zero.stage = 3"), std::string::npos) << message;
+  }
+  EXPECT_EQ(rank.tracker.total_current_bytes(), 0);
+}
+
 }  // namespace
 }  // namespace zt::engine
