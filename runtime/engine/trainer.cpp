@@ -21,7 +21,7 @@ namespace zt::engine {
 
 void check_supported(const Config& config) {
   if (config.runtime.device == DeviceKind::kCuda) {
-    throw ConfigError(config.source +
+    throw ConfigError(where_set(config, "runtime.device") +
                       ": runtime.device = \"cuda\": this version trains on the CPU only; the "
                       "CUDA training path is not implemented yet (use runtime.device = \"cpu\")");
   }
@@ -109,7 +109,10 @@ TrainResult Trainer::run() {
     metrics.lr = lr;
     metrics.grad_norm = grad_norm;
     metrics.samples_per_s = static_cast<double>(global_batch) / (step_ms / 1000.0);
-    metrics.tokens_per_s = global_rows_ / (step_ms / 1000.0);
+    // An MLP's samples are not tokens: its tokens_per_s is NaN (null in metrics.jsonl).
+    metrics.tokens_per_s = config_.model.type == ModelType::kGpt
+                               ? global_rows_ / (step_ms / 1000.0)
+                               : std::numeric_limits<double>::quiet_NaN();
     metrics.step_ms = step_ms;
     metrics.loss_scale = loss_scale;
     metrics.skipped = skipped;
