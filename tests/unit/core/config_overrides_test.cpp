@@ -127,3 +127,29 @@ TEST(ConfigOverrides, MalformedIsRefused) {
 
 }  // namespace
 }  // namespace zt
+
+namespace zt {
+namespace {
+
+// Found by tests/fuzz/config_text_fuzzer: a --set string that is not UTF-8 was accepted and
+// then written into a config.toml that TOML cannot read back.
+TEST(ConfigOverrides, StringThatIsNotUtf8IsRefused) {
+  try {
+    parse_config_text("", "t.toml", {"run.dir=out/x\xf1t"});
+    FAIL() << "accepted a string that is not UTF-8";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "--set run.dir=out/x\xf1t: run.dir: expected UTF-8 text, got a string whose byte 5 "
+              "is not valid UTF-8");
+  }
+  // Overlong forms, surrogates and truncated sequences too; real UTF-8 passes.
+  for (const char* bad : {"\xc0\xaf", "\xed\xa0\x80", "\xe2\x82", "\xf4\x90\x80\x80"}) {
+    EXPECT_THROW(parse_config_text("", "t.toml", {std::string("data.path=") + bad}), ConfigError)
+        << bad;
+  }
+  EXPECT_EQ(parse_config_text("", "t.toml", {"run.dir=runs/\xc3\xa9t\xc3\xa9"}).run.dir,
+            "runs/\xc3\xa9t\xc3\xa9");
+}
+
+}  // namespace
+}  // namespace zt
