@@ -56,12 +56,12 @@ fs::path temp_name(const fs::path& path, unsigned attempt) {
 
 }  // namespace
 
-InputFile InputFile::open(const fs::path& path, const char* what) {
+InputFile InputFile::open(const fs::path& path, const char* what, const char* missing_hint) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
     const int error = errno;
     throw IoError(std::string("cannot read ") + what + " " + quoted(path) + ": " + reason(error) +
-                  "; check the path");
+                  (error == ENOENT ? std::string("; ") + missing_hint : std::string()));
   }
   if (!S_ISREG(st.st_mode)) {
     throw IoError(std::string("cannot read ") + what + " " + quoted(path) + ": it is " +

@@ -26,7 +26,9 @@ struct FileIdentity {
 // text"). Throws IoError naming the path.
 class InputFile {
  public:
-  static InputFile open(const std::filesystem::path& path, const char* what);
+  // `missing_hint` ends the message when the path names nothing ("check the path").
+  static InputFile open(const std::filesystem::path& path, const char* what,
+                        const char* missing_hint = "check the path");
   InputFile(InputFile&& other) noexcept;
   InputFile& operator=(InputFile&&) = delete;
   InputFile(const InputFile&) = delete;

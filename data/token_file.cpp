@@ -136,7 +136,7 @@ void write_token_file(const fs::path& path, std::span<const std::int32_t> tokens
 }
 
 TokenFile TokenFile::open(const fs::path& path) {
-  InputFile in = InputFile::open(path, "token file");
+  InputFile in = InputFile::open(path, "token file", kHowToMake);
   const std::uint64_t file_bytes = in.size_bytes();
   std::array<unsigned char, kTokenFileHeaderBytes> header_bytes{};
   const auto header_read =
