@@ -1,4 +1,4 @@
-// Communicator: asynchronous collectives among the ranks of one group (DESIGN §4). Each op
+// Communicator: asynchronous collectives among the ranks of one group. Each op
 // returns a Work; ops run in submission order on the backend's communication thread, so
 // they overlap with compute on the caller's thread. Backends: Gloo (CPU); NCCL later.
 #pragma once

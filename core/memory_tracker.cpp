@@ -1,6 +1,9 @@
 // MemoryTracker accounting, aligned host allocation and the out-of-memory report.
 #include "core/memory_tracker.h"
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -65,10 +68,46 @@ MemoryTracker::MemoryTracker(Device device, std::int64_t capacity_bytes)
 
 MemoryTracker::~MemoryTracker() = default;
 
+std::int64_t host_physical_memory_bytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page_bytes = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page_bytes <= 0) return 0;
+  return static_cast<std::int64_t>(pages) * page_bytes;
+}
+
+namespace {
+
+constexpr const char* kHostAdvice =
+    " Try zero.stage = 3 over more ranks (it divides parameters, gradients and optimizer "
+    "states among them), bf16 precision, a smaller model or micro-batch, or a host with "
+    "more memory.";
+
+// Physical memory is never a round number: "23.5 GiB", not "24683584 KiB".
+std::string approximate_bytes(std::int64_t bytes) {
+  if (bytes < (std::int64_t{1} << 30)) return format_byte_size(bytes);
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f GiB", static_cast<double>(bytes) / (1 << 30));
+  return text;
+}
+
+}  // namespace
+
 Allocation MemoryTracker::allocate(std::int64_t bytes, MemoryCategory category) {
   ZT_CHECK(bytes >= 0, "negative allocation size");
   ZT_CHECK(device_.kind == DeviceKind::kCpu,
            "device memory allocation for " + device_.to_string() + " needs its backend allocator");
+  const auto refuse = [&](const std::string& why) {
+    std::lock_guard lock(mutex_);
+    throw OutOfMemoryError("out of host memory on " + device_.to_string() + ": " +
+                           allocation_description(category, bytes) + " " + why + ". " +
+                           live_bytes_and_advice() + kHostAdvice);
+  };
+  const std::int64_t host_bytes = host_physical_memory_bytes();
+  const std::int64_t total = total_current_bytes() + bytes;
+  if (host_bytes > 0 && total > host_bytes) {
+    refuse("would bring this rank to " + format_byte_size(total) +
+           ", more than the host's physical memory of " + approximate_bytes(host_bytes));
+  }
   record(category, bytes);  // throws before anything is allocated when over capacity
   if (bytes == 0) return Allocation(this, nullptr, 0, category);
   const std::size_t rounded =
@@ -76,9 +115,7 @@ Allocation MemoryTracker::allocate(std::int64_t bytes, MemoryCategory category) 
   void* data = std::aligned_alloc(kAlignment, rounded);
   if (data == nullptr) {
     unrecord(category, bytes);
-    throw OutOfMemoryError("out of host memory on " + device_.to_string() + ": allocating " +
-                           format_byte_size(bytes) + " of " +
-                           std::string(memory_category_name(category)) + " failed");
+    refuse("failed: the system has no memory left to give");
   }
   std::memset(data, 0, rounded);
   return Allocation(this, data, bytes, category);
@@ -119,14 +156,16 @@ void MemoryTracker::unrecord(MemoryCategory category, std::int64_t bytes) noexce
   state_.total_current_bytes -= bytes;
 }
 
-std::string MemoryTracker::out_of_memory_message(MemoryCategory category,
-                                                 std::int64_t bytes) const {
-  std::string message = "out of memory on " + device_.to_string() + ": allocating " +
-                        format_byte_size(bytes) + " of " +
-                        std::string(memory_category_name(category));
-  if (!phase_.empty()) message += " during '" + phase_ + "'";
-  message += " would exceed the device capacity of " + format_byte_size(capacity_bytes_) +
-             " (runtime.device_memory_limit). Live: ";
+std::string MemoryTracker::allocation_description(MemoryCategory category,
+                                                  std::int64_t bytes) const {
+  std::string text = "allocating " + format_byte_size(bytes) + " of " +
+                     std::string(memory_category_name(category));
+  if (!phase_.empty()) text += " during '" + phase_ + "'";
+  return text;
+}
+
+std::string MemoryTracker::live_bytes_and_advice() const {
+  std::string message = "Live: ";
   for (std::size_t i = 0; i < kMemoryCategoryCount; ++i) {
     if (i) message += ", ";
     message += std::string(memory_category_name(static_cast<MemoryCategory>(i))) + " " +
@@ -135,6 +174,22 @@ std::string MemoryTracker::out_of_memory_message(MemoryCategory category,
   message += "; total " + format_byte_size(state_.total_current_bytes) + ".";
   if (oom_advice_) message += " " + oom_advice_();
   return message;
+}
+
+std::string MemoryTracker::out_of_memory_message(MemoryCategory category,
+                                                 std::int64_t bytes) const {
+  return "out of memory on " + device_.to_string() + ": " +
+         allocation_description(category, bytes) + " would exceed the device capacity of " +
+         format_byte_size(capacity_bytes_) + " (runtime.device_memory_limit). " +
+         live_bytes_and_advice();
+}
+
+OutOfMemoryError MemoryTracker::untracked_allocation_failed() const {
+  std::lock_guard lock(mutex_);
+  std::string message = "out of host memory on " + device_.to_string() +
+                        ": an allocation outside the memory tracker failed (std::bad_alloc)";
+  if (!phase_.empty()) message += " during '" + phase_ + "'";
+  return OutOfMemoryError(message + ". " + live_bytes_and_advice() + kHostAdvice);
 }
 
 void MemoryTracker::set_phase(std::string phase) {

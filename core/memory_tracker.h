@@ -1,5 +1,5 @@
 // MemoryTracker: every byte a rank allocates on a device, by category, current and peak,
-// with the phase the peak happened in and an optional capacity (DESIGN §3). One per device.
+// with the phase the peak happened in and an optional capacity. One per device.
 #pragma once
 
 #include <array>
@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "core/device.h"
+#include "core/error.h"
 
 namespace zt {
 
@@ -66,6 +67,17 @@ class Allocation {
   MemoryCategory category_ = MemoryCategory::kWorkspace;
 };
 
+// Note [Host memory]
+// A CPU allocation is refused before it is made when it would take this tracker past the
+// host's physical memory: with Linux's overcommit a huge malloc often succeeds and the
+// zero-fill that follows gets the process (or a neighbour) OOM-killed instead of failing
+// with a message. What the refusal says is what a device-capacity refusal says: category,
+// bytes, phase, live bytes per category, and what to try (ZeRO stage 3 over more ranks or
+// a smaller model).
+
+// The host's physical memory in bytes (0 when the system does not say).
+std::int64_t host_physical_memory_bytes();
+
 // Thread-safe: comm and copy threads allocate too. All counters are guarded by mutex_.
 class MemoryTracker {
  public:
@@ -78,7 +90,8 @@ class MemoryTracker {
   ~MemoryTracker();
 
   // Allocates `bytes` (zero-filled) tagged with `category`. Throws OutOfMemoryError when the
-  // capacity would be exceeded, listing what is live per category.
+  // capacity would be exceeded, when host memory would be (Note [Host memory]), or when the
+  // system refuses, listing what is live per category and what to try.
   Allocation allocate(std::int64_t bytes, MemoryCategory category);
 
   // Counts bytes that live elsewhere (e.g. memory a library allocated) against a category.
@@ -88,6 +101,10 @@ class MemoryTracker {
   // Labels what the rank is doing ("forward block 3"), so the peak can say when it happened.
   void set_phase(std::string phase);
   std::string phase() const;
+
+  // The error for a std::bad_alloc from memory outside the tracker (a library, a vector):
+  // the same explanation as a tracked refusal, with the phase and what is live.
+  OutOfMemoryError untracked_allocation_failed() const;
 
   // Text appended to out-of-memory errors (the estimator's advice, set by the runtime).
   void set_oom_advice(std::function<std::string()> advice);
@@ -107,6 +124,9 @@ class MemoryTracker {
   void free_allocation(void* data, std::int64_t bytes, MemoryCategory category) noexcept;
   void add_locked(MemoryCategory category, std::int64_t bytes);
   std::string out_of_memory_message(MemoryCategory category, std::int64_t bytes) const;
+  // "allocating 3 GiB of parameters during 'x'": the start of every refusal.
+  std::string allocation_description(MemoryCategory category, std::int64_t bytes) const;
+  std::string live_bytes_and_advice() const;  // called with mutex_ held
 
   const Device device_;
   const std::int64_t capacity_bytes_;

@@ -16,9 +16,11 @@ struct PrepareDataStats {
   std::uint32_t vocab_size = kByteVocabSize;
 };
 
-// Reads all of `input_text` and writes it as a token file at `output_bin` (atomically, see
-// write_token_file). Throws IoError when the input cannot be read or the output written,
-// and FormatError when the input is empty.
+// Streams `input_text` (a regular file; FIFOs, devices and directories are refused before
+// reading) into a token file at `output_bin`, in bounded memory. The output must be absent
+// or a regular file other than the input, and is replaced atomically (Note [Replacing an
+// output] in safe_file.h). Throws IoError naming the path when the input cannot be read or
+// the output written, and FormatError when the input is empty.
 PrepareDataStats prepare_data(const std::filesystem::path& input_text,
                               const std::filesystem::path& output_bin);
 

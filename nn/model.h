@@ -1,4 +1,4 @@
-// Model: an ordered list of blocks (DESIGN §2). A block is the unit the sharding layer
+// Model: an ordered list of blocks. A block is the unit the sharding layer
 // gathers, releases, reduces and checkpoints; the loss follows the last block.
 #pragma once
 

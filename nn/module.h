@@ -1,6 +1,6 @@
 // Module: a layer or block with explicit forward and backward. It declares its parameters
 // and is handed views to read them from and to accumulate gradients into, so the sharding
-// layer alone decides where parameters and gradients live (DESIGN §2).
+// layer alone decides where parameters and gradients live.
 #pragma once
 
 #include <string>

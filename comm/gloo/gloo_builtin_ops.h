@@ -1,5 +1,6 @@
 // The collectives Gloo's own new-style algorithms run for us: broadcast (binomial tree)
-// and barrier. Nothing here is old-style (PLATFORM.md: never mix them on one context).
+// and barrier. Nothing here is old-style: an old-style algorithm pins a context's socket
+// buffers to its first message's size, and every new-style op after it crawls.
 #pragma once
 
 #include <chrono>

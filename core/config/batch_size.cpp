@@ -11,8 +11,8 @@ std::string str(std::int64_t value) { return std::to_string(value); }
 std::int64_t checked_product(const Config& config, std::int64_t a, std::int64_t b, std::int64_t c) {
   std::int64_t result = 0;
   if (__builtin_mul_overflow(a, b, &result) || __builtin_mul_overflow(result, c, &result)) {
-    throw ConfigError(config.source + ": train batch sizes: " + str(a) + " x " + str(b) + " x " +
-                      str(c) + " is too large");
+    throw ConfigError(where_set(config, "train.micro_batch_size") + ": train batch sizes: " +
+                      str(a) + " x " + str(b) + " x " + str(c) + " is too large");
   }
   return result;
 }
@@ -21,8 +21,8 @@ std::int64_t checked_product(const Config& config, std::int64_t a, std::int64_t 
 std::int64_t exact_quotient(const Config& config, const std::string& key, std::int64_t numerator,
                             std::int64_t denominator, const std::string& arithmetic) {
   if (denominator <= 0 || numerator % denominator != 0 || numerator / denominator < 1) {
-    throw ConfigError(config.source + ": cannot infer " + key + ": " + arithmetic + " = " +
-                      str(numerator) + " / " + str(denominator) +
+    throw ConfigError(where_set(config, "train.global_batch_size") + ": cannot infer " + key +
+                      ": " + arithmetic + " = " + str(numerator) + " / " + str(denominator) +
                       " is not a whole number >= 1; change train.global_batch_size to a "
                       "multiple of " +
                       str(denominator) + " or set " + key + " explicitly");
@@ -59,7 +59,7 @@ BatchSizes resolve_batch_sizes(const Config& config, std::int64_t world_size) {
     sizes.global_batch_size = product;
     sizes.inferred = "train.global_batch_size = " + str(product);
   } else if (sizes.global_batch_size != product) {
-    throw ConfigError(config.source +
+    throw ConfigError(where_set(config, "train.global_batch_size") +
                       ": train.global_batch_size = " + str(sizes.global_batch_size) +
                       " does not equal train.micro_batch_size " + str(sizes.micro_batch_size) +
                       " x train.grad_accum_steps " + str(sizes.grad_accum_steps) + world + " = " +

@@ -1,4 +1,4 @@
-// The batch-size rule of DESIGN §8, global = micro × accumulation × world: any two of
+// The batch-size rule, global = micro × accumulation × world: any two of
 // train.micro_batch_size, train.grad_accum_steps and train.global_batch_size determine the
 // third (0 = not given). It needs the world size, so it is applied at start, not at load.
 #pragma once

@@ -1,10 +1,13 @@
-// The typed configuration every run is described by (DESIGN §8). One struct per TOML
+// The typed configuration every run is described by. One struct per TOML
 // section; the schema in config_schema.cpp gives each field its key, default, unit, range
 // and documentation. Nothing downstream of loading ever sees a TOML node.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "core/device.h"
 
@@ -16,7 +19,8 @@ enum class SchedulerType { kConstant, kWarmup, kWarmupCosine, kWarmupLinear };
 enum class PrecisionDType { kFp32, kBf16, kFp16 };
 
 struct RunConfig {
-  std::string dir;             // where metrics.jsonl, logs and checkpoints go
+  std::string dir;             // where metrics.jsonl and config.toml go ("" = runs/<model.type>)
+  bool overwrite = false;      // replace the outputs a previous run left in dir
   std::int64_t seed = 0;       // seeds initialization and synthetic data
   std::int64_t log_every = 0;  // steps between progress lines
 
@@ -116,6 +120,19 @@ struct ActivationCheckpointingConfig {
                          const ActivationCheckpointingConfig&) = default;
 };
 
+// Where each key that was given got its value ("file:line:column" or "--set key=value"),
+// so a check made after loading names the place the user must edit. Not part of the
+// configuration's value: two configs that differ only here compare equal.
+class KeyOrigins {
+ public:
+  void set(std::string key, std::string where);
+  const std::string* find(std::string_view key) const;
+  friend bool operator==(const KeyOrigins&, const KeyOrigins&) { return true; }
+
+ private:
+  std::vector<std::pair<std::string, std::string>> entries_;  // key "section.name", where
+};
+
 struct Config {
   RunConfig run;
   ModelConfig model;
@@ -128,8 +145,13 @@ struct Config {
   RuntimeConfig runtime;
   ActivationCheckpointingConfig activation_checkpointing;
   std::string source;  // the file (or "<defaults>") the config came from, for messages
+  KeyOrigins origins;
 
   friend bool operator==(const Config&, const Config&) = default;
 };
+
+// Where `key` ("model.vocab_size") got its value, to start a message with: its
+// "file:line:column" or "--set key=value" when given, else the config's source.
+std::string where_set(const Config& config, std::string_view key);
 
 }  // namespace zt

@@ -116,8 +116,8 @@ std::string section_table(const SectionSpec& section) {
 std::string config_reference_markdown() {
   std::string out(kIntro);
   out +=
-      "DESIGN §8 plans these sections; they have no keys yet, so a file that has one is "
-      "refused like any\nunknown section:";
+      "These sections are planned but have no keys yet, so a file that has one is refused "
+      "like any\nunknown section:";
   for (std::string_view name : planned_config_sections()) out += " `[" + std::string(name) + "]`";
   out += ".\n\n";
   for (const SectionSpec& section : config_schema()) out += section_table(section);

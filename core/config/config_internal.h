@@ -17,6 +17,11 @@ std::string format_float(double value);
 // `text` as a TOML basic string, quotes and escapes included: "runs/a \"b\"".
 std::string quote_string(std::string_view text);
 
+// Whether `text` is well-formed UTF-8 (no overlong forms, surrogates or code points past
+// U+10FFFF), as TOML requires of every document; nullopt when it is, else the offset of the
+// first byte that is not.
+std::optional<std::size_t> invalid_utf8_offset(std::string_view text);
+
 // Edit distance counting insertions, deletions, substitutions and adjacent swaps as one.
 std::size_t edit_distance(std::string_view a, std::string_view b);
 

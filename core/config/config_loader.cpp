@@ -12,6 +12,7 @@
 #include <variant>
 
 #include "core/config/byte_size.h"
+#include "core/config/config_enums.h"
 #include "core/config/config_internal.h"
 #include "core/config/config_schema.h"
 #include "core/error.h"
@@ -129,6 +130,7 @@ void assign_value(const KeySpec& key, const Converted& converted, const std::str
       converted.value ? check_key_value(key, *converted.value) : converted.error;
   if (error) throw ConfigError(where + ": " + key.full_name() + ": " + *error);
   key.assign(config, *converted.value);
+  config.origins.set(key.full_name(), where);
 }
 
 bool is_planned_section(std::string_view name) {
@@ -147,7 +149,7 @@ bool is_planned_section(std::string_view name) {
   }
   if (is_planned_section(name.str())) {
     throw ConfigError(where + ": unknown section '" + std::string(name.str()) +
-                      "': it is planned (DESIGN §8) but has no keys in this version");
+                      "': it is planned but has no keys in this version");
   }
   throw ConfigError(where + ": unknown section '" + std::string(name.str()) + "'" +
                     did_you_mean(config_internal::suggest_section(name.str())));
@@ -234,9 +236,8 @@ void apply_override(const std::string& override_text, Config& config) {
   assign_value(*key, convert_override_value(*key, value), where, config);
 }
 
-}  // namespace
-
-Config default_config() {
+// Every key at the schema's default, before derive_defaults.
+Config schema_defaults() {
   Config config;
   for (const SectionSpec& section : config_schema()) {
     for (const KeySpec& key : section.keys) {
@@ -248,12 +249,28 @@ Config default_config() {
   return config;
 }
 
+// Values that follow from others when left at their defaults.
+void derive_defaults(Config& config) {
+  if (config.run.dir.empty()) {
+    config.run.dir = "runs/" + std::string(config_name(config.model.type));
+  }
+}
+
+}  // namespace
+
+Config default_config() {
+  Config config = schema_defaults();
+  derive_defaults(config);
+  return config;
+}
+
 Config parse_config_text(std::string_view toml_text, std::string_view source_name,
                          const std::vector<std::string>& overrides) {
-  Config config = default_config();
+  Config config = schema_defaults();
   config.source = std::string(source_name);
   apply_document(source_name, parse_document(toml_text, source_name), config);
   for (const std::string& override_text : overrides) apply_override(override_text, config);
+  derive_defaults(config);
   return config;
 }
 

@@ -120,8 +120,14 @@ constexpr double kMaxDim = 1e6;
 
 void add_run_model_data(std::vector<SectionSpec>& schema) {
   auto run = section(schema, "run", &Config::run, "Where the run writes and how it is seeded.");
-  run.string("dir", &RunConfig::dir, "runs/tiny", Emptiness::kNonEmpty,
-             "Directory for metrics.jsonl, logs, checkpoints and the effective config.");
+  run.string("dir", &RunConfig::dir, "", Emptiness::kMayBeEmpty,
+             "Directory for metrics.jsonl and the effective config (config.toml); empty means "
+             "runs/<model.type> (runs/mlp, runs/gpt), so models never share one by default. "
+             "One run at a time: a second run into a directory in use stops at once, naming "
+             "the first one's pid (the lock is run.dir/.lock).");
+  run.boolean("overwrite", &RunConfig::overwrite, false,
+              "Replace the metrics.jsonl and config.toml a previous run left in run.dir; when "
+              "false such a run.dir is refused, so no result is lost by accident.");
   run.integer("seed", &RunConfig::seed, 1234, Range::at_least(0), "",
               "Seeds parameter initialization and the synthetic data.");
   run.integer("log_every", &RunConfig::log_every, 10, Range::at_least(1), "steps",

@@ -1,4 +1,4 @@
-// The one description of every config key (DESIGN §8): section, name, type, default, unit,
+// The one description of every config key: section, name, type, default, unit,
 // range, documentation and the Config field it fills. Loading, docs/CONFIG.md and the
 // effective-config writer all read this table; no other code lists keys.
 #pragma once
@@ -64,7 +64,7 @@ struct SectionSpec {
 // Every section and key, in documentation order.
 const std::vector<SectionSpec>& config_schema();
 
-// Sections DESIGN §8 plans that have no keys yet; the loader refuses them like any
+// Sections that are planned but have no keys yet; the loader refuses them like any
 // unknown section, with a note saying so.
 std::span<const std::string_view> planned_config_sections();
 

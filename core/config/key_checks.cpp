@@ -141,9 +141,16 @@ std::optional<std::string> check_key_value(const KeySpec& key, const KeyValue& v
     }
     case KeyType::kBool:
       return std::nullopt;
-    case KeyType::kString:
-      if (key.allow_empty || !std::get<std::string>(value).empty()) return std::nullopt;
+    case KeyType::kString: {
+      const std::string& text = std::get<std::string>(value);
+      // TOML is UTF-8: a --set value that is not could not be written to config.toml.
+      if (const auto offset = config_internal::invalid_utf8_offset(text)) {
+        return "expected UTF-8 text, got a string whose byte " + std::to_string(*offset) +
+               " is not valid UTF-8";
+      }
+      if (key.allow_empty || !text.empty()) return std::nullopt;
       return "expected a non-empty string, got \"\"";
+    }
     case KeyType::kEnum: {
       const std::string& name = std::get<std::string>(value);
       for (const std::string& allowed : key.enum_values) {

@@ -78,7 +78,7 @@ Tensor LayerNorm::backward(ParameterViews params, ParameterViews grads, const Te
   return grad_input;
 }
 
-// Parameters come in the compute dtype, which is the activations' (DESIGN §6).
+// Parameters come in the compute dtype, which is the activations'.
 void LayerNorm::check_parameters(ParameterViews params, DType compute) const {
   ZT_CHECK(params.size() == 2, name_ + " given the wrong number of parameters");
   for (const Tensor& p : params) cpu::expect_dtype(p, compute, name_ + " parameter");

@@ -90,7 +90,7 @@ Tensor Linear::backward(ParameterViews params, ParameterViews grads, const Tenso
   return grad_input;
 }
 
-// Parameters come in the compute dtype, which is the activations' (DESIGN §6).
+// Parameters come in the compute dtype, which is the activations'.
 void Linear::check_parameters(ParameterViews params, DType compute) const {
   ZT_CHECK(params.size() == (bias_ ? 2u : 1u), name_ + " given the wrong number of parameters");
   for (const Tensor& p : params) cpu::expect_dtype(p, compute, name_ + " parameter");

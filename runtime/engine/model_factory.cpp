@@ -1,6 +1,7 @@
 // Model and data selection from the config.
 #include "runtime/engine/model_factory.h"
 
+#include "core/config/config_schema.h"
 #include "core/error.h"
 #include "data/lm_batch.h"
 #include "nn/models/gpt.h"
@@ -17,7 +18,7 @@ std::unique_ptr<data::BatchSource> make_token_source(const Config& config) {
   const auto seed = static_cast<std::uint64_t>(config.run.seed);
   if (config.data.path.empty()) {
     if (config.model.vocab_size > kMaxSyntheticVocab) {
-      throw ConfigError(config.source +
+      throw ConfigError(where_set(config, "model.vocab_size") +
                         ": model.vocab_size = " + std::to_string(config.model.vocab_size) +
                         ": the synthetic corpus (data.path = \"\") supports at most " +
                         std::to_string(kMaxSyntheticVocab) +
@@ -28,11 +29,19 @@ std::unique_ptr<data::BatchSource> make_token_source(const Config& config) {
   }
   data::TokenFile file = data::TokenFile::open(config.data.path);
   if (file.vocab_size() > config.model.vocab_size) {
-    throw ConfigError(config.source +
+    const KeySpec* key = find_config_key("model", "vocab_size");
+    const auto largest = static_cast<std::int64_t>(*key->range.max);
+    // Advice the key can take: past its maximum the file, not the config, must change.
+    const std::string advice =
+        file.vocab_size() <= largest
+            ? "set model.vocab_size >= " + std::to_string(file.vocab_size())
+            : "that is more than model.vocab_size can be (at most " + std::to_string(largest) +
+                  "); re-create the token file with a vocabulary of at most " +
+                  std::to_string(largest) + " tokens";
+    throw ConfigError(where_set(config, "model.vocab_size") +
                       ": model.vocab_size = " + std::to_string(config.model.vocab_size) +
                       " is smaller than the " + std::to_string(file.vocab_size()) +
-                      "-token vocabulary of data.path '" + config.data.path +
-                      "'; set model.vocab_size >= " + std::to_string(file.vocab_size()));
+                      "-token vocabulary of data.path '" + config.data.path + "'; " + advice);
   }
   return data::make_token_file_source(std::move(file), config.model.seq_len, seed);
 }
@@ -45,9 +54,14 @@ nn::Model make_model(const Config& config) {
       return nn::make_mlp(
           {config.model.input_dim, config.model.hidden_dim, config.model.num_classes});
     case ModelType::kGpt:
-      return nn::make_gpt({config.model.n_layer, config.model.n_head, config.model.d_model,
-                           config.model.vocab_size, config.model.seq_len,
-                           config.model.tie_embeddings});
+      try {
+        return nn::make_gpt({config.model.n_layer, config.model.n_head, config.model.d_model,
+                             config.model.vocab_size, config.model.seq_len,
+                             config.model.tie_embeddings});
+      } catch (const ConfigError& e) {
+        // The shape check names the keys; say where the head count was set.
+        throw ConfigError(where_set(config, "model.n_head") + ": " + e.what());
+      }
   }
   throw InternalError("unknown model type");
 }
@@ -55,7 +69,7 @@ nn::Model make_model(const Config& config) {
 std::unique_ptr<data::BatchSource> make_batch_source(const Config& config) {
   if (config.model.type == ModelType::kGpt) return make_token_source(config);
   if (!config.data.path.empty()) {
-    throw ConfigError(config.source + ": data.path = \"" + config.data.path +
+    throw ConfigError(where_set(config, "data.path") + ": data.path = \"" + config.data.path +
                       "\": model.type = \"mlp\" trains on the built-in synthetic "
                       "classification task; leave data.path empty or use model.type = \"gpt\"");
   }

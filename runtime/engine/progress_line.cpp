@@ -3,9 +3,30 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 
 namespace zt::engine {
+
+std::string progress_text(const StepMetrics& m, std::int64_t total_steps, double eta_s) {
+  char gradient[96];
+  if (m.skipped) {
+    // An fp16 overflow: no update was made, and the norm of inf/nan gradients means nothing.
+    std::snprintf(gradient, sizeof(gradient), "(skipped: fp16 overflow at loss scale %g)",
+                  m.loss_scale);
+  } else {
+    std::snprintf(gradient, sizeof(gradient), "grad_norm %.3f", m.grad_norm);
+  }
+  const bool tokens = std::isfinite(m.tokens_per_s);
+  const int eta = static_cast<int>(eta_s);
+  char text[256];
+  std::snprintf(text, sizeof(text),
+                "step %lld/%lld  loss %.4f  %s  %.0f %s  %.1f ms/step  ETA %dm%02ds",
+                static_cast<long long>(m.step), static_cast<long long>(total_steps), m.loss,
+                gradient, tokens ? m.tokens_per_s : m.samples_per_s,
+                tokens ? "tokens/s" : "samples/s", m.step_ms, eta / 60, eta % 60);
+  return text;
+}
 
 ProgressLine::ProgressLine(std::int64_t total_steps, std::int64_t log_every)
     : total_steps_(total_steps),
@@ -20,11 +41,8 @@ void ProgressLine::update(const StepMetrics& m) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   const double eta_s =
       elapsed_s / static_cast<double>(m.step) * static_cast<double>(total_steps_ - m.step);
-  std::printf(
-      "%sstep %lld/%lld  loss %.4f  grad_norm %.3f  %.0f tokens/s  %.1f ms/step  ETA %dm%02ds%s",
-      terminal_ ? "\r\033[K" : "", static_cast<long long>(m.step),
-      static_cast<long long>(total_steps_), m.loss, m.grad_norm, m.tokens_per_s, m.step_ms,
-      static_cast<int>(eta_s) / 60, static_cast<int>(eta_s) % 60, terminal_ ? "" : "\n");
+  std::printf("%s%s%s", terminal_ ? "\r\033[K" : "", progress_text(m, total_steps_, eta_s).c_str(),
+              terminal_ ? "" : "\n");
   std::fflush(stdout);
 }
 

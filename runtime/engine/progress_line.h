@@ -4,10 +4,16 @@
 
 #include <chrono>
 #include <cstdint>
+#include <string>
 
 #include "runtime/engine/metrics_log.h"
 
 namespace zt::engine {
+
+// One step's line without the terminal control codes: step, loss, grad_norm (or that the
+// step was skipped), throughput (tokens/s for token models, samples/s otherwise), step
+// time and the ETA.
+std::string progress_text(const StepMetrics& metrics, std::int64_t total_steps, double eta_s);
 
 class ProgressLine {
  public:

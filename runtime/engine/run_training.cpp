@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <new>
 #include <thread>
 
 #include "comm/communicator_factory.h"
@@ -17,6 +18,7 @@
 #include "data/markov_corpus.h"
 #include "nn/kernels/cpu/gemm_cpu.h"
 #include "runtime/engine/fault_injection.h"
+#include "runtime/engine/run_directory.h"
 #include "runtime/engine/trainer.h"
 #include "runtime/launch/rank_env.h"
 #include "runtime/launch/rendezvous_store.h"
@@ -45,6 +47,10 @@ int run_training(const Config& config) {
   const auto timeout =
       std::chrono::milliseconds(static_cast<std::int64_t>(config.runtime.comm_timeout_s * 1000.0));
 
+  // Before any connection, so a second run into a run.dir in use stops at once.
+  std::unique_ptr<RunDirectory> run_directory;
+  if (rank == 0) run_directory = RunDirectory::claim(config);
+
   // Several ranks meet on the launcher's store, or on rank 0's when no launcher runs.
   std::unique_ptr<launch::RendezvousStore> rendezvous;
   std::unique_ptr<comm::MemoryStore> local_store;
@@ -67,7 +73,18 @@ int run_training(const Config& config) {
 
   TrainerOptions trainer_options;
   trainer_options.fault = fault_plan_from_env();
-  Trainer trainer(config, *comm, tracker, trainer_options);
+  trainer_options.run_directory = run_directory.get();
+  // A std::bad_alloc from memory outside the tracker gets the tracker's explanation.
+  const auto explained = [&tracker](auto&& step) {
+    try {
+      return step();
+    } catch (const std::bad_alloc&) {
+      throw tracker.untracked_allocation_failed();
+    }
+  };
+  const std::unique_ptr<Trainer> trainer_owner =
+      explained([&] { return std::make_unique<Trainer>(config, *comm, tracker, trainer_options); });
+  Trainer& trainer = *trainer_owner;
   if (rank == 0) {
     std::printf("zerotrain: %s, %lld parameters, %d rank%s, zero.stage %lld, global batch %lld\n",
                 trainer.model().name().c_str(),
@@ -88,7 +105,7 @@ int run_training(const Config& config) {
     }
     std::fflush(stdout);
   }
-  const TrainResult result = trainer.run();
+  const TrainResult result = explained([&] { return trainer.run(); });
   // Ranks leave together, so no rank tears down its comm while a peer still reads from it.
   comm->barrier()->wait();
   if (rendezvous) rendezvous->finish(timeout);

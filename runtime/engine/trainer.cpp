@@ -4,11 +4,9 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 
 #include "core/config/batch_size.h"
-#include "core/config/config_writer.h"
 #include "core/error.h"
 #include "data/distributed_sampler.h"
 #include "nn/loss/softmax_cross_entropy.h"
@@ -20,21 +18,10 @@
 #include "sharding/compute_dtype.h"
 
 namespace zt::engine {
-namespace {
-
-void write_effective_config(const Config& config) {
-  std::filesystem::create_directories(config.run.dir);
-  const std::filesystem::path path = std::filesystem::path(config.run.dir) / "config.toml";
-  std::ofstream out(path);
-  out << config_to_toml(config);
-  if (!out) throw IoError("cannot write " + path.string());
-}
-
-}  // namespace
 
 void check_supported(const Config& config) {
   if (config.runtime.device == DeviceKind::kCuda) {
-    throw ConfigError(config.source +
+    throw ConfigError(where_set(config, "runtime.device") +
                       ": runtime.device = \"cuda\": this version trains on the CPU only; the "
                       "CUDA training path is not implemented yet (use runtime.device = \"cpu\")");
   }
@@ -82,9 +69,15 @@ Trainer::~Trainer() = default;
 TrainResult Trainer::run() {
   const bool leader = comm_.rank() == 0;
   std::optional<MetricsLog> metrics_log;
+  std::unique_ptr<RunDirectory> own_run_directory;  // held, and so locked, until run() ends
   if (leader && options_.write_run_dir) {
-    write_effective_config(config_);
-    metrics_log.emplace(std::filesystem::path(config_.run.dir) / "metrics.jsonl");
+    const RunDirectory* run_directory = options_.run_directory;
+    if (run_directory == nullptr) {
+      own_run_directory = RunDirectory::claim(config_);
+      run_directory = own_run_directory.get();
+    }
+    run_directory->write_config(config_);
+    metrics_log.emplace(run_directory->metrics_path());
   }
   std::optional<ProgressLine> progress;
   if (leader && options_.show_progress)
@@ -116,7 +109,10 @@ TrainResult Trainer::run() {
     metrics.lr = lr;
     metrics.grad_norm = grad_norm;
     metrics.samples_per_s = static_cast<double>(global_batch) / (step_ms / 1000.0);
-    metrics.tokens_per_s = global_rows_ / (step_ms / 1000.0);
+    // An MLP's samples are not tokens: its tokens_per_s is NaN (null in metrics.jsonl).
+    metrics.tokens_per_s = config_.model.type == ModelType::kGpt
+                               ? global_rows_ / (step_ms / 1000.0)
+                               : std::numeric_limits<double>::quiet_NaN();
     metrics.step_ms = step_ms;
     metrics.loss_scale = loss_scale;
     metrics.skipped = skipped;

@@ -17,6 +17,7 @@
 #include "optim/optimizer.h"
 #include "runtime/engine/fault_injection.h"
 #include "runtime/engine/metrics_log.h"
+#include "runtime/engine/run_directory.h"
 #include "sharding/zero_strategy.h"
 
 namespace zt::engine {
@@ -24,7 +25,10 @@ namespace zt::engine {
 class BlockPass;
 
 struct TrainerOptions {
-  bool write_run_dir = true;       // rank 0 writes metrics.jsonl and config.toml under run.dir
+  bool write_run_dir = true;  // rank 0 writes metrics.jsonl and config.toml under run.dir
+  // run.dir as the caller already claimed it (run_training does, before connecting); when
+  // null and write_run_dir is set, run() claims it itself.
+  const RunDirectory* run_directory = nullptr;
   bool show_progress = true;       // rank 0 prints the progress line
   std::optional<FaultPlan> fault;  // deliberate failures for tests (ZEROTRAIN_FAULT)
 };

@@ -1,4 +1,4 @@
-// How CPU kernels read and write f32/bf16/f16 tensors while computing in f32 (DESIGN §6):
+// How CPU kernels read and write f32/bf16/f16 tensors while computing in f32:
 // values are widened to f32 on load and rounded (RNE) once on store. f32 tensors are used in
 // place, so the f32 path computes exactly what it would without these helpers.
 #pragma once

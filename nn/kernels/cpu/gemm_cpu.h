@@ -11,7 +11,7 @@ void gemm_f32(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n
               float alpha, const float* a, std::int64_t lda, const float* b, std::int64_t ldb,
               float beta, float* c, std::int64_t ldc);
 
-// Threads OpenBLAS may use in this process (see PLATFORM.md: ranks must not oversubscribe).
+// Threads OpenBLAS may use in this process (ranks must not oversubscribe the cores).
 void set_blas_threads(int threads);
 int blas_threads();
 

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "core/config/batch_size.h"
+#include "core/config/config_loader.h"
 #include "core/error.h"
 
 namespace zt {
@@ -72,6 +73,25 @@ TEST(ConfigBatchSize, AGlobalBatchThatDoesNotDivideNamesTheKeyToChange) {
 TEST(ConfigBatchSize, OverflowIsAConfigError) {
   const std::int64_t huge = std::numeric_limits<std::int64_t>::max() / 2;
   EXPECT_NE(error_of(batches(huge, 3, 0), 1).find("too large"), std::string::npos);
+}
+
+// A batch-size disagreement names where train.global_batch_size was set: the file's line
+// and column, or the --set that gave it.
+TEST(BatchSizes, DisagreementNamesWhereTheGlobalBatchWasSet) {
+  const Config from_file = parse_config_text(
+      "[train]\nmicro_batch_size = 8\ngrad_accum_steps = 1\nglobal_batch_size = 7\n", "t.toml", {});
+  EXPECT_EQ(error_of(from_file, 1).rfind("t.toml:4:21: train.global_batch_size = 7 does not", 0),
+            0u)
+      << error_of(from_file, 1);
+  const Config from_set = parse_config_text("[train]\nmicro_batch_size = 8\ngrad_accum_steps = 1\n",
+                                            "t.toml", {"train.global_batch_size=7"});
+  EXPECT_EQ(error_of(from_set, 1).rfind("--set train.global_batch_size=7: train.global", 0), 0u)
+      << error_of(from_set, 1);
+  const Config inferred =
+      parse_config_text("[train]\nglobal_batch_size = 7\n", "t.toml",
+                        {"train.grad_accum_steps=2", "train.micro_batch_size=0"});
+  EXPECT_EQ(error_of(inferred, 1).rfind("t.toml:2:21: cannot infer train.micro_batch_size", 0), 0u)
+      << error_of(inferred, 1);
 }
 
 }  // namespace

@@ -14,10 +14,22 @@
 namespace zt {
 namespace {
 
+// Models never share a default run.dir, so one model's run cannot claim another's results.
+TEST(ConfigDefaults, RunDirFollowsTheModelUnlessGiven) {
+  EXPECT_EQ(parse_config_text("", "e.toml", {}).run.dir, "runs/mlp");
+  EXPECT_EQ(parse_config_text("[model]\ntype = \"gpt\"\n", "g.toml", {}).run.dir, "runs/gpt");
+  EXPECT_EQ(parse_config_text("", "e.toml", {"model.type=gpt"}).run.dir, "runs/gpt");
+  EXPECT_EQ(parse_config_text("[run]\ndir = \"\"\n[model]\ntype = \"gpt\"\n", "g.toml", {}).run.dir,
+            "runs/gpt");
+  EXPECT_EQ(parse_config_text("[run]\ndir = \"mine\"\n", "m.toml", {"model.type=gpt"}).run.dir,
+            "mine");
+}
+
 TEST(ConfigDefaults, MatchTheDocumentedValues) {
   const Config c = default_config();
   EXPECT_EQ(c.source, "<defaults>");
-  EXPECT_EQ(c.run.dir, "runs/tiny");
+  EXPECT_EQ(c.run.dir, "runs/mlp");
+  EXPECT_FALSE(c.run.overwrite);
   EXPECT_EQ(c.run.seed, 1234);
   EXPECT_EQ(c.run.log_every, 10);
   EXPECT_EQ(c.model.type, ModelType::kMlp);
@@ -65,7 +77,7 @@ TEST(ConfigSchema, EveryKeyIsDocumentedAndItsDefaultValid) {
       EXPECT_EQ(find_config_key(section.name, key.name), &key);
     }
   }
-  EXPECT_EQ(keys, 47u);
+  EXPECT_EQ(keys, 48u);
   EXPECT_EQ(find_config_key("optimizer", "learning_rate"), nullptr);
   EXPECT_EQ(find_config_section("offload"), nullptr);
 }

@@ -3,9 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <thread>
 #include <vector>
 
+#include "core/config/byte_size.h"
 #include "core/error.h"
 
 namespace zt {
@@ -107,6 +109,54 @@ TEST(MemoryTracker, ConcurrentAllocationsBalance) {
   EXPECT_EQ(tracker.total_current_bytes(), 0);
   EXPECT_GE(tracker.peak_bytes(MemoryCategory::kCommBuffers), 64);
   EXPECT_LE(tracker.peak_bytes(MemoryCategory::kCommBuffers), 4 * 64);
+}
+
+}  // namespace
+}  // namespace zt
+
+namespace zt {
+namespace {
+
+// More than the host has is refused before any allocation, with the message a device
+// capacity refusal gives (never a bare std::bad_alloc or the OOM killer).
+TEST(MemoryTrackerHost, AllocationPastPhysicalMemoryIsRefusedBeforeAllocating) {
+  const std::int64_t host = host_physical_memory_bytes();
+  ASSERT_GT(host, 0) << "sysconf does not report physical memory";
+  MemoryTracker tracker(Device::cpu());
+  Allocation live = tracker.allocate(4096, MemoryCategory::kOptimizerStates);
+  tracker.set_phase("optimizer step");
+  try {
+    tracker.allocate(host, MemoryCategory::kParameters);
+    FAIL() << "an allocation the size of physical memory was accepted";
+  } catch (const OutOfMemoryError& e) {
+    const std::string message = e.what();
+    for (const std::string& part :
+         {std::string("out of host memory on cpu:0"), std::string("of parameters"),
+          std::string("during 'optimizer step'"), std::string("physical memory"),
+          std::string("optimizer_states 4 KiB"), std::string("zero.stage = 3")}) {
+      EXPECT_NE(message.find(part), std::string::npos) << part << " missing in: " << message;
+    }
+  }
+  EXPECT_EQ(tracker.total_current_bytes(), 4096);
+  EXPECT_EQ(tracker.peak_bytes(MemoryCategory::kParameters), 0) << "the refusal left a trace";
+}
+
+}  // namespace
+}  // namespace zt
+
+namespace zt {
+namespace {
+
+TEST(MemoryTrackerHost, BadAllocOutsideTheTrackerIsExplainedWithWhatIsLive) {
+  MemoryTracker tracker(Device::cpu());
+  Allocation live = tracker.allocate(2048, MemoryCategory::kActivations);
+  tracker.set_phase("forward block 1");
+  const std::string message = tracker.untracked_allocation_failed().what();
+  EXPECT_NE(message.find("out of host memory on cpu:0"), std::string::npos) << message;
+  EXPECT_NE(message.find("std::bad_alloc"), std::string::npos) << message;
+  EXPECT_NE(message.find("during 'forward block 1'"), std::string::npos) << message;
+  EXPECT_NE(message.find("activations 2 KiB"), std::string::npos) << message;
+  EXPECT_NE(message.find("zero.stage = 3"), std::string::npos) << message;
 }
 
 }  // namespace

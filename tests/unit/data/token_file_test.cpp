@@ -184,6 +184,7 @@ TEST(TokenFile, MissingFileIsAnIoError) {
   const std::string message = message_of<IoError>([&] { TokenFile::open(path); });
   EXPECT_CONTAINS(message, path.string());
   EXPECT_CONTAINS(message, "No such file");
+  EXPECT_CONTAINS(message, "zerotrain prepare-data");
   EXPECT_CONTAINS(message_of<IoError>([&] { TokenFile::open(dir / ""); }), "directory");
 }
 

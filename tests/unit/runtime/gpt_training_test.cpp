@@ -13,6 +13,7 @@
 #include "data/token_file.h"
 #include "nn/kernels/cpu/gemm_cpu.h"
 #include "runtime/engine/trainer.h"
+#include "support/temp_dir.h"
 
 namespace zt::engine {
 namespace {
@@ -87,6 +88,41 @@ TEST(GptTraining, TokenFileVocabularyLargerThanTheModelIsAConfigError) {
     EXPECT_NE(std::string(e.what()).find("model.vocab_size"), std::string::npos) << e.what();
   }
   std::filesystem::remove_all(dir);
+}
+
+// A token file whose vocabulary is past model.vocab_size's maximum gets advice the key can
+// follow (re-create the file), not "set model.vocab_size >= N" for an N it refuses; the
+// message starts where model.vocab_size was set.
+TEST(GptTraining, VocabularyPastTheKeysMaximumAdvisesANewTokenFile) {
+  SingleRankRun run;
+  const zt::testing::TempDir dir;
+  const std::string bin = (dir / "tokens.bin").string();
+  data::write_token_file(bin, std::vector<std::int32_t>{1, 2, 3}, 1u << 25);
+  try {
+    Trainer trainer(gpt_config({"data.path=" + bin}), *run.comm, run.tracker,
+                    quiet_trainer_options());
+    ADD_FAILURE() << "accepted a token file whose vocabulary exceeds model.vocab_size";
+  } catch (const ConfigError& e) {
+    const std::string message = e.what();
+    EXPECT_EQ(message.rfind("--set model.vocab_size=32: ", 0), 0u) << message;
+    EXPECT_NE(message.find("at most 16777216"), std::string::npos) << message;
+    EXPECT_NE(message.find("re-create the token file"), std::string::npos) << message;
+    EXPECT_EQ(message.find(">= 33554432"), std::string::npos) << message;
+  }
+}
+
+// A shape error from --set names the override, not the config file.
+TEST(GptTraining, HeadCountErrorFromSetNamesTheOverride) {
+  SingleRankRun run;
+  try {
+    Trainer trainer(gpt_config({"model.n_head=3"}), *run.comm, run.tracker,
+                    quiet_trainer_options());
+    ADD_FAILURE() << "accepted d_model 64 with 3 heads";
+  } catch (const ConfigError& e) {
+    const std::string message = e.what();
+    EXPECT_EQ(message.rfind("--set model.n_head=3: model.d_model = 64 must be divisible", 0), 0u)
+        << message;
+  }
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "comm/communicator_factory.h"
 #include "comm/store/memory_store.h"
 #include "core/config/config_loader.h"
+#include "support/temp_dir.h"
 
 namespace zt::engine {
 namespace {
@@ -65,8 +66,8 @@ TEST(Trainer, GradientAccumulationEqualsTheLargerMicroBatch) {
 }
 
 TEST(Trainer, WritesMetricsJsonlAndTheEffectiveConfig) {
-  const auto dir = std::filesystem::temp_directory_path() / "zt_trainer_metrics_test";
-  std::filesystem::remove_all(dir);
+  const zt::testing::TempDir temp;
+  const std::filesystem::path dir = temp / "run";
   SingleRank rank;
   Trainer trainer(tiny_config({"train.steps=3", "run.dir=" + dir.string()}), *rank.comm,
                   rank.tracker, [] {
@@ -89,7 +90,6 @@ TEST(Trainer, WritesMetricsJsonlAndTheEffectiveConfig) {
   EXPECT_EQ(lines, 3);
   const Config reread = load_config_file(dir / "config.toml", {});
   EXPECT_EQ(reread.train.steps, 3);
-  std::filesystem::remove_all(dir);
 }
 
 TEST(Trainer, TracksParametersGradientsAndOptimizerStates) {
@@ -132,6 +132,24 @@ TEST(Trainer, RefusesWhatThisVersionCannotRunNamingTheKey) {
   refused({"runtime.device=cuda"}, "runtime.device");
   refused({"train.global_batch_size=48"}, "train.global_batch_size");
   refused({"data.path=tokens.bin"}, "data.path");
+}
+
+// A model far past host memory (4 TB of parameters) is refused by the tracker before any
+// allocation, with the category and what to try, not a bare std::bad_alloc.
+TEST(Trainer, ModelTooBigForHostMemoryIsAClearOutOfMemoryError) {
+  SingleRank rank;
+  try {
+    Trainer trainer(tiny_config({"model.input_dim=1000000", "model.hidden_dim=1000000"}),
+                    *rank.comm, rank.tracker, quiet_trainer_options());
+    trainer.run();
+    FAIL() << "no out-of-memory error";
+  } catch (const OutOfMemoryError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("out of host memory"), std::string::npos) << message;
+    EXPECT_NE(message.find("parameters"), std::string::npos) << message;
+    EXPECT_NE(message.find("zero.stage = 3"), std::string::npos) << message;
+  }
+  EXPECT_EQ(rank.tracker.total_current_bytes(), 0);
 }
 
 }  // namespace

@@ -1,0 +1,89 @@
+// Files that prepare-data and token-file writers touch, opened so that nothing already
+// saved is lost: inputs must be regular files, outputs are written to a temp file beside
+// the target and renamed over it only when the target is absent or a regular file.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <utility>
+
+namespace zt::data {
+
+// Which file a path names (device and inode), to tell that two paths are the same file.
+struct FileIdentity {
+  dev_t device = 0;
+  ino_t inode = 0;
+  friend bool operator==(const FileIdentity&, const FileIdentity&) = default;
+};
+
+// A regular file opened for reading. `open` follows symbolic links but refuses anything
+// that is not a regular file (directories, FIFOs, devices such as /dev/zero, sockets),
+// checked by stat before any byte is read. `what` names the file in messages ("input
+// text"). Throws IoError naming the path.
+class InputFile {
+ public:
+  // `missing_hint` ends the message when the path names nothing ("check the path").
+  static InputFile open(const std::filesystem::path& path, const char* what,
+                        const char* missing_hint = "check the path");
+  InputFile(InputFile&& other) noexcept;
+  InputFile& operator=(InputFile&&) = delete;
+  InputFile(const InputFile&) = delete;
+  ~InputFile();
+
+  // Up to `capacity` bytes into `buffer`; 0 at the end of the file.
+  std::size_t read_some(void* buffer, std::size_t capacity);
+  const FileIdentity& identity() const { return identity_; }
+  std::uint64_t size_bytes() const { return size_bytes_; }
+
+ private:
+  InputFile(std::filesystem::path path, int fd, FileIdentity identity, std::uint64_t size)
+      : path_(std::move(path)), fd_(fd), identity_(identity), size_bytes_(size) {}
+  std::filesystem::path path_;
+  int fd_ = -1;
+  FileIdentity identity_;
+  std::uint64_t size_bytes_ = 0;
+};
+
+// Note [Replacing an output]
+// An output path may name nothing yet (it is created) or a regular file (it is replaced
+// atomically: written to "<name>.tmp.<pid>.<n>" in the same directory, fsynced, renamed
+// over the target, the directory fsynced). Anything else is refused before a byte is
+// written: a directory, a FIFO, a device (/dev/null), a socket, and a symbolic link, even
+// one to a regular file, because replacing the link would silently drop what it points to
+// and writing through it would change a file elsewhere; the error says to pass the link's
+// target instead. An output that is the same file as an input (same path, a hard link)
+// is refused too: replacing it would destroy the input it is made from.
+class AtomicOutputFile {
+ public:
+  // Checks `path` as the note says (`input`, when given, is the file it must not be) and
+  // creates the temp file. `what` names the file in messages ("token file").
+  AtomicOutputFile(const std::filesystem::path& path, const char* what,
+                   std::optional<FileIdentity> input = std::nullopt);
+  AtomicOutputFile(const AtomicOutputFile&) = delete;
+  AtomicOutputFile& operator=(const AtomicOutputFile&) = delete;
+  ~AtomicOutputFile();  // removes the temp file unless committed
+
+  void write(const void* data, std::size_t bytes);
+  void write_at(std::uint64_t offset, const void* data, std::size_t bytes);
+  // Makes the contents durable and moves them to the target path.
+  void commit();
+
+ private:
+  std::filesystem::path path_;
+  std::filesystem::path temp_path_;
+  const char* what_;
+  std::optional<FileIdentity> input_;
+  int fd_ = -1;
+  bool committed_ = false;
+};
+
+// Throws IoError unless `path` is absent or a regular file that is not `input` (the checks
+// of Note [Replacing an output]); `what` names it in messages.
+void check_replaceable_output(const std::filesystem::path& path, const char* what,
+                              std::optional<FileIdentity> input);
+
+}  // namespace zt::data

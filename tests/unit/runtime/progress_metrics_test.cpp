@@ -1,0 +1,99 @@
+// What a step reports: samples/s for the MLP (its samples are not tokens), tokens/s for the
+// GPT, and a skipped fp16 step says so instead of showing a NaN gradient norm.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <string>
+
+#include "comm/communicator_factory.h"
+#include "comm/store/memory_store.h"
+#include "core/config/config_loader.h"
+#include "runtime/engine/metrics_log.h"
+#include "runtime/engine/progress_line.h"
+#include "runtime/engine/trainer.h"
+#include "support/temp_dir.h"
+
+namespace zt::engine {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+StepMetrics step_metrics() {
+  StepMetrics m;
+  m.step = 7;
+  m.loss = 1.25;
+  m.grad_norm = 0.5;
+  m.samples_per_s = 1200;
+  m.tokens_per_s = 38400;
+  m.step_ms = 10;
+  m.loss_scale = 65536;
+  return m;
+}
+
+#define EXPECT_CONTAINS(text, part) \
+  EXPECT_NE(std::string(text).find(part), std::string::npos) << "text: " << (text)
+#define EXPECT_LACKS(text, part) \
+  EXPECT_EQ(std::string(text).find(part), std::string::npos) << "text: " << (text)
+
+TEST(ProgressText, TokenModelReportsTokensPerSecond) {
+  const std::string text = progress_text(step_metrics(), 10, 65);
+  EXPECT_CONTAINS(text, "step 7/10  loss 1.2500  grad_norm 0.500  38400 tokens/s");
+  EXPECT_CONTAINS(text, "ETA 1m05s");
+}
+
+TEST(ProgressText, ModelWithoutTokensReportsSamplesPerSecond) {
+  StepMetrics m = step_metrics();
+  m.tokens_per_s = kNaN;
+  const std::string text = progress_text(m, 10, 0);
+  EXPECT_CONTAINS(text, "1200 samples/s");
+  EXPECT_LACKS(text, "tokens/s");
+}
+
+TEST(ProgressText, SkippedStepSaysSoInsteadOfANanNorm) {
+  StepMetrics m = step_metrics();
+  m.skipped = true;
+  m.grad_norm = kNaN;
+  const std::string text = progress_text(m, 10, 0);
+  EXPECT_CONTAINS(text, "(skipped: fp16 overflow at loss scale 65536)");
+  EXPECT_LACKS(text, "nan");
+  EXPECT_LACKS(text, "grad_norm");
+}
+
+TEST(MetricsLog, SkippedStepAndAbsentTokensAreExplicit) {
+  const zt::testing::TempDir dir;
+  StepMetrics m = step_metrics();
+  m.skipped = true;
+  m.grad_norm = kNaN;
+  m.tokens_per_s = kNaN;
+  {
+    MetricsLog log(dir / "metrics.jsonl");
+    log.append(m);
+  }
+  std::ifstream in(dir / "metrics.jsonl");
+  std::string line;
+  std::getline(in, line);
+  EXPECT_CONTAINS(line, "\"grad_norm\": null");
+  EXPECT_CONTAINS(line, "\"tokens_per_s\": null");
+  EXPECT_CONTAINS(line, "\"samples_per_s\": 1200");
+  EXPECT_CONTAINS(line, "\"skipped\": true");
+}
+
+TEST(TrainerMetrics, MlpHasSamplesPerSecondAndNoTokensPerSecond) {
+  comm::MemoryStore store;
+  MemoryTracker tracker{Device::cpu()};
+  auto comm = comm::create_cpu_communicator(store, 0, 1);
+  const Config config =
+      parse_config_text("", "test.toml",
+                        {"model.input_dim=8", "model.hidden_dim=8", "model.num_classes=2",
+                         "train.micro_batch_size=4", "train.steps=2"});
+  const TrainResult result = Trainer(config, *comm, tracker, quiet_trainer_options()).run();
+  for (const StepMetrics& m : result.metrics) {
+    EXPECT_TRUE(std::isnan(m.tokens_per_s)) << m.tokens_per_s;
+    EXPECT_GT(m.samples_per_s, 0);
+  }
+}
+
+}  // namespace
+}  // namespace zt::engine

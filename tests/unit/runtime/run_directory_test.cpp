@@ -1,0 +1,125 @@
+// A run.dir holds one run at a time and keeps an earlier run's outputs unless the config
+// says to replace them; config.toml records absolute paths.
+#include "runtime/engine/run_directory.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "comm/communicator_factory.h"
+#include "comm/store/memory_store.h"
+#include "core/config/config_loader.h"
+#include "core/error.h"
+#include "runtime/engine/trainer.h"
+#include "support/temp_dir.h"
+
+namespace zt::engine {
+namespace {
+
+namespace fs = std::filesystem;
+using zt::testing::TempDir;
+
+Config config_for(const fs::path& dir, std::vector<std::string> overrides = {}) {
+  overrides.insert(overrides.begin(),
+                   {"run.dir=" + dir.string(), "model.input_dim=8", "model.hidden_dim=8",
+                    "model.num_classes=2", "train.micro_batch_size=4", "train.steps=2"});
+  return parse_config_text("", "test.toml", overrides);
+}
+
+int count_lines(const fs::path& path) {
+  std::ifstream in(path);
+  int lines = 0;
+  for (std::string line; std::getline(in, line);) ++lines;
+  return lines;
+}
+
+// One single-rank training run that writes its run.dir, as `zerotrain train` does.
+void train_into(const Config& config) {
+  comm::MemoryStore store;
+  MemoryTracker tracker{Device::cpu()};
+  auto comm = comm::create_cpu_communicator(store, 0, 1);
+  TrainerOptions options = quiet_trainer_options();
+  options.write_run_dir = true;
+  Trainer(config, *comm, tracker, options).run();
+}
+
+TEST(RunDirectory, SecondClaimWhileTheFirstHoldsItIsRefusedAtOnceNamingItsPid) {
+  TempDir dir;
+  const Config config = config_for(dir / "run");
+  const auto first = RunDirectory::claim(config);
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    RunDirectory::claim(config);
+    FAIL() << "a second claim succeeded";
+  } catch (const ConfigError& e) {
+    FAIL() << "wrong error: " << e.what();
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("is in use by another run (pid " + std::to_string(::getpid())),
+              std::string::npos)
+        << message;
+    EXPECT_NE(message.find((dir / "run").string()), std::string::npos) << message;
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+}
+
+TEST(RunDirectory, LockIsReleasedWithTheClaim) {
+  TempDir dir;
+  const Config config = config_for(dir / "run");
+  RunDirectory::claim(config).reset();
+  EXPECT_NO_THROW(RunDirectory::claim(config));
+}
+
+TEST(RunDirectory, SecondRunAfterTheFirstIsRefusedNamingTheFileAndTheKey) {
+  TempDir dir;
+  train_into(config_for(dir / "run"));
+  ASSERT_EQ(count_lines(dir / "run" / "metrics.jsonl"), 2);
+  const std::string before = [&] {
+    std::ifstream in(dir / "run" / "config.toml");
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+  try {
+    train_into(config_for(dir / "run", {"train.steps=3"}));
+    FAIL() << "the second run was not refused";
+  } catch (const ConfigError& e) {
+    const std::string message = e.what();
+    EXPECT_EQ(message.rfind("--set run.dir=", 0), 0u) << message;  // where run.dir was set
+    EXPECT_NE(message.find((dir / "run" / "metrics.jsonl").string()), std::string::npos) << message;
+    EXPECT_NE(message.find("run.overwrite = true"), std::string::npos) << message;
+  }
+  EXPECT_EQ(count_lines(dir / "run" / "metrics.jsonl"), 2) << "the first run's metrics changed";
+  std::ifstream in(dir / "run" / "config.toml");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), before);
+}
+
+TEST(RunDirectory, OverwriteTrueReplacesTheEarlierOutputs) {
+  TempDir dir;
+  train_into(config_for(dir / "run"));
+  train_into(config_for(dir / "run", {"train.steps=3", "run.overwrite=true"}));
+  EXPECT_EQ(count_lines(dir / "run" / "metrics.jsonl"), 3);
+  EXPECT_EQ(load_config_file(dir / "run" / "config.toml", {}).train.steps, 3);
+}
+
+TEST(RunDirectory, SavedConfigHasAbsolutePathsThatWorkFromAnotherDirectory) {
+  TempDir dir;
+  const fs::path cwd = fs::current_path();
+  fs::current_path(dir.path());
+  Config config = config_for("run");
+  config.data.path = "data/tokens.bin";
+  {
+    const auto claimed = RunDirectory::claim(config);
+    claimed->write_config(config);
+  }
+  fs::current_path(cwd);
+  const Config saved = load_config_file(dir / "run" / "config.toml", {});
+  EXPECT_EQ(saved.run.dir, (dir / "run").string());
+  EXPECT_EQ(saved.data.path, (dir / "data" / "tokens.bin").string());
+  EXPECT_TRUE(fs::path(saved.data.path).is_absolute());
+}
+
+}  // namespace
+}  // namespace zt::engine
