@@ -17,9 +17,9 @@ std::int64_t bucket_elements(const Config& config) {
 }  // namespace
 
 DdpStrategy::DdpStrategy(const StrategyInputs& inputs)
-    : comm_(inputs.comm),
+    : lanes_(inputs.lanes),
       optimizer_(inputs.optimizer),
-      layout_(make_flat_layout(inputs.model, inputs.comm.world_size())),
+      layout_(make_flat_layout(inputs.model, inputs.lanes.world_size())),
       buckets_(layout_.padded_numel, bucket_elements(inputs.config)) {
   const Shape flat{layout_.padded_numel};
   const DType dtype = compute_dtype(inputs.config);
@@ -48,8 +48,8 @@ void DdpStrategy::after_backward(std::size_t block, bool last_micro_batch) {
   // boundary (DDP's no_sync): the same sum, a fraction of the traffic.
   if (!last_micro_batch) return;
   for (const Bucket& bucket : buckets_.take_ready(layout_.blocks.at(block).offset)) {
-    in_flight_.push_back(
-        comm_.all_reduce(grads_.view(bucket.offset, Shape{bucket.numel}), comm::ReduceOp::kSum));
+    in_flight_.push_back(lanes_.gradients.all_reduce(
+        grads_.view(bucket.offset, Shape{bucket.numel}), comm::ReduceOp::kSum));
   }
 }
 

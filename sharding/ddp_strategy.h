@@ -26,10 +26,10 @@ class DdpStrategy final : public ZeroStrategy {
   void optimizer_step(std::int64_t step, float lr) override;
   void zero_gradients() override;
   std::vector<float> full_parameters() override;
-  comm::CommCounters comm_counters() const override { return comm_.counters(); }
+  comm::CommCounters comm_counters() const override { return lanes_.counters(); }
 
  private:
-  comm::Communicator& comm_;
+  comm::CommLanes lanes_;  // gradients carries the bucket all-reduces
   const optim::Optimizer& optimizer_;
   FlatLayout layout_;
   Tensor params_;               // (padded_numel) compute dtype: what modules read

@@ -3,8 +3,8 @@
 
 namespace zt::zero {
 
-GradientReducer::GradientReducer(comm::Communicator& comm, const ShardPlan& plan, Tensor grad_shard,
-                                 MemoryTracker& tracker)
+GradientReducer::GradientReducer(comm::Communicator& comm, const ShardPlan& plan,
+                                 ShardBuffer grad_shard, MemoryTracker& tracker)
     : comm_(comm), plan_(plan), grad_shard_(std::move(grad_shard)), tracker_(tracker) {}
 
 void GradientReducer::reduce_block(std::size_t block, Tensor block_grads, bool accumulate) {
@@ -24,8 +24,8 @@ void GradientReducer::reduce_block(std::size_t block, Tensor block_grads, bool a
   for (const Segment& segment : segments) {
     const std::int64_t slice = plan_.slice_numel(segment);
     Tensor input = block_grads.view(segment.offset - block_offset, Shape{segment.numel});
-    Tensor output = accumulate ? flight.scratch.view(scratch_offset, Shape{slice})
-                               : grad_shard_.view(segment.shard_offset, Shape{slice});
+    Tensor output =
+        accumulate ? flight.scratch.view(scratch_offset, Shape{slice}) : grad_shard_.slice(segment);
     flight.works.push_back(comm_.reduce_scatter(input, output, comm::ReduceOp::kSum));
     scratch_offset += slice;
   }
@@ -39,10 +39,10 @@ void GradientReducer::complete_oldest() {
   for (const auto& work : flight.works) work->wait();
   if (!flight.accumulate) return;
   const float* reduced = flight.scratch.data_as<float>();
-  float* shard = grad_shard_.data_as<float>();
   for (const Segment& segment : plan_.segments(flight.block)) {
+    float* shard = grad_shard_.slice(segment).data_as<float>();
     const std::int64_t slice = plan_.slice_numel(segment);
-    for (std::int64_t i = 0; i < slice; ++i) shard[segment.shard_offset + i] += reduced[i];
+    for (std::int64_t i = 0; i < slice; ++i) shard[i] += reduced[i];
     reduced += slice;
   }
 }
