@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "comm/communicator_factory.h"
+#include "comm/comm_lanes.h"
 #include "comm/store/memory_store.h"
 #include "core/config/byte_size.h"
 #include "core/config/config_loader.h"
@@ -43,8 +43,9 @@ Row run(int stage, int world_size, bool quick) {
   for (int rank = 0; rank < world_size; ++rank) {
     threads.emplace_back([&, rank] {
       zt::MemoryTracker tracker(zt::Device::cpu(rank));
-      auto comm = zt::comm::create_cpu_communicator(store, rank, world_size);
-      zt::engine::Trainer trainer(config, *comm, tracker, zt::engine::quiet_trainer_options());
+      const auto lanes = zt::comm::create_cpu_comm_lanes(store, rank, world_size);
+      zt::engine::Trainer trainer(config, lanes.lanes(), tracker,
+                                  zt::engine::quiet_trainer_options());
       const auto result = trainer.run();
       Row& row = rows[static_cast<std::size_t>(rank)];
       for (std::size_t i = 1; i < result.metrics.size(); ++i) {
@@ -58,7 +59,7 @@ Row run(int stage, int world_size, bool quick) {
         row.model_state_bytes += tracker.peak_bytes(category);
       }
       row.peak_bytes = tracker.total_peak_bytes();
-      comm->barrier()->wait();
+      lanes.lanes().control.barrier()->wait();
     });
   }
   for (auto& thread : threads) thread.join();

@@ -10,7 +10,7 @@
 #include <memory>
 #include <thread>
 
-#include "comm/communicator_factory.h"
+#include "comm/comm_lanes.h"
 #include "comm/store/memory_store.h"
 #include "comm/store/tcp_store.h"
 #include "core/config/byte_size.h"
@@ -66,12 +66,13 @@ int run_training(const Config& config) {
   options.timeout = timeout;
   options.memory_tracker = &tracker;
   if (env) options.bind_address = gloo_bind_address(*env);
-  std::unique_ptr<comm::Communicator> comm =
-      comm::create_cpu_communicator(*store, rank, world_size, options);
+  // One communicator per lane, so the loss reduction never waits behind bulk traffic.
+  const comm::OwnedCommLanes lanes = comm::create_cpu_comm_lanes(*store, rank, world_size, options);
+  comm::Communicator* comm = &lanes.lanes().control;
 
   TrainerOptions trainer_options;
   trainer_options.fault = fault_plan_from_env();
-  Trainer trainer(config, *comm, tracker, trainer_options);
+  Trainer trainer(config, lanes.lanes(), tracker, trainer_options);
   if (rank == 0) {
     std::printf("zerotrain: %s, %lld parameters, %d rank%s, zero.stage %lld, global batch %lld\n",
                 trainer.model().name().c_str(),
