@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <thread>
 
@@ -17,6 +18,7 @@
 #include "data/markov_corpus.h"
 #include "nn/kernels/cpu/gemm_cpu.h"
 #include "runtime/engine/fault_injection.h"
+#include "runtime/engine/memory_report.h"
 #include "runtime/engine/trainer.h"
 #include "runtime/launch/rank_env.h"
 
@@ -50,6 +52,7 @@ int run_training(const Config& config) {
   const int world_size = env ? env->world_size : 1;
   const auto timeout =
       std::chrono::milliseconds(static_cast<std::int64_t>(config.runtime.comm_timeout_s * 1000.0));
+  if (rank == 0) check_memory_report_writable(config.run.dir);
 
   std::unique_ptr<comm::Store> store;
   if (world_size > 1) {
@@ -94,16 +97,18 @@ int run_training(const Config& config) {
     std::fflush(stdout);
   }
   const TrainResult result = trainer.run();
+  const std::string memory_summary =
+      publish_memory_report(*store, {rank, world_size, &config, trainer.model().parameter_count()},
+                            result.memory_after_first_step, tracker.snapshot(),
+                            std::filesystem::path(config.run.dir) / "memory.json", timeout);
   // Ranks leave together, so no rank tears down its comm while a peer still reads from it.
   comm->barrier()->wait();
   if (rank == 0) {
-    const MemorySnapshot memory = tracker.snapshot();
     std::printf(
-        "zerotrain: done: loss %.4f -> %.4f after %lld steps; peak memory %s (at '%s'); "
-        "metrics in %s/metrics.jsonl\n",
+        "zerotrain: done: loss %.4f -> %.4f after %lld steps; peak memory %s; metrics in "
+        "%s/metrics.jsonl, memory in %s/memory.json\n",
         result.losses.front(), result.losses.back(), static_cast<long long>(result.losses.size()),
-        format_byte_size(memory.total_peak_bytes).c_str(), memory.total_peak_phase.c_str(),
-        config.run.dir.c_str());
+        memory_summary.c_str(), config.run.dir.c_str(), config.run.dir.c_str());
   }
   return 0;
 }

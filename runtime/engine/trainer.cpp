@@ -67,6 +67,7 @@ Trainer::Trainer(const Config& config, comm::CommLanes lanes, MemoryTracker& tra
       options_(options),
       model_(make_model(config)) {
   check_supported(config);
+  tracker_.set_phase("initialization");
   source_ = make_batch_source(config);
   optimizer_ = optim::make_optimizer(config.optimizer);
   strategy_ = zero::make_zero_strategy({model_, config_, lanes_, tracker_, *optimizer_});
@@ -129,6 +130,7 @@ TrainResult Trainer::run() {
     metrics.reduce_scatter_bytes = sent(comm::CollectiveKind::kReduceScatter);
     metrics.all_gather_bytes = sent(comm::CollectiveKind::kAllGather);
     counters_before = counters;
+    if (step == 1) result.memory_after_first_step = tracker_.snapshot();
     result.losses.push_back(loss);
     result.metrics.push_back(metrics);
     if (metrics_log) metrics_log->append(metrics);

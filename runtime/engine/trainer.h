@@ -41,6 +41,7 @@ inline TrainerOptions quiet_trainer_options() {
 struct TrainResult {
   std::vector<double> losses;  // the global mean loss of every step
   std::vector<StepMetrics> metrics;
+  MemorySnapshot memory_after_first_step;  // the tracker at the end of step 1 (memory.json)
 };
 
 class Trainer {
