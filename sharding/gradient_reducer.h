@@ -34,6 +34,7 @@ class GradientReducer {
     Tensor scratch;  // accumulate: where the reduced slices land first
     std::size_t block = 0;
     bool accumulate = false;
+    bool via_scratch = false;  // reduced into scratch, then added or copied into the shard
   };
   void complete_oldest();
 

@@ -8,17 +8,19 @@ namespace zt::zero {
 MemoryPlan plan_memory(const MemoryPlanInputs& in) {
   ZT_CHECK(in.stage >= 0 && in.stage <= 3, "memory plan for stage " + std::to_string(in.stage));
   const auto compute_bytes = static_cast<std::int64_t>(dtype_size(in.compute_dtype));
-  constexpr std::int64_t kF32 = 4;
+  constexpr std::int64_t kF32Bytes = 4;
   // Stage 0 has no shards: its "shard" is the whole buffer.
   const std::int64_t shard = in.stage == 0 ? in.padded_numel : in.shard_numel;
   MemoryPlan plan;
   plan.full_parameters = in.stage < 3;
   plan.full_gradients = in.stage == 0 || (in.stage == 1 && in.grad_accum_steps > 1);
+  plan.transient_block_gradients = !plan.full_gradients || in.gradient_dtype != DType::kF32;
   plan.separate_master = in.compute_dtype != DType::kF32;
   plan.parameter_bytes = (plan.full_parameters ? in.padded_numel : shard) * compute_bytes;
-  plan.gradient_bytes = (plan.full_gradients ? in.padded_numel : shard) * kF32;
+  plan.gradient_bytes = (plan.full_gradients ? in.padded_numel : shard) *
+                        static_cast<std::int64_t>(dtype_size(in.gradient_dtype));
   plan.optimizer_state_bytes =
-      shard * kF32 * (in.states_per_element + (plan.separate_master ? 1 : 0));
+      shard * kF32Bytes * (in.states_per_element + (plan.separate_master ? 1 : 0));
   return plan;
 }
 

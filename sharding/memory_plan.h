@@ -1,8 +1,8 @@
 // MemoryPlan: what a ZeRO stage keeps standing on each rank (which model-state buffers exist,
 // where the master weights and the gradient shard live, and so how many bytes of parameters,
 // gradients and optimizer states), decided once from the stage, the precision, the world and
-// the layout. The strategies allocate by it; tests, the benchmark and the docs compare it
-// with the ZeRO paper's arithmetic (zero_formula_bytes). Note [Model-state bytes] in
+// the layout. DDP and the sharded strategies allocate by it; tests, the benchmark and the docs
+// compare it with the ZeRO paper's arithmetic (zero_formula_bytes). Note [Model-state bytes] in
 // docs/ARCHITECTURE.md states the formulas.
 #pragma once
 
@@ -15,6 +15,7 @@ namespace zt::zero {
 struct MemoryPlanInputs {
   int stage = 0;
   DType compute_dtype = DType::kF32;
+  DType gradient_dtype = DType::kF32;  // of the standing gradients (precision.grad_dtype)
   int world_size = 1;
   std::int64_t padded_numel = 0;  // elements of the flat layout, padding included
   std::int64_t shard_numel = 0;   // elements of this rank's shard (stages 1-3)
@@ -29,6 +30,10 @@ struct MemoryPlan {
   // micro-batch per step (it reduces once, at the boundary). Otherwise each block's backward
   // writes a transient buffer that is reduce-scattered into the standing gradient shard.
   bool full_gradients = true;
+  // Backward writes each block's fp32 gradients into a transient buffer (comm_buffers) that
+  // is then reduced or folded into the standing gradients: whenever there are no full fp32
+  // gradients for it to write into directly.
+  bool transient_block_gradients = false;
   // fp32 master weights of their own: only when the compute dtype is not fp32; in fp32 the
   // master is the parameter storage itself (the rank's slices of it in stages 1-2).
   bool separate_master = false;

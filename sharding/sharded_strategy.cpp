@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "sharding/compute_dtype.h"
+#include "sharding/gradient_elements.h"
 
 namespace zt::zero {
 namespace {
@@ -18,25 +19,22 @@ Tensor zeros(std::int64_t numel, MemoryTracker& tracker, MemoryCategory category
   return Tensor::zeros(Shape{numel}, dtype, tracker, category);
 }
 
-void fill_zero(const Tensor& tensor) {
-  std::span<float> values = tensor.span<float>();
-  std::fill(values.begin(), values.end(), 0.0f);
-}
-
 }  // namespace
 
 ShardedStrategy::ShardedStrategy(const StrategyInputs& inputs, int stage)
     : stage_(stage),
       dtype_(compute_dtype(inputs.config)),
+      grad_dtype_(gradient_dtype(inputs.config)),
       lanes_(inputs.lanes),
       optimizer_(inputs.optimizer),
       tracker_(inputs.tracker),
       config_(inputs.config.zero),
       layout_(make_flat_layout(inputs.model, lanes_.world_size(), BlockPadding::kEachBlock)),
       plan_(layout_, lanes_.world_size(), lanes_.rank(), segment_elements(inputs.config)),
-      memory_plan_(plan_memory({stage, dtype_, lanes_.world_size(), layout_.padded_numel,
-                                plan_.shard_numel(), inputs.optimizer.states_per_element(),
-                                inputs.config.train.grad_accum_steps})),
+      memory_plan_(
+          plan_memory({stage, dtype_, grad_dtype_, lanes_.world_size(), layout_.padded_numel,
+                       plan_.shard_numel(), inputs.optimizer.states_per_element(),
+                       inputs.config.train.grad_accum_steps})),
       grad_views_(layout_.blocks.size()),
       block_grads_(layout_.blocks.size()),
       shard_fresh_(layout_.blocks.size(), true),
@@ -54,7 +52,7 @@ ShardedStrategy::ShardedStrategy(const StrategyInputs& inputs, int stage)
     gatherer_.emplace(lanes_.parameters, layout_, plan_, param_shard_.storage(), tracker_, config_);
     prefetch_first_blocks();
   }
-  if (memory_plan_.full_gradients) {
+  if (!memory_plan_.transient_block_gradients) {
     for (std::size_t b = 0; b < layout_.blocks.size(); ++b) {
       grad_views_[b] = block_views(layout_, b, full_grads_);
     }
@@ -72,10 +70,20 @@ void ShardedStrategy::allocate() {
         ShardBuffer::own(plan_, zeros(shard, tracker_, MemoryCategory::kParameters, dtype_));
   }
   if (memory_plan_.full_gradients) {
-    full_grads_ = zeros(layout_.padded_numel, tracker_, MemoryCategory::kGradients);
+    full_grads_ = zeros(layout_.padded_numel, tracker_, MemoryCategory::kGradients, grad_dtype_);
     grad_shard_ = ShardBuffer::in_place(plan_, full_grads_);
   } else {
-    grad_shard_ = ShardBuffer::own(plan_, zeros(shard, tracker_, MemoryCategory::kGradients));
+    grad_shard_ =
+        ShardBuffer::own(plan_, zeros(shard, tracker_, MemoryCategory::kGradients, grad_dtype_));
+  }
+  if (grad_dtype_ != DType::kF32) {
+    std::int64_t largest_slice = 0;
+    for (std::size_t b = 0; b < layout_.blocks.size(); ++b) {
+      for (const Segment& segment : plan_.segments(b)) {
+        largest_slice = std::max(largest_slice, plan_.slice_numel(segment));
+      }
+    }
+    grad_workspace_ = zeros(largest_slice, tracker_, MemoryCategory::kWorkspace);
   }
   if (memory_plan_.separate_master) {
     master_shard_ =
@@ -154,9 +162,10 @@ void ShardedStrategy::before_backward(std::size_t block) {
       }
     }
   }
-  if (!memory_plan_.full_gradients) {
-    // Without full gradients a block holds them only while in backward: a transient buffer
-    // that is reduce-scattered into the shard as soon as the block is done. A tied
+  if (memory_plan_.transient_block_gradients) {
+    // Without full fp32 gradients a block holds them only while in backward: a transient
+    // buffer that is reduce-scattered into the shard (or folded into the full gradients) as
+    // soon as the block is done. A tied
     // parameter's gradient adds into its source block's buffer, which then lives until the
     // source block's own backward reduces it.
     ensure_block_grads(block);
@@ -175,6 +184,7 @@ void ShardedStrategy::after_backward(std::size_t block, bool last_micro_batch) {
   if (memory_plan_.full_gradients) {
     // Full gradients accumulate over micro-batches and are reduced once, at the boundary,
     // in place: each rank's shard is its own slices of the reduced buffer.
+    if (memory_plan_.transient_block_gradients) fold_block_grads(block);
     if (last_micro_batch) reducer_->reduce_block(block, block_region(full_grads_, block), false);
   } else {
     reducer_->reduce_block(block, std::move(block_grads_[block]), !shard_fresh_[block]);
@@ -188,22 +198,35 @@ void ShardedStrategy::after_backward(std::size_t block, bool last_micro_batch) {
   }
 }
 
+void ShardedStrategy::fold_block_grads(std::size_t block) {
+  add_into(block_grads_[block], block_region(full_grads_, block), false);
+  block_grads_[block] = Tensor();
+  grad_views_[block].clear();
+}
+
+std::span<const float> ShardedStrategy::f32_gradients(const Segment& segment) {
+  const Tensor slice = grad_shard_.slice(segment);
+  if (slice.dtype() == DType::kF32) return slice.span<float>();
+  std::span<float> out =
+      grad_workspace_.span<float>().subspan(0, static_cast<std::size_t>(slice.numel()));
+  copy_to_f32(slice, out);
+  return out;
+}
+
 double ShardedStrategy::finish_gradients() {
   reducer_->drain();
   // Padding slots hold zero gradients (no parameter reads them), so they add nothing.
   double local = 0.0;
-  grad_shard_.for_each_slice([&](const Segment&, const Tensor& slice) {
-    for (float g : slice.span<float>()) local += double{g} * g;
-  });
+  grad_shard_.for_each_slice(
+      [&](const Segment&, const Tensor& slice) { local += sum_of_squares(slice); });
   norm_buffer_.data_as<float>()[0] = static_cast<float>(local);
   lanes_.control.all_reduce(norm_buffer_, comm::ReduceOp::kSum)->wait();
   return norm_buffer_.data_as<float>()[0];
 }
 
 void ShardedStrategy::scale_gradients(float factor) {
-  grad_shard_.for_each_slice([&](const Segment&, const Tensor& slice) {
-    for (float& g : slice.span<float>()) g *= factor;
-  });
+  grad_shard_.for_each_slice(
+      [&](const Segment&, const Tensor& slice) { scale_in_place(slice, factor); });
 }
 
 void ShardedStrategy::optimizer_step(std::int64_t step, float lr) {
@@ -219,8 +242,7 @@ void ShardedStrategy::optimizer_step(std::int64_t step, float lr) {
     for (std::size_t i = 0; i < states_.size(); ++i) {
       states[i] = states_[i].span<float>().subspan(begin, count);
     }
-    optimizer_.step(master.span<float>(), grad_shard_.slice(segment).span<float>(), states, step,
-                    lr);
+    optimizer_.step(master.span<float>(), f32_gradients(segment), states, step, lr);
   });
   if (!gatherer_) {
     refresh_full_parameters();
@@ -259,11 +281,7 @@ std::vector<std::shared_ptr<comm::Work>> ShardedStrategy::all_gather_block(std::
 }
 
 void ShardedStrategy::zero_gradients() {
-  if (full_grads_.defined()) {
-    fill_zero(full_grads_);
-  } else {
-    fill_zero(grad_shard_.storage());
-  }
+  fill_zero_bytes(grad_shard_.storage());  // full_grads_ when the shard lies in place
   std::fill(shard_fresh_.begin(), shard_fresh_.end(), true);
 }
 

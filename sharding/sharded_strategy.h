@@ -52,9 +52,14 @@ class ShardedStrategy final : public ZeroStrategy {
                                                             const Tensor& flat);
   Tensor block_region(const Tensor& flat, std::size_t block) const;
   void ensure_block_grads(std::size_t block);  // transient per-block gradients
+  // Full gradients in a narrower dtype: adds the block's transient fp32 gradients into them.
+  void fold_block_grads(std::size_t block);
+  // The slice's gradients as f32: the slice itself, or converted into the workspace.
+  std::span<const float> f32_gradients(const Segment& segment);
 
   const int stage_;
-  const DType dtype_;  // compute dtype of parameter copies
+  const DType dtype_;       // compute dtype of parameter copies
+  const DType grad_dtype_;  // standing gradients (precision.grad_dtype)
   comm::CommLanes lanes_;
   const optim::Optimizer& optimizer_;
   MemoryTracker& tracker_;
@@ -63,13 +68,14 @@ class ShardedStrategy final : public ZeroStrategy {
   ShardPlan plan_;
   MemoryPlan memory_plan_;
 
-  Tensor full_params_;        // full_parameters: (padded_numel) compute dtype
-  Tensor full_grads_;         // full_gradients: (padded_numel) f32, accumulated over micro-batches
-  ShardBuffer param_shard_;   // stage 3: this rank's parameters, compute dtype
-  ShardBuffer grad_shard_;    // f32 reduced gradients: in place in full_grads_ or its own
-  ShardBuffer master_shard_;  // f32 master weights: the parameter storage itself in fp32
+  Tensor full_params_;          // full_parameters: (padded_numel) compute dtype
+  Tensor full_grads_;           // full_gradients: (padded_numel) accumulated over micro-batches
+  ShardBuffer param_shard_;     // stage 3: this rank's parameters, compute dtype
+  ShardBuffer grad_shard_;      // reduced gradients: in place in full_grads_ or its own
+  ShardBuffer master_shard_;    // f32 master weights: the parameter storage itself in fp32
   std::vector<Tensor> states_;  // optimizer states, each (shard_numel) f32
   Tensor norm_buffer_;          // (1) squared gradient norm, all-reduced
+  Tensor grad_workspace_;       // (largest slice) f32, when gradients are not f32
 
   std::vector<std::vector<Tensor>> param_views_;  // full_parameters
   std::vector<std::vector<Tensor>> grad_views_;   // current gradient views per block
