@@ -230,9 +230,11 @@ void ShardedStrategy::scale_gradients(float factor) {
 }
 
 void ShardedStrategy::optimizer_step(std::int64_t step, float lr) {
-  // In fp32 stages 1-2 the master slices are inside the full parameters that the last
-  // refresh all-gather read from: it must be done before they change.
+  // In fp32 the master is the parameter storage a gather reads from (the full parameters'
+  // own slices in stages 1-2, the parameter shard in stage 3): every gather must be done
+  // before it changes. Stage 3's gathered copies are stale after the step anyway.
   wait_for_all_refreshes();
+  if (gatherer_) gatherer_->release_all();
   // The optimizer is elementwise, so one call per slice updates exactly what one call over
   // a contiguous shard would.
   std::vector<std::span<float>> states(states_.size());
@@ -249,7 +251,6 @@ void ShardedStrategy::optimizer_step(std::int64_t step, float lr) {
     return;
   }
   copy_master_to_compute(master_shard_.storage(), param_shard_.storage());
-  gatherer_->release_all();  // persistent copies are stale now
   prefetch_first_blocks();
 }
 
