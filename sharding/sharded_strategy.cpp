@@ -22,8 +22,7 @@ Tensor zeros(std::int64_t numel, MemoryTracker& tracker, MemoryCategory category
 }  // namespace
 
 ShardedStrategy::ShardedStrategy(const StrategyInputs& inputs, int stage)
-    : stage_(stage),
-      dtype_(compute_dtype(inputs.config)),
+    : dtype_(compute_dtype(inputs.config)),
       grad_dtype_(gradient_dtype(inputs.config)),
       lanes_(inputs.lanes),
       optimizer_(inputs.optimizer),

@@ -57,7 +57,6 @@ class ShardedStrategy final : public ZeroStrategy {
   // The slice's gradients as f32: the slice itself, or converted into the workspace.
   std::span<const float> f32_gradients(const Segment& segment);
 
-  const int stage_;
   const DType dtype_;       // compute dtype of parameter copies
   const DType grad_dtype_;  // standing gradients (precision.grad_dtype)
   comm::CommLanes lanes_;
