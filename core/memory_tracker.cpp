@@ -142,6 +142,7 @@ void MemoryTracker::add_locked(MemoryCategory category, std::int64_t bytes) {
   state_.total_current_bytes += bytes;
   if (state_.current_bytes[index] > state_.peak_bytes[index]) {
     state_.peak_bytes[index] = state_.current_bytes[index];
+    state_.peak_phase[index] = phase_;  // only when a peak rises: rare after the first step
   }
   if (state_.total_current_bytes > state_.total_peak_bytes) {
     state_.total_peak_bytes = state_.total_current_bytes;
@@ -235,6 +236,7 @@ std::int64_t MemoryTracker::total_peak_bytes() const {
 void MemoryTracker::reset_peaks() {
   std::lock_guard lock(mutex_);
   state_.peak_bytes = state_.current_bytes;
+  state_.peak_phase.fill(phase_);
   state_.total_peak_bytes = state_.total_current_bytes;
   state_.at_total_peak_bytes = state_.current_bytes;
   state_.total_peak_phase = phase_;

@@ -31,7 +31,8 @@ using CategoryBytes = std::array<std::int64_t, kMemoryCategoryCount>;
 
 struct MemorySnapshot {
   CategoryBytes current_bytes{};
-  CategoryBytes peak_bytes{};           // each category's own peak
+  CategoryBytes peak_bytes{};                                  // each category's own peak
+  std::array<std::string, kMemoryCategoryCount> peak_phase{};  // the phase of each peak
   CategoryBytes at_total_peak_bytes{};  // what was live when the total peaked
   std::int64_t total_current_bytes = 0;
   std::int64_t total_peak_bytes = 0;

@@ -19,6 +19,20 @@ DType compute_dtype(const Config& config) {
   return DType::kF32;
 }
 
+DType gradient_dtype(const Config& config) {
+  const DType compute = compute_dtype(config);
+  switch (config.precision.grad_dtype) {
+    case GradDType::kCompute:
+      return compute;
+    case GradDType::kFp32:
+      return DType::kF32;
+    case GradDType::kAuto:
+      break;
+  }
+  // Loss-scaled fp16 gradients summed over ranks and micro-batches overflow fp16's 65504.
+  return compute == DType::kF16 ? DType::kF32 : compute;
+}
+
 void copy_master_to_compute(const Tensor& master, const Tensor& compute) {
   ZT_CHECK(master.numel() == compute.numel() && master.dtype() == DType::kF32,
            "master/compute copy of mismatched tensors");

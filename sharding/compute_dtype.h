@@ -9,6 +9,8 @@
 namespace zt::zero {
 
 DType compute_dtype(const Config& config);
+// The dtype standing gradients are kept in (precision.grad_dtype).
+DType gradient_dtype(const Config& config);
 
 // Copies (f32) `master` into `compute` (its dtype), rounding to nearest even.
 void copy_master_to_compute(const Tensor& master, const Tensor& compute);

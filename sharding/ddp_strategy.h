@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sharding/gradient_buckets.h"
+#include "sharding/memory_plan.h"
 #include "sharding/zero_strategy.h"
 
 namespace zt::zero {
@@ -19,23 +20,29 @@ class DdpStrategy final : public ZeroStrategy {
   const std::vector<Tensor>& gradients(std::size_t block) override { return grad_views_[block]; }
   void before_forward(std::size_t) override {}
   void after_forward(std::size_t) override {}
-  void before_backward(std::size_t) override {}
+  void before_backward(std::size_t block) override;
   void after_backward(std::size_t block, bool last_micro_batch) override;
   double finish_gradients() override;
   void scale_gradients(float factor) override;
   void optimizer_step(std::int64_t step, float lr) override;
   void zero_gradients() override;
   std::vector<float> full_parameters() override;
-  comm::CommCounters comm_counters() const override { return comm_.counters(); }
+  comm::CommCounters comm_counters() const override { return lanes_.counters(); }
 
  private:
-  comm::Communicator& comm_;
+  void ensure_block_grads(std::size_t block);
+
+  comm::CommLanes lanes_;  // gradients carries the bucket all-reduces
   const optim::Optimizer& optimizer_;
   FlatLayout layout_;
-  Tensor params_;               // (padded_numel) compute dtype: what modules read
-  Tensor master_;               // (padded_numel) f32 master weights; params_ itself in fp32
-  Tensor grads_;                // (padded_numel) f32
-  std::vector<Tensor> states_;  // optimizer states, each (padded_numel) f32
+  Tensor params_;  // (padded_numel) compute dtype: what modules read
+  Tensor master_;  // (padded_numel) f32 master weights; params_ itself in fp32
+  Tensor grads_;   // (padded_numel) precision.grad_dtype
+  MemoryTracker& tracker_;
+  bool transient_block_grads_ = false;  // backward writes fp32 per block, folded into grads_
+  std::vector<Tensor> block_grads_;     // transient per-block fp32 gradients
+  Tensor grad_workspace_;               // (chunk) f32: gradients converted for the optimizer
+  std::vector<Tensor> states_;          // optimizer states, each (padded_numel) f32
   std::vector<std::span<float>> state_spans_;
   std::vector<std::vector<Tensor>> param_views_;
   std::vector<std::vector<Tensor>> grad_views_;

@@ -1,10 +1,12 @@
 // Reduce-scatter launch, bounded in-flight queue and accumulation into the shard.
 #include "sharding/gradient_reducer.h"
 
+#include "sharding/gradient_elements.h"
+
 namespace zt::zero {
 
-GradientReducer::GradientReducer(comm::Communicator& comm, const ShardPlan& plan, Tensor grad_shard,
-                                 MemoryTracker& tracker)
+GradientReducer::GradientReducer(comm::Communicator& comm, const ShardPlan& plan,
+                                 ShardBuffer grad_shard, MemoryTracker& tracker)
     : comm_(comm), plan_(plan), grad_shard_(std::move(grad_shard)), tracker_(tracker) {}
 
 void GradientReducer::reduce_block(std::size_t block, Tensor block_grads, bool accumulate) {
@@ -13,9 +15,12 @@ void GradientReducer::reduce_block(std::size_t block, Tensor block_grads, bool a
   InFlight flight;
   flight.block = block;
   flight.accumulate = accumulate;
+  // A shard in another dtype than the reduced gradients (bf16 standing gradients) takes
+  // the fp32 result through scratch too, rounded once on completion.
+  flight.via_scratch = accumulate || block_grads.dtype() != grad_shard_.dtype();
   std::int64_t slices = 0;
   for (const Segment& segment : segments) slices += plan_.slice_numel(segment);
-  if (accumulate) {
+  if (flight.via_scratch) {
     flight.scratch =
         Tensor::zeros(Shape{slices}, DType::kF32, tracker_, MemoryCategory::kCommBuffers);
   }
@@ -24,8 +29,8 @@ void GradientReducer::reduce_block(std::size_t block, Tensor block_grads, bool a
   for (const Segment& segment : segments) {
     const std::int64_t slice = plan_.slice_numel(segment);
     Tensor input = block_grads.view(segment.offset - block_offset, Shape{segment.numel});
-    Tensor output = accumulate ? flight.scratch.view(scratch_offset, Shape{slice})
-                               : grad_shard_.view(segment.shard_offset, Shape{slice});
+    Tensor output = flight.via_scratch ? flight.scratch.view(scratch_offset, Shape{slice})
+                                       : grad_shard_.slice(segment);
     flight.works.push_back(comm_.reduce_scatter(input, output, comm::ReduceOp::kSum));
     scratch_offset += slice;
   }
@@ -37,13 +42,13 @@ void GradientReducer::complete_oldest() {
   InFlight flight = std::move(in_flight_.front());
   in_flight_.pop_front();
   for (const auto& work : flight.works) work->wait();
-  if (!flight.accumulate) return;
-  const float* reduced = flight.scratch.data_as<float>();
-  float* shard = grad_shard_.data_as<float>();
+  if (!flight.via_scratch) return;
+  std::int64_t scratch_offset = 0;
   for (const Segment& segment : plan_.segments(flight.block)) {
     const std::int64_t slice = plan_.slice_numel(segment);
-    for (std::int64_t i = 0; i < slice; ++i) shard[segment.shard_offset + i] += reduced[i];
-    reduced += slice;
+    add_into(flight.scratch.view(scratch_offset, Shape{slice}), grad_shard_.slice(segment),
+             !flight.accumulate);
+    scratch_offset += slice;
   }
 }
 

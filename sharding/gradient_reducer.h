@@ -1,6 +1,8 @@
 // GradientReducer: reduce-scatters a block's gradients into this rank's gradient shard as
 // soon as the block's backward is done, while backward continues on the caller's thread.
 // With accumulation, later micro-batches reduce into scratch and are added on completion.
+// A shard in place in the reduced buffer (stage 1's full gradients) receives its slices
+// where they lie, so the shard costs no second copy.
 #pragma once
 
 #include <deque>
@@ -8,13 +10,14 @@
 #include <vector>
 
 #include "comm/communicator.h"
+#include "sharding/shard_buffer.h"
 #include "sharding/shard_plan.h"
 
 namespace zt::zero {
 
 class GradientReducer {
  public:
-  GradientReducer(comm::Communicator& comm, const ShardPlan& plan, Tensor grad_shard,
+  GradientReducer(comm::Communicator& comm, const ShardPlan& plan, ShardBuffer grad_shard,
                   MemoryTracker& tracker);
 
   // Reduce-scatters `block_grads` (the block's padded region, f32). With `accumulate` the
@@ -31,6 +34,7 @@ class GradientReducer {
     Tensor scratch;  // accumulate: where the reduced slices land first
     std::size_t block = 0;
     bool accumulate = false;
+    bool via_scratch = false;  // reduced into scratch, then added or copied into the shard
   };
   void complete_oldest();
 
@@ -39,7 +43,7 @@ class GradientReducer {
 
   comm::Communicator& comm_;
   const ShardPlan& plan_;
-  Tensor grad_shard_;
+  ShardBuffer grad_shard_;
   MemoryTracker& tracker_;
   std::deque<InFlight> in_flight_;
 };

@@ -29,6 +29,19 @@ ParameterGatherer::ParameterGatherer(comm::Communicator& comm, const FlatLayout&
   }
 }
 
+ParameterGatherer::~ParameterGatherer() {
+  for (auto& gathered : gathered_) {
+    if (!gathered) continue;
+    for (const auto& work : gathered->works) {
+      try {
+        work->wait();
+      } catch (...) {  // NOLINT(bugprone-empty-catch): a destructor never throws; the
+        // failed op broke the communicator, so its next op reports the failure
+      }
+    }
+  }
+}
+
 // A block that lends a tied parameter to a later block (the token embedding to a tied
 // head) is read from both, so it stays gathered for the whole step.
 bool ParameterGatherer::persistent(std::size_t block) const {

@@ -18,6 +18,10 @@ class ParameterGatherer {
  public:
   ParameterGatherer(comm::Communicator& comm, const FlatLayout& layout, const ShardPlan& plan,
                     Tensor param_shard, MemoryTracker& tracker, const ZeroConfig& config);
+  ParameterGatherer(const ParameterGatherer&) = delete;
+  ParameterGatherer& operator=(const ParameterGatherer&) = delete;
+  // Waits for gathers still in flight (a prefetch for a step that never came).
+  ~ParameterGatherer();
 
   // Starts gathering `block` unless it is gathered or in flight, or the cap forbids it.
   void prefetch(std::size_t block);

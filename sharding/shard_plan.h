@@ -24,6 +24,7 @@ class ShardPlan {
   ShardPlan(const FlatLayout& layout, int world_size, int rank, std::int64_t max_segment_elements);
 
   const std::vector<Segment>& segments(std::size_t block) const { return segments_.at(block); }
+  std::size_t block_count() const { return segments_.size(); }
   std::int64_t shard_numel() const { return shard_numel_; }
   std::int64_t slice_numel(const Segment& segment) const { return segment.numel / world_size_; }
   // First flat element of `rank`'s slice of `segment`.

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "sharding/compute_dtype.h"
+#include "sharding/gradient_elements.h"
 
 namespace zt::zero {
 namespace {
@@ -21,70 +22,93 @@ Tensor zeros(std::int64_t numel, MemoryTracker& tracker, MemoryCategory category
 }  // namespace
 
 ShardedStrategy::ShardedStrategy(const StrategyInputs& inputs, int stage)
-    : stage_(stage),
-      dtype_(compute_dtype(inputs.config)),
-      comm_(inputs.comm),
+    : dtype_(compute_dtype(inputs.config)),
+      grad_dtype_(gradient_dtype(inputs.config)),
+      lanes_(inputs.lanes),
       optimizer_(inputs.optimizer),
       tracker_(inputs.tracker),
       config_(inputs.config.zero),
-      layout_(make_flat_layout(inputs.model, inputs.comm.world_size(), BlockPadding::kEachBlock)),
-      plan_(layout_, inputs.comm.world_size(), inputs.comm.rank(), segment_elements(inputs.config)),
+      layout_(make_flat_layout(inputs.model, lanes_.world_size(), BlockPadding::kEachBlock)),
+      plan_(layout_, lanes_.world_size(), lanes_.rank(), segment_elements(inputs.config)),
+      memory_plan_(
+          plan_memory({stage, dtype_, grad_dtype_, lanes_.world_size(), layout_.padded_numel,
+                       plan_.shard_numel(), inputs.optimizer.states_per_element(),
+                       inputs.config.train.grad_accum_steps})),
       grad_views_(layout_.blocks.size()),
       block_grads_(layout_.blocks.size()),
       shard_fresh_(layout_.blocks.size(), true),
       refresh_works_(layout_.blocks.size()) {
   ZT_CHECK(stage >= 1 && stage <= 3, "ShardedStrategy runs stages 1-3");
-  const std::int64_t shard = plan_.shard_numel();
-  if (stage_ < 3) {
-    full_params_ = zeros(layout_.padded_numel, tracker_, MemoryCategory::kParameters, dtype_);
-  }
-  if (stage_ == 1) full_grads_ = zeros(layout_.padded_numel, tracker_, MemoryCategory::kGradients);
-  if (stage_ == 3) param_shard_ = zeros(shard, tracker_, MemoryCategory::kParameters, dtype_);
-  if (stage_ < 3 && dtype_ != DType::kF32) {
-    // The compute-dtype image of the master shard that the all-gather after a step sends.
-    staging_shard_ = zeros(shard, tracker_, MemoryCategory::kCommBuffers, dtype_);
-  }
-  grad_shard_ = zeros(shard, tracker_, MemoryCategory::kGradients);
-  master_shard_ = zeros(shard, tracker_, MemoryCategory::kOptimizerStates);
-  for (int i = 0; i < optimizer_.states_per_element(); ++i) {
-    states_.push_back(zeros(shard, tracker_, MemoryCategory::kOptimizerStates));
-    state_spans_.push_back(states_.back().span<float>());
-  }
-  norm_buffer_ = zeros(1, tracker_, MemoryCategory::kCommBuffers);
+  allocate();
   initialize(static_cast<std::uint64_t>(inputs.config.run.seed));
-  reducer_.emplace(comm_, plan_, grad_shard_, tracker_);
-  if (stage_ == 3) {
-    gatherer_.emplace(comm_, layout_, plan_, param_shard_, tracker_, config_);
-  } else {
+  reducer_.emplace(lanes_.gradients, plan_, grad_shard_, tracker_);
+  if (memory_plan_.full_parameters) {
     for (std::size_t b = 0; b < layout_.blocks.size(); ++b) {
       param_views_.push_back(block_views(layout_, b, full_params_));
     }
+    refresh_full_parameters();  // overlaps with the first forward
+  } else {
+    gatherer_.emplace(lanes_.parameters, layout_, plan_, param_shard_.storage(), tracker_, config_);
+    prefetch_first_blocks();
   }
-  if (stage_ == 1) {
+  if (!memory_plan_.transient_block_gradients) {
     for (std::size_t b = 0; b < layout_.blocks.size(); ++b) {
       grad_views_[b] = block_views(layout_, b, full_grads_);
     }
   }
 }
 
-// Each rank fills only what it holds, from the same counter-based streams, so the values
-// equal the single-rank model's without any full copy on a stage-3 rank.
-void ShardedStrategy::initialize(std::uint64_t seed) {
-  if (stage_ < 3 && dtype_ == DType::kF32) initialize_parameters(layout_, seed, full_params_);
-  if (stage_ < 3 && dtype_ != DType::kF32) {
-    Tensor full = zeros(layout_.padded_numel, tracker_, MemoryCategory::kWorkspace);
-    initialize_parameters(layout_, seed, full);
-    copy_master_to_compute(full, full_params_);
+// Exactly the buffers the memory plan names, so the tracker's model-state bytes are the
+// plan's (a test holds them to it).
+void ShardedStrategy::allocate() {
+  const std::int64_t shard = plan_.shard_numel();
+  if (memory_plan_.full_parameters) {
+    full_params_ = zeros(layout_.padded_numel, tracker_, MemoryCategory::kParameters, dtype_);
+  } else {
+    param_shard_ =
+        ShardBuffer::own(plan_, zeros(shard, tracker_, MemoryCategory::kParameters, dtype_));
   }
-  float* master = master_shard_.data_as<float>();
-  for (std::size_t b = 0; b < layout_.blocks.size(); ++b) {
-    for (const Segment& segment : plan_.segments(b)) {
-      const std::int64_t slice = plan_.slice_numel(segment);
-      initialize_parameter_range(layout_, seed, plan_.slice_offset(segment, plan_.rank()),
-                                 {master + segment.shard_offset, static_cast<std::size_t>(slice)});
+  if (memory_plan_.full_gradients) {
+    full_grads_ = zeros(layout_.padded_numel, tracker_, MemoryCategory::kGradients, grad_dtype_);
+    grad_shard_ = ShardBuffer::in_place(plan_, full_grads_);
+  } else {
+    grad_shard_ =
+        ShardBuffer::own(plan_, zeros(shard, tracker_, MemoryCategory::kGradients, grad_dtype_));
+  }
+  if (grad_dtype_ != DType::kF32) {
+    std::int64_t largest_slice = 0;
+    for (std::size_t b = 0; b < layout_.blocks.size(); ++b) {
+      for (const Segment& segment : plan_.segments(b)) {
+        largest_slice = std::max(largest_slice, plan_.slice_numel(segment));
+      }
     }
+    grad_workspace_ = zeros(largest_slice, tracker_, MemoryCategory::kWorkspace);
   }
-  if (stage_ == 3) copy_master_to_compute(master_shard_, param_shard_);
+  if (memory_plan_.separate_master) {
+    master_shard_ =
+        ShardBuffer::own(plan_, zeros(shard, tracker_, MemoryCategory::kOptimizerStates));
+  } else if (memory_plan_.full_parameters) {
+    master_shard_ = ShardBuffer::in_place(plan_, full_params_);
+  } else {
+    master_shard_ = param_shard_;
+  }
+  for (int i = 0; i < optimizer_.states_per_element(); ++i) {
+    states_.push_back(zeros(shard, tracker_, MemoryCategory::kOptimizerStates));
+  }
+  norm_buffer_ = zeros(1, tracker_, MemoryCategory::kCommBuffers);
+}
+
+// Each rank fills only what it keeps (its master slices), from counter-based streams keyed
+// by parameter, so the values equal the single-rank model's; the rest of a full parameter
+// buffer arrives by the first all-gather, so initialization needs no full fp32 workspace.
+void ShardedStrategy::initialize(std::uint64_t seed) {
+  master_shard_.for_each_slice([&](const Segment& segment, const Tensor& slice) {
+    initialize_parameter_range(layout_, seed, plan_.slice_offset(segment, plan_.rank()),
+                               slice.span<float>());
+  });
+  if (memory_plan_.separate_master && !memory_plan_.full_parameters) {
+    copy_master_to_compute(master_shard_.storage(), param_shard_.storage());
+  }
 }
 
 Tensor ShardedStrategy::block_region(const Tensor& flat, std::size_t block) const {
@@ -93,7 +117,7 @@ Tensor ShardedStrategy::block_region(const Tensor& flat, std::size_t block) cons
 }
 
 const std::vector<Tensor>& ShardedStrategy::parameters(std::size_t block) {
-  if (stage_ == 3) return gatherer_->acquire(block);
+  if (gatherer_) return gatherer_->acquire(block);
   return param_views_.at(block);
 }
 
@@ -102,8 +126,18 @@ void ShardedStrategy::wait_for_refresh(std::size_t block) {
   refresh_works_[block].clear();
 }
 
+void ShardedStrategy::wait_for_all_refreshes() {
+  for (std::size_t b = 0; b < layout_.blocks.size(); ++b) wait_for_refresh(b);
+}
+
+void ShardedStrategy::prefetch_first_blocks() {
+  for (std::int64_t b = 0; b < std::max<std::int64_t>(1, config_.prefetch_blocks); ++b) {
+    gatherer_->prefetch(static_cast<std::size_t>(b));
+  }
+}
+
 void ShardedStrategy::before_forward(std::size_t block) {
-  if (stage_ < 3) {
+  if (!gatherer_) {
     wait_for_refresh(block);  // the all-gather after the last step, overlapped until now
     return;
   }
@@ -115,11 +149,11 @@ void ShardedStrategy::before_forward(std::size_t block) {
 
 void ShardedStrategy::after_forward(std::size_t block) {
   // The last block's backward comes next: keep it gathered.
-  if (stage_ == 3 && block + 1 < layout_.blocks.size()) gatherer_->release(block);
+  if (gatherer_ && block + 1 < layout_.blocks.size()) gatherer_->release(block);
 }
 
 void ShardedStrategy::before_backward(std::size_t block) {
-  if (stage_ == 3) {
+  if (gatherer_) {
     gatherer_->acquire(block);
     for (std::int64_t behind = 1; behind <= config_.prefetch_blocks; ++behind) {
       if (block >= static_cast<std::size_t>(behind)) {
@@ -127,11 +161,12 @@ void ShardedStrategy::before_backward(std::size_t block) {
       }
     }
   }
-  if (stage_ >= 2) {
-    // Stages 2-3 hold full gradients only for the block in backward: a transient buffer
-    // that is reduce-scattered into the shard as soon as the block is done.
-    // A tied parameter's gradient adds into its source block's buffer, which then lives
-    // until the source block's own backward reduces it.
+  if (memory_plan_.transient_block_gradients) {
+    // Without full fp32 gradients a block holds them only while in backward: a transient
+    // buffer that is reduce-scattered into the shard (or folded into the full gradients) as
+    // soon as the block is done. A tied
+    // parameter's gradient adds into its source block's buffer, which then lives until the
+    // source block's own backward reduces it.
     ensure_block_grads(block);
     for (std::size_t source : tie_sources(layout_, block)) ensure_block_grads(source);
     grad_views_[block] = block_local_views(layout_, block, block_grads_);
@@ -145,77 +180,116 @@ void ShardedStrategy::ensure_block_grads(std::size_t block) {
 }
 
 void ShardedStrategy::after_backward(std::size_t block, bool last_micro_batch) {
-  if (stage_ == 1) {
-    // Stage 1 accumulates full gradients and reduces once, at the boundary.
+  if (memory_plan_.full_gradients) {
+    // Full gradients accumulate over micro-batches and are reduced once, at the boundary,
+    // in place: each rank's shard is its own slices of the reduced buffer.
+    if (memory_plan_.transient_block_gradients) fold_block_grads(block);
     if (last_micro_batch) reducer_->reduce_block(block, block_region(full_grads_, block), false);
-    return;
+  } else {
+    reducer_->reduce_block(block, std::move(block_grads_[block]), !shard_fresh_[block]);
+    shard_fresh_[block] = false;
+    grad_views_[block].clear();
   }
-  reducer_->reduce_block(block, std::move(block_grads_[block]), !shard_fresh_[block]);
-  shard_fresh_[block] = false;
+  if (gatherer_) {
+    gatherer_->release(block);
+    // The next micro-batch's forward starts at block 0: have it on the way.
+    if (block == 0 && !last_micro_batch) prefetch_first_blocks();
+  }
+}
+
+void ShardedStrategy::fold_block_grads(std::size_t block) {
+  add_into(block_grads_[block], block_region(full_grads_, block), false);
+  block_grads_[block] = Tensor();
   grad_views_[block].clear();
-  if (stage_ == 3) gatherer_->release(block);
+}
+
+std::span<const float> ShardedStrategy::f32_gradients(const Segment& segment) {
+  const Tensor slice = grad_shard_.slice(segment);
+  if (slice.dtype() == DType::kF32) return slice.span<float>();
+  std::span<float> out =
+      grad_workspace_.span<float>().subspan(0, static_cast<std::size_t>(slice.numel()));
+  copy_to_f32(slice, out);
+  return out;
 }
 
 double ShardedStrategy::finish_gradients() {
   reducer_->drain();
   // Padding slots hold zero gradients (no parameter reads them), so they add nothing.
   double local = 0.0;
-  for (float g : grad_shard_.span<float>()) local += double{g} * g;
+  grad_shard_.for_each_slice(
+      [&](const Segment&, const Tensor& slice) { local += sum_of_squares(slice); });
   norm_buffer_.data_as<float>()[0] = static_cast<float>(local);
-  comm_.all_reduce(norm_buffer_, comm::ReduceOp::kSum)->wait();
+  lanes_.control.all_reduce(norm_buffer_, comm::ReduceOp::kSum)->wait();
   return norm_buffer_.data_as<float>()[0];
 }
 
 void ShardedStrategy::scale_gradients(float factor) {
-  for (float& g : grad_shard_.span<float>()) g *= factor;
+  grad_shard_.for_each_slice(
+      [&](const Segment&, const Tensor& slice) { scale_in_place(slice, factor); });
 }
 
 void ShardedStrategy::optimizer_step(std::int64_t step, float lr) {
-  optimizer_.step(master_shard_.span<float>(), grad_shard_.span<float>(), state_spans_, step, lr);
-  if (stage_ == 3) {
-    copy_master_to_compute(master_shard_, param_shard_);
-    gatherer_->release_all();  // persistent copies are stale now
+  // In fp32 the master is the parameter storage a gather reads from (the full parameters'
+  // own slices in stages 1-2, the parameter shard in stage 3): every gather must be done
+  // before it changes. Stage 3's gathered copies are stale after the step anyway.
+  wait_for_all_refreshes();
+  if (gatherer_) gatherer_->release_all();
+  // The optimizer is elementwise, so one call per slice updates exactly what one call over
+  // a contiguous shard would.
+  std::vector<std::span<float>> states(states_.size());
+  master_shard_.for_each_slice([&](const Segment& segment, const Tensor& master) {
+    const auto begin = static_cast<std::size_t>(segment.shard_offset);
+    const auto count = static_cast<std::size_t>(master.numel());
+    for (std::size_t i = 0; i < states_.size(); ++i) {
+      states[i] = states_[i].span<float>().subspan(begin, count);
+    }
+    optimizer_.step(master.span<float>(), f32_gradients(segment), states, step, lr);
+  });
+  if (!gatherer_) {
+    refresh_full_parameters();
     return;
   }
-  refresh_full_parameters();
+  copy_master_to_compute(master_shard_.storage(), param_shard_.storage());
+  prefetch_first_blocks();
 }
 
 void ShardedStrategy::refresh_full_parameters() {
-  // fp32 gathers the master shard itself; otherwise its compute-dtype image, so the wire
-  // carries 2 bytes per parameter like the compute copies it refreshes.
-  for (std::size_t b = 0; b < layout_.blocks.size(); ++b) wait_for_refresh(b);
-  const Tensor& source = dtype_ == DType::kF32 ? master_shard_ : staging_shard_;
-  copy_master_to_compute(master_shard_, source);
+  // The compute-dtype image of the master goes straight into this rank's own slices of the
+  // full parameters (in fp32 they are the master), and each segment is all-gathered in
+  // place: the wire carries the compute dtype, and no staging copy exists.
+  wait_for_all_refreshes();
+  const ShardBuffer own_params = ShardBuffer::in_place(plan_, full_params_);
+  if (memory_plan_.separate_master) {
+    master_shard_.for_each_slice([&](const Segment& segment, const Tensor& master) {
+      copy_master_to_compute(master, own_params.slice(segment));
+    });
+  }
   for (std::size_t b = 0; b < layout_.blocks.size(); ++b) {
-    refresh_works_[b] = all_gather_block(b, source, full_params_);
+    refresh_works_[b] = all_gather_block(b, own_params, full_params_);
   }
 }
 
 std::vector<std::shared_ptr<comm::Work>> ShardedStrategy::all_gather_block(std::size_t block,
-                                                                           const Tensor& shard,
+                                                                           const ShardBuffer& shard,
                                                                            const Tensor& flat) {
   std::vector<std::shared_ptr<comm::Work>> works;
   for (const Segment& segment : plan_.segments(block)) {
-    works.push_back(
-        comm_.all_gather(shard.view(segment.shard_offset, Shape{plan_.slice_numel(segment)}),
-                         flat.view(segment.offset, Shape{segment.numel})));
+    works.push_back(lanes_.parameters.all_gather(shard.slice(segment),
+                                                 flat.view(segment.offset, Shape{segment.numel})));
   }
   return works;
 }
 
 void ShardedStrategy::zero_gradients() {
-  if (stage_ == 1) {
-    std::span<float> grads = full_grads_.span<float>();
-    std::fill(grads.begin(), grads.end(), 0.0f);
-  }
-  std::span<float> shard = grad_shard_.span<float>();
-  std::fill(shard.begin(), shard.end(), 0.0f);
+  fill_zero_bytes(grad_shard_.storage());  // full_grads_ when the shard lies in place
   std::fill(shard_fresh_.begin(), shard_fresh_.end(), true);
 }
 
 std::vector<float> ShardedStrategy::full_parameters() {
-  // Export the fp32 master weights: gather every rank's master shard.
-  for (std::size_t b = 0; b < layout_.blocks.size(); ++b) wait_for_refresh(b);
+  // Export the fp32 master weights: in fp32 stages 1-2 they are the full parameters once
+  // the refresh is done; otherwise gather every rank's master slices.
+  wait_for_all_refreshes();
+  if (master_shard_.is_in_place()) return unpadded_parameters(layout_, full_params_.span<float>());
   Tensor full = zeros(layout_.padded_numel, tracker_, MemoryCategory::kWorkspace);
   std::vector<std::shared_ptr<comm::Work>> works;
   for (std::size_t b = 0; b < layout_.blocks.size(); ++b) {

@@ -1,8 +1,9 @@
-// ZeRO stages 1, 2 and 3 (DESIGN §6). Every rank keeps fp32 master weights and optimizer
-// states only for its shard (its slice of every segment, see ShardPlan); stage 2 also
-// keeps only its gradient shard, reduce-scattering each block's gradients right after the
-// block's backward; stage 3 also keeps only its parameter shard and all-gathers each block
-// around its forward and backward (ParameterGatherer).
+// ZeRO stages 1, 2 and 3 (DESIGN §6). Every rank keeps optimizer states only for its shard
+// (its slice of every segment, see ShardPlan); stage 2 also keeps only its gradient shard,
+// reduce-scattering each block's gradients right after the block's backward; stage 3 also
+// keeps only its parameter shard and all-gathers each block around its forward and
+// backward (ParameterGatherer). Which buffers stand, and where shards lie inside them, is
+// the MemoryPlan's decision: a shard in place in a full buffer costs no second copy.
 #pragma once
 
 #include <memory>
@@ -10,7 +11,9 @@
 #include <vector>
 
 #include "sharding/gradient_reducer.h"
+#include "sharding/memory_plan.h"
 #include "sharding/parameter_gatherer.h"
+#include "sharding/shard_buffer.h"
 #include "sharding/shard_plan.h"
 #include "sharding/zero_strategy.h"
 
@@ -32,40 +35,50 @@ class ShardedStrategy final : public ZeroStrategy {
   void optimizer_step(std::int64_t step, float lr) override;
   void zero_gradients() override;
   std::vector<float> full_parameters() override;
-  comm::CommCounters comm_counters() const override { return comm_.counters(); }
+  comm::CommCounters comm_counters() const override { return lanes_.counters(); }
 
  private:
+  void allocate();
   void initialize(std::uint64_t seed);
-  void refresh_full_parameters();  // stages 1-2: all-gather updated master slices
+  // Stages 1-2: rounds the master slices into this rank's slices of the full parameters and
+  // all-gathers every segment in place; forward waits for each block's part only.
+  void refresh_full_parameters();
   void wait_for_refresh(std::size_t block);
+  void wait_for_all_refreshes();
+  void prefetch_first_blocks();  // stage 3: the next forward's first blocks
   // All-gathers block `block`'s segments from `shard` (this rank's slices) into `flat`.
-  std::vector<std::shared_ptr<comm::Work>> all_gather_block(std::size_t block, const Tensor& shard,
+  std::vector<std::shared_ptr<comm::Work>> all_gather_block(std::size_t block,
+                                                            const ShardBuffer& shard,
                                                             const Tensor& flat);
   Tensor block_region(const Tensor& flat, std::size_t block) const;
-  void ensure_block_grads(std::size_t block);  // stages 2-3
+  void ensure_block_grads(std::size_t block);  // transient per-block gradients
+  // Full gradients in a narrower dtype: adds the block's transient fp32 gradients into them.
+  void fold_block_grads(std::size_t block);
+  // The slice's gradients as f32: the slice itself, or converted into the workspace.
+  std::span<const float> f32_gradients(const Segment& segment);
 
-  const int stage_;
-  const DType dtype_;  // compute dtype of parameter copies
-  comm::Communicator& comm_;
+  const DType dtype_;       // compute dtype of parameter copies
+  const DType grad_dtype_;  // standing gradients (precision.grad_dtype)
+  comm::CommLanes lanes_;
   const optim::Optimizer& optimizer_;
   MemoryTracker& tracker_;
   const ZeroConfig config_;
   FlatLayout layout_;
   ShardPlan plan_;
+  MemoryPlan memory_plan_;
 
-  Tensor full_params_;          // stages 1-2: (padded_numel) every parameter, compute dtype
-  Tensor full_grads_;           // stage 1: (padded_numel) gradients accumulated over micro-batches
-  Tensor param_shard_;          // stage 3: (shard_numel) this rank's parameters
-  Tensor grad_shard_;           // (shard_numel) reduced gradients of this rank's slices
-  Tensor master_shard_;         // (shard_numel) fp32 master weights the optimizer updates
-  Tensor staging_shard_;        // stages 1-2, not fp32: master shard in the compute dtype
-  std::vector<Tensor> states_;  // optimizer states, each (shard_numel)
-  std::vector<std::span<float>> state_spans_;
-  Tensor norm_buffer_;  // (1) squared gradient norm, all-reduced
+  Tensor full_params_;          // full_parameters: (padded_numel) compute dtype
+  Tensor full_grads_;           // full_gradients: (padded_numel) accumulated over micro-batches
+  ShardBuffer param_shard_;     // stage 3: this rank's parameters, compute dtype
+  ShardBuffer grad_shard_;      // reduced gradients: in place in full_grads_ or its own
+  ShardBuffer master_shard_;    // f32 master weights: the parameter storage itself in fp32
+  std::vector<Tensor> states_;  // optimizer states, each (shard_numel) f32
+  Tensor norm_buffer_;          // (1) squared gradient norm, all-reduced
+  Tensor grad_workspace_;       // (largest slice) f32, when gradients are not f32
 
-  std::vector<std::vector<Tensor>> param_views_;  // stages 1-2
+  std::vector<std::vector<Tensor>> param_views_;  // full_parameters
   std::vector<std::vector<Tensor>> grad_views_;   // current gradient views per block
-  std::vector<Tensor> block_grads_;               // stages 2-3: transient per-block gradients
+  std::vector<Tensor> block_grads_;               // transient per-block gradients
   std::vector<bool> shard_fresh_;                 // block's shard slices not yet written
   std::vector<std::vector<std::shared_ptr<comm::Work>>> refresh_works_;  // per block
 

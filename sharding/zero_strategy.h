@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "comm/comm_lanes.h"
 #include "comm/communicator.h"
 #include "core/config/config.h"
 #include "core/memory_tracker.h"
@@ -49,7 +50,7 @@ class ZeroStrategy {
 struct StrategyInputs {
   const nn::Model& model;
   const Config& config;
-  comm::Communicator& comm;
+  comm::CommLanes lanes;  // gradients: reductions; parameters: all-gathers; control: the norm
   MemoryTracker& tracker;
   const optim::Optimizer& optimizer;
 };

@@ -17,6 +17,8 @@ enum class ModelType { kMlp, kGpt };
 enum class OptimizerType { kSgd, kAdam, kAdamW };
 enum class SchedulerType { kConstant, kWarmup, kWarmupCosine, kWarmupLinear };
 enum class PrecisionDType { kFp32, kBf16, kFp16 };
+// Standing gradients: auto (bf16 compute: bf16; fp16: fp32), the compute dtype, or fp32.
+enum class GradDType { kAuto, kCompute, kFp32 };
 
 struct RunConfig {
   std::string dir;             // where metrics.jsonl and config.toml go ("" = runs/<model.type>)
@@ -84,6 +86,7 @@ struct SchedulerConfig {
 
 struct PrecisionConfig {
   PrecisionDType dtype = PrecisionDType::kFp32;
+  GradDType grad_dtype = GradDType::kAuto;
   // fp16 dynamic loss scaling.
   double initial_loss_scale = 0;
   std::int64_t loss_scale_growth_interval = 0;

@@ -21,6 +21,7 @@ std::string_view config_name(ModelType type) { return name_of(kModelTypeNames, t
 std::string_view config_name(OptimizerType type) { return name_of(kOptimizerTypeNames, type); }
 std::string_view config_name(SchedulerType type) { return name_of(kSchedulerTypeNames, type); }
 std::string_view config_name(PrecisionDType dtype) { return name_of(kPrecisionDTypeNames, dtype); }
+std::string_view config_name(GradDType dtype) { return name_of(kGradDTypeNames, dtype); }
 std::string_view config_name(DeviceKind device) { return name_of(kDeviceKindNames, device); }
 
 }  // namespace zt

@@ -30,6 +30,8 @@ inline constexpr std::array<EnumName<PrecisionDType>, 3> kPrecisionDTypeNames{
     {{"fp32", PrecisionDType::kFp32},
      {"bf16", PrecisionDType::kBf16},
      {"fp16", PrecisionDType::kFp16}}};
+inline constexpr std::array<EnumName<GradDType>, 3> kGradDTypeNames{
+    {{"auto", GradDType::kAuto}, {"compute", GradDType::kCompute}, {"fp32", GradDType::kFp32}}};
 inline constexpr std::array<EnumName<DeviceKind>, 2> kDeviceKindNames{
     {{"cpu", DeviceKind::kCpu}, {"cuda", DeviceKind::kCuda}}};
 
@@ -38,6 +40,7 @@ std::string_view config_name(ModelType type);
 std::string_view config_name(OptimizerType type);
 std::string_view config_name(SchedulerType type);
 std::string_view config_name(PrecisionDType dtype);
+std::string_view config_name(GradDType dtype);
 std::string_view config_name(DeviceKind device);
 
 }  // namespace zt

@@ -240,8 +240,16 @@ void add_scheduler(std::vector<SectionSpec>& schema) {
 void add_precision_zero_runtime(std::vector<SectionSpec>& schema) {
   auto precision = section(schema, "precision", &Config::precision, "Number formats.");
   precision.choice("dtype", &PrecisionConfig::dtype, kPrecisionDTypeNames, PrecisionDType::kFp32,
-                   "Compute dtype of parameters and activations; master weights, gradient "
-                   "accumulation and optimizer states stay fp32.");
+                   "Compute dtype of parameters and activations; master weights and "
+                   "optimizer states stay fp32.");
+  precision
+      .choice("grad_dtype", &PrecisionConfig::grad_dtype, kGradDTypeNames, GradDType::kAuto,
+              "Dtype of the standing gradients (full buffers and shards). \"compute\": "
+              "precision.dtype, as DeepSpeed keeps them (ZeRO's 2 bytes per gradient); "
+              "\"fp32\": 2 more bytes per standing gradient element, no rounding of "
+              "accumulated gradients; \"auto\": compute for bf16, fp32 for fp16 (whose "
+              "loss-scaled gradient sums would overflow fp16). Backward always writes fp32.")
+      .aliases = {"grad_accum_dtype"};
   precision.real("initial_loss_scale", &PrecisionConfig::initial_loss_scale, 65536.0,
                  Range::greater_than(0), "", "fp16: loss scale at the first step.",
                  {"initial_scale_power", "loss_scale"});

@@ -20,7 +20,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // The outputs a run writes; an existing one belongs to an earlier run.
-constexpr const char* kOutputs[] = {"metrics.jsonl", "config.toml"};
+constexpr const char* kOutputs[] = {"metrics.jsonl", "config.toml", "memory.json"};
 
 std::string quoted(const fs::path& path) { return "'" + path.string() + "'"; }
 

@@ -7,17 +7,19 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <new>
 #include <thread>
 
-#include "comm/communicator_factory.h"
+#include "comm/comm_lanes.h"
 #include "comm/local_address.h"
 #include "comm/store/memory_store.h"
 #include "core/config/byte_size.h"
 #include "data/markov_corpus.h"
 #include "nn/kernels/cpu/gemm_cpu.h"
 #include "runtime/engine/fault_injection.h"
+#include "runtime/engine/memory_report.h"
 #include "runtime/engine/run_directory.h"
 #include "runtime/engine/trainer.h"
 #include "runtime/launch/rank_env.h"
@@ -46,6 +48,7 @@ int run_training(const Config& config) {
   const int world_size = env ? env->world_size : 1;
   const auto timeout =
       std::chrono::milliseconds(static_cast<std::int64_t>(config.runtime.comm_timeout_s * 1000.0));
+  if (rank == 0) check_memory_report_writable(config.run.dir);
 
   // Before any connection, so a second run into a run.dir in use stops at once.
   std::unique_ptr<RunDirectory> run_directory;
@@ -68,8 +71,9 @@ int run_training(const Config& config) {
   options.timeout = timeout;
   options.memory_tracker = &tracker;
   if (env) options.bind_address = gloo_bind_address(*env);
-  std::unique_ptr<comm::Communicator> comm =
-      comm::create_cpu_communicator(store, rank, world_size, options);
+  // One communicator per lane, so the loss reduction never waits behind bulk traffic.
+  const comm::OwnedCommLanes lanes = comm::create_cpu_comm_lanes(store, rank, world_size, options);
+  comm::Communicator* comm = &lanes.lanes().control;
 
   TrainerOptions trainer_options;
   trainer_options.fault = fault_plan_from_env();
@@ -82,8 +86,8 @@ int run_training(const Config& config) {
       throw tracker.untracked_allocation_failed();
     }
   };
-  const std::unique_ptr<Trainer> trainer_owner =
-      explained([&] { return std::make_unique<Trainer>(config, *comm, tracker, trainer_options); });
+  const std::unique_ptr<Trainer> trainer_owner = explained(
+      [&] { return std::make_unique<Trainer>(config, lanes.lanes(), tracker, trainer_options); });
   Trainer& trainer = *trainer_owner;
   if (rank == 0) {
     std::printf("zerotrain: %s, %lld parameters, %d rank%s, zero.stage %lld, global batch %lld\n",
@@ -106,17 +110,19 @@ int run_training(const Config& config) {
     std::fflush(stdout);
   }
   const TrainResult result = explained([&] { return trainer.run(); });
+  const std::string memory_summary =
+      publish_memory_report(store, {rank, world_size, &config, trainer.model().parameter_count()},
+                            result.memory_after_first_step, tracker.snapshot(),
+                            std::filesystem::path(config.run.dir) / "memory.json", timeout);
   // Ranks leave together, so no rank tears down its comm while a peer still reads from it.
   comm->barrier()->wait();
   if (rendezvous) rendezvous->finish(timeout);
   if (rank == 0) {
-    const MemorySnapshot memory = tracker.snapshot();
     std::printf(
-        "zerotrain: done: loss %.4f -> %.4f after %lld steps; peak memory %s (at '%s'); "
-        "metrics in %s/metrics.jsonl\n",
+        "zerotrain: done: loss %.4f -> %.4f after %lld steps; peak memory %s; metrics in "
+        "%s/metrics.jsonl, memory in %s/memory.json\n",
         result.losses.front(), result.losses.back(), static_cast<long long>(result.losses.size()),
-        format_byte_size(memory.total_peak_bytes).c_str(), memory.total_peak_phase.c_str(),
-        config.run.dir.c_str());
+        memory_summary.c_str(), config.run.dir.c_str(), config.run.dir.c_str());
   }
   return 0;
 }

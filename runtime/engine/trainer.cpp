@@ -42,16 +42,22 @@ Config with_batch_sizes(const Config& config, const BatchSizes& sizes) {
 
 Trainer::Trainer(const Config& config, comm::Communicator& comm, MemoryTracker& tracker,
                  TrainerOptions options)
-    : batch_sizes_(resolve_batch_sizes(config, comm.world_size())),
+    : Trainer(config, comm::CommLanes::single(comm), tracker, std::move(options)) {}
+
+Trainer::Trainer(const Config& config, comm::CommLanes lanes, MemoryTracker& tracker,
+                 TrainerOptions options)
+    : batch_sizes_(resolve_batch_sizes(config, lanes.world_size())),
       config_(with_batch_sizes(config, batch_sizes_)),
-      comm_(comm),
+      lanes_(lanes),
+      comm_(lanes.control),
       tracker_(tracker),
       options_(options),
       model_(make_model(config)) {
   check_supported(config);
+  tracker_.set_phase("initialization");
   source_ = make_batch_source(config);
   optimizer_ = optim::make_optimizer(config.optimizer);
-  strategy_ = zero::make_zero_strategy({model_, config_, comm_, tracker_, *optimizer_});
+  strategy_ = zero::make_zero_strategy({model_, config_, lanes_, tracker_, *optimizer_});
   pass_ =
       std::make_unique<BlockPass>(model_, *strategy_, tracker_, config_.activation_checkpointing);
   loss_buffer_ = Tensor::zeros(Shape{2}, DType::kF32, tracker_, MemoryCategory::kCommBuffers);
@@ -120,6 +126,7 @@ TrainResult Trainer::run() {
     metrics.reduce_scatter_bytes = sent(comm::CollectiveKind::kReduceScatter);
     metrics.all_gather_bytes = sent(comm::CollectiveKind::kAllGather);
     counters_before = counters;
+    if (step == 1) result.memory_after_first_step = tracker_.snapshot();
     result.losses.push_back(loss);
     result.metrics.push_back(metrics);
     if (metrics_log) metrics_log->append(metrics);

@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "comm/comm_lanes.h"
 #include "comm/communicator.h"
 #include "core/config/batch_size.h"
 #include "core/config/config.h"
@@ -44,11 +45,17 @@ inline TrainerOptions quiet_trainer_options() {
 struct TrainResult {
   std::vector<double> losses;  // the global mean loss of every step
   std::vector<StepMetrics> metrics;
+  MemorySnapshot memory_after_first_step;  // the tracker at the end of step 1 (memory.json)
 };
 
 class Trainer {
  public:
   // Validates what this build can run (throws ConfigError), builds model, data and strategy.
+  // Each lane is its own ordered queue: the loss and norm reductions (control) never wait
+  // behind parameter all-gathers or gradient reductions.
+  Trainer(const Config& config, comm::CommLanes lanes, MemoryTracker& tracker,
+          TrainerOptions options = {});
+  // Every lane is `comm`: correct, but nothing overlaps across kinds of traffic.
   Trainer(const Config& config, comm::Communicator& comm, MemoryTracker& tracker,
           TrainerOptions options = {});
   ~Trainer();
@@ -69,7 +76,8 @@ class Trainer {
 
   const BatchSizes batch_sizes_;  // resolved once, before config_ copies them in
   const Config config_;           // as given, with the batch sizes resolved
-  comm::Communicator& comm_;
+  comm::CommLanes lanes_;
+  comm::Communicator& comm_;  // the control lane: loss reduction, rank and world size
   MemoryTracker& tracker_;
   TrainerOptions options_;
   nn::Model model_;

@@ -42,6 +42,9 @@ TEST(TrainThroughLauncher, TwoRanksTrainAndRankZeroWritesEveryStep) {
   EXPECT_NE(result.out.find("[rank 0] zerotrain: done: loss"), std::string::npos) << result.out;
   EXPECT_NE(result.out.find("2 ranks"), std::string::npos) << result.out;
   EXPECT_EQ(count_lines(dir / "run/metrics.jsonl"), 30);
+  // memory.json: a header line, one line per rank, the closing line.
+  EXPECT_EQ(count_lines(dir / "run/memory.json"), 4);
+  EXPECT_NE(result.out.find("/memory.json"), std::string::npos) << result.out;
 }
 
 TEST(TrainThroughLauncher, RankExitingWithStatus3AtStep2StopsTheJobNamingIt) {

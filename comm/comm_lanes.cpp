@@ -1,0 +1,47 @@
+// Lane counters and the creation of one communicator per lane.
+#include "comm/comm_lanes.h"
+
+#include <utility>
+
+namespace zt::comm {
+
+CommCounters CommLanes::counters() const {
+  CommCounters total;
+  const Communicator* seen[3] = {nullptr, nullptr, nullptr};
+  int count = 0;
+  for (const Communicator* lane : {&control, &parameters, &gradients}) {
+    bool repeated = false;
+    for (int i = 0; i < count; ++i) repeated = repeated || seen[i] == lane;
+    if (repeated) continue;
+    seen[count++] = lane;
+    const CommCounters lane_counters = lane->counters();
+    for (std::size_t k = 0; k < kCollectiveKindCount; ++k) {
+      total.bytes_sent[k] += lane_counters.bytes_sent[k];
+      total.ops[k] += lane_counters.ops[k];
+    }
+  }
+  return total;
+}
+
+OwnedCommLanes::OwnedCommLanes(std::unique_ptr<Communicator> control,
+                               std::unique_ptr<Communicator> parameters,
+                               std::unique_ptr<Communicator> gradients)
+    : control_(std::move(control)),
+      parameters_(std::move(parameters)),
+      gradients_(std::move(gradients)) {}
+
+OwnedCommLanes create_cpu_comm_lanes(Store& store, int rank, int world_size,
+                                     const CommOptions& options) {
+  const auto lane = [&](const char* name) {
+    CommOptions lane_options = options;
+    lane_options.group_name = options.group_name + "/" + name;
+    return create_cpu_communicator(store, rank, world_size, lane_options);
+  };
+  // Every rank connects the lanes in this order, so each rendezvous finds all its peers.
+  auto control = lane("control");
+  auto parameters = lane("parameters");
+  auto gradients = lane("gradients");
+  return OwnedCommLanes(std::move(control), std::move(parameters), std::move(gradients));
+}
+
+}  // namespace zt::comm

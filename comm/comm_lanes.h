@@ -1,0 +1,48 @@
+// CommLanes: the communicators a rank's training talks through, one ordered queue each, so
+// traffic of one kind never waits behind another's. `control` carries the small reductions
+// the loop waits on at once (loss, gradient norm), `parameters` the all-gathers of
+// parameters, `gradients` the reduce-scatters and all-reduces of gradients. The lanes may
+// all be one communicator (one queue, nothing overlaps across kinds) or each its own, with
+// its own connections and thread (see create_cpu_comm_lanes).
+#pragma once
+
+#include <memory>
+
+#include "comm/communicator.h"
+#include "comm/communicator_factory.h"
+#include "comm/store/store.h"
+
+namespace zt::comm {
+
+struct CommLanes {
+  Communicator& control;
+  Communicator& parameters;
+  Communicator& gradients;
+
+  // Every lane is `comm`.
+  static CommLanes single(Communicator& comm) { return {comm, comm, comm}; }
+  int rank() const { return control.rank(); }
+  int world_size() const { return control.world_size(); }
+  // Bytes sent and ops per kind, summed over the distinct communicators.
+  CommCounters counters() const;
+};
+
+// One communicator per lane, owned.
+class OwnedCommLanes {
+ public:
+  OwnedCommLanes(std::unique_ptr<Communicator> control, std::unique_ptr<Communicator> parameters,
+                 std::unique_ptr<Communicator> gradients);
+  CommLanes lanes() const { return {*control_, *parameters_, *gradients_}; }
+
+ private:
+  std::unique_ptr<Communicator> control_;
+  std::unique_ptr<Communicator> parameters_;
+  std::unique_ptr<Communicator> gradients_;
+};
+
+// Connects the three lanes of `rank` through `store`, as three groups named
+// "<options.group_name>/control", ".../parameters" and ".../gradients".
+OwnedCommLanes create_cpu_comm_lanes(Store& store, int rank, int world_size,
+                                     const CommOptions& options = {});
+
+}  // namespace zt::comm
