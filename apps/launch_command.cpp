@@ -32,8 +32,9 @@ options:
                         node 0's store listens on exactly this address
   --master-port P       the store's port (default 0 on node 0: pick a free one and print
                         it); required on the other nodes
-  --status-interval S   with several nodes, say every S seconds which ranks have not
-                        joined yet (default 5)
+  --status-interval S   say every S seconds what is awaited: ranks stopped (SIGSTOP, a
+                        debugger) and, on node 0 of several, ranks that have not joined
+                        (default 5)
 
 The other nodes need node 0's ZEROTRAIN_STORE_TOKEN: export the same value on every node,
 or copy the one node 0 prints.

@@ -177,7 +177,7 @@ int run_launcher(const LaunchOptions& options) {
                   options.status_interval, options.rendezvous_timeout);
   }
   RankSupervisor supervisor(std::move(ranks), relay, signals, options.grace_period,
-                            watch ? &*watch : nullptr);
+                            options.status_interval, watch ? &*watch : nullptr);
   return supervisor.run();
 }
 

@@ -24,9 +24,10 @@ struct LaunchOptions {
   // Lines of a failed rank's stderr repeated in the failure report.
   int stderr_tail_lines = 20;
   // Node 0 of several: how long every rank gets to join the rendezvous before the job is
-  // stopped naming the missing ones (the ranks' runtime.comm_timeout_s), and how often
-  // to say meanwhile which ranks are awaited.
+  // stopped naming the missing ones (the ranks' runtime.comm_timeout_s).
   std::chrono::milliseconds rendezvous_timeout{300000};
+  // How often to say what is awaited: ranks that have not joined (node 0 of several),
+  // ranks that are stopped (every node).
   std::chrono::milliseconds status_interval{5000};
 };
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <fstream>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -39,21 +40,37 @@ std::string ranks_phrase(int count) {
   return std::to_string(count) + (count == 1 ? " rank" : " ranks");
 }
 
+// Whether pid is in a stopped state (SIGSTOP or Ctrl-Z: 'T'; a debugger: 't'), from the
+// state field that follows the parenthesised command name in /proc/PID/stat.
+bool is_stopped(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  std::getline(in, stat);
+  const std::size_t paren = stat.rfind(')');
+  if (paren == std::string::npos || paren + 2 >= stat.size()) return false;
+  const char state = stat[paren + 2];
+  return state == 'T' || state == 't';
+}
+
 }  // namespace
 
 RankSupervisor::RankSupervisor(std::vector<SupervisedRank> ranks, OutputRelay& relay,
                                SignalPipe& signals, std::chrono::milliseconds grace_period,
-                               RendezvousWatch* watch)
+                               std::chrono::milliseconds status_interval, RendezvousWatch* watch)
     : ranks_(std::move(ranks)),
       relay_(relay),
       signals_(signals),
       grace_period_(grace_period),
+      status_interval_(std::max(status_interval, std::chrono::milliseconds(1))),
+      next_stopped_check_(Clock::now() + status_interval_),
+      reported_stopped_(ranks_.size(), false),
       watch_(watch) {}
 
 int RankSupervisor::run() {
   for (;;) {
     reap_exited();
     check_rendezvous();
+    check_stopped_ranks();
     if (running_count() == 0) {
       if (!drain_deadline_) drain_deadline_ = Clock::now() + kDrainTimeout;
       if (relay_.all_closed() || Clock::now() >= *drain_deadline_) break;
@@ -84,6 +101,26 @@ void RankSupervisor::check_rendezvous() {
   begin_shutdown(SIGTERM);
 }
 
+void RankSupervisor::check_stopped_ranks() {
+  const auto now = Clock::now();
+  if (shutting_down() || now < next_stopped_check_) return;
+  while (next_stopped_check_ <= now) next_stopped_check_ += status_interval_;
+  for (std::size_t i = 0; i < ranks_.size(); ++i) {
+    const SupervisedRank& r = ranks_[i];
+    if (!r.process.running()) continue;
+    const bool stopped = is_stopped(r.process.pid());
+    if (stopped == reported_stopped_[i]) continue;
+    reported_stopped_[i] = stopped;
+    const std::string who =
+        "rank " + std::to_string(r.rank) + " (pid " + std::to_string(r.process.pid()) + ")";
+    print_to_stderr(stopped ? "zerotrain launch: " + who +
+                                  " is stopped (SIGSTOP, Ctrl-Z or a debugger); its peers wait "
+                                  "for it until runtime.comm_timeout_s. `kill -CONT " +
+                                  std::to_string(r.process.pid()) + "` resumes it.\n"
+                            : "zerotrain launch: " + who + " runs again.\n");
+  }
+}
+
 void RankSupervisor::wait_for_events() {
   std::vector<pollfd> fds{pollfd{signals_.fd(), POLLIN, 0}};
   relay_.append_pollfds(fds);
@@ -100,8 +137,11 @@ int RankSupervisor::poll_timeout_ms() const {
   int timeout = kMaxPollMs;
   if (kill_deadline_ && !killed_) timeout = std::min(timeout, ms_until(*kill_deadline_));
   if (drain_deadline_) timeout = std::min(timeout, ms_until(*drain_deadline_));
-  if (watch_ != nullptr && !shutting_down()) {
-    if (const auto due = watch_->next_check()) timeout = std::min(timeout, ms_until(*due));
+  if (!shutting_down()) {
+    timeout = std::min(timeout, ms_until(next_stopped_check_));
+    if (watch_ != nullptr) {
+      if (const auto due = watch_->next_check()) timeout = std::min(timeout, ms_until(*due));
+    }
   }
   return timeout;
 }

@@ -1,7 +1,9 @@
 // RankSupervisor: the launcher's poll loop over its ranks. It relays their output, reaps
 // them, forwards the launcher's signals, and on the first failure stops the others
 // (SIGTERM, SIGKILL after the grace period) and reports which rank failed and how. On
-// node 0 of several it also runs the RendezvousWatch that names ranks that never joined.
+// node 0 of several it also runs the RendezvousWatch that names ranks that never joined;
+// every status interval it looks for ranks that are stopped (SIGSTOP, a debugger) and says
+// so, as their peers would otherwise wait on them in silence.
 #pragma once
 
 #include <chrono>
@@ -25,7 +27,8 @@ class RankSupervisor {
   // relay already holds the ranks' pipes; signals was installed before they were spawned;
   // watch (may be null) must outlive the supervisor.
   RankSupervisor(std::vector<SupervisedRank> ranks, OutputRelay& relay, SignalPipe& signals,
-                 std::chrono::milliseconds grace_period, RendezvousWatch* watch = nullptr);
+                 std::chrono::milliseconds grace_period, std::chrono::milliseconds status_interval,
+                 RendezvousWatch* watch = nullptr);
 
   // Returns once every rank is reaped and its output relayed: 0 when all exited 0,
   // 128 + signo when the launcher got signo, 2 when the first rank to fail exited 2 (a
@@ -45,6 +48,7 @@ class RankSupervisor {
   void handle_signals();
   void reap_exited();
   void check_rendezvous();
+  void check_stopped_ranks();
   bool shutting_down() const { return shutdown_signal_.has_value(); }
   void begin_shutdown(int signo);
   // SIGKILL to every rank still running; grace_expired says whether to explain why.
@@ -57,6 +61,9 @@ class RankSupervisor {
   OutputRelay& relay_;
   SignalPipe& signals_;
   std::chrono::milliseconds grace_period_;
+  std::chrono::milliseconds status_interval_;
+  Clock::time_point next_stopped_check_;
+  std::vector<bool> reported_stopped_;  // by index in ranks_: said to be stopped, not resumed
   RendezvousWatch* watch_;
   std::optional<std::string> rendezvous_failure_;  // the watch's message, when it timed out
   std::optional<Failure> first_failure_;
