@@ -31,7 +31,13 @@ changes. Values are checked once, when the file is loaded:
   not accepted for an integer, nor an integer for a boolean.
 - Values outside their range are errors that show the range:
   `configs/tiny.toml:14:6: optimizer.lr: expected a float > 0 and <= 10, got -0.1`.
-- The run writes the effective configuration, every key included, to its `run.dir`.
+- Strings are UTF-8, as TOML requires; a `--set` value that is not is refused.
+- Checks that involve more than one key or a file (batch sizes, the model's shape, a token
+  file's vocabulary) start their message where the key was set: `file:line:column`, or
+  `--set key=value` for an override.
+- The run writes the effective configuration, every key included, to `run.dir/config.toml`,
+  with `run.dir` and `data.path` made absolute so the file works as a config from any
+  directory.
 
 ## Sizes
 
