@@ -30,6 +30,14 @@ OwnedCommLanes::OwnedCommLanes(std::unique_ptr<Communicator> control,
       parameters_(std::move(parameters)),
       gradients_(std::move(gradients)) {}
 
+namespace {
+constexpr const char* kFirstLane = "control";
+}  // namespace
+
+std::string first_lane_group_name(const std::string& group_name) {
+  return group_name + "/" + kFirstLane;
+}
+
 OwnedCommLanes create_cpu_comm_lanes(Store& store, int rank, int world_size,
                                      const CommOptions& options) {
   const auto lane = [&](const char* name) {
@@ -38,7 +46,7 @@ OwnedCommLanes create_cpu_comm_lanes(Store& store, int rank, int world_size,
     return create_cpu_communicator(store, rank, world_size, lane_options);
   };
   // Every rank connects the lanes in this order, so each rendezvous finds all its peers.
-  auto control = lane("control");
+  auto control = lane(kFirstLane);
   auto parameters = lane("parameters");
   auto gradients = lane("gradients");
   return OwnedCommLanes(std::move(control), std::move(parameters), std::move(gradients));

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "comm/communicator.h"
 #include "comm/communicator_factory.h"
@@ -44,5 +45,9 @@ class OwnedCommLanes {
 // "<options.group_name>/control", ".../parameters" and ".../gradients".
 OwnedCommLanes create_cpu_comm_lanes(Store& store, int rank, int world_size,
                                      const CommOptions& options = {});
+
+// The group of the lane every rank connects first: whoever watches a rendezvous (the
+// launcher naming ranks that never join) watches this one.
+std::string first_lane_group_name(const std::string& group_name);
 
 }  // namespace zt::comm

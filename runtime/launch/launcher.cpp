@@ -12,6 +12,7 @@
 #include <string_view>
 #include <utility>
 
+#include "comm/comm_lanes.h"
 #include "comm/store/store_token.h"
 #include "comm/store/tcp_store_server.h"
 #include "core/error.h"
@@ -174,7 +175,8 @@ int run_launcher(const LaunchOptions& options) {
   std::optional<RendezvousWatch> watch;
   if (store.server && options.nnodes > 1) {
     watch.emplace(*store.server, options.nnodes * options.nproc_per_node, options.nproc_per_node,
-                  options.status_interval, options.rendezvous_timeout);
+                  options.status_interval, options.rendezvous_timeout,
+                  comm::first_lane_group_name("world"));
   }
   RankSupervisor supervisor(std::move(ranks), relay, signals, options.grace_period,
                             options.status_interval, watch ? &*watch : nullptr);

@@ -106,7 +106,7 @@ inline void expect_missing_node_reported(const Node& node0, int port) {
   const CommandResult result = alone.wait(60s);
   EXPECT_EQ(result.exit_code, 1) << result.err;
   EXPECT_NE(result.err.find("zerotrain launch: 1 s of 4 s: waiting for rank 1 (node 1) to join "
-                            "the rendezvous; ranks here wait for store key 'gloo/world/1'"),
+                            "the rendezvous; ranks here wait for store key 'gloo/world/control/1'"),
             std::string::npos)
       << result.err;
   EXPECT_NE(result.err.find("zerotrain launch: 3 s of 4 s: waiting for rank 1 (node 1)"),
