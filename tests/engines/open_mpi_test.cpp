@@ -36,7 +36,7 @@ TEST(OpenMpi, MpirunTwoRanksTrainToTheLossesOfLaunch) {
   const ProgramResult mpirun =
       run_program(mpirun_two_ranks(dir / "run"), dir.path(), "mpirun", kOpenMpiOnLoopback);
   ASSERT_EQ(mpirun.exit_code, 0) << mpirun.output();
-  EXPECT_NE(mpirun.err.find("ranks started by Open MPI, not `zerotrain launch`: rank 0 serves "
+  EXPECT_NE(mpirun.err.find("ranks started by Open MPI, not by zerotrain launch: rank 0 serves "
                             "the store at 127.0.0.1:"),
             std::string::npos)
       << mpirun.output();

@@ -60,7 +60,7 @@ TEST(Slurm, SrunTwoTasksTrainToTheLossesOfLaunch) {
   for (std::string& arg : tiny_train_command(dir / "run")) command.push_back(std::move(arg));
   const ProgramResult srun = run_program(command, dir.path(), "srun", cluster.env());
   ASSERT_EQ(srun.exit_code, 0) << srun.output();
-  EXPECT_NE(srun.err.find("ranks started by Slurm, not `zerotrain launch`: rank 0 serves the "
+  EXPECT_NE(srun.err.find("ranks started by Slurm, not by zerotrain launch: rank 0 serves the "
                           "store at 127.0.0.1:"),
             std::string::npos)
       << srun.output();
