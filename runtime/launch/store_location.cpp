@@ -182,7 +182,15 @@ class StoreLocator {
       return;
     }
     if (env_.world_size == 1) return;
-    if (launched || identity_.empty()) missing("MASTER_PORT", advice());
+    if (launched || engine_ == RankEngine::kTorchrunNames) missing("MASTER_PORT", advice());
+    if (identity_.empty()) {
+      missing("MASTER_PORT",
+              std::string("nor is ") +
+                  (engine_ == RankEngine::kSlurm ? "SLURM_JOB_ID"
+                                                 : "OMPI_MCA_ess_base_jobid or PMIX_NAMESPACE") +
+                  ", from which rank 0 would derive its store's port; export MASTER_PORT=<a "
+                  "free port> for every rank");
+    }
     env_.master_port = kDerivedPortBase + static_cast<int>(fnv1a(identity_) % kDerivedPortCount);
     env_.master_port_origin = engine_ == RankEngine::kSlurm
                                   ? "derived from SLURM_JOB_ID and SLURM_STEP_ID"

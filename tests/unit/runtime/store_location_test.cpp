@@ -198,9 +198,14 @@ TEST(StoreLocation, SlurmRankZeroElsewhereThanTheFirstHostIsRefused) {
   EXPECT_NE(message.find("MASTER_ADDR"), std::string::npos) << message;
 }
 
-TEST(StoreLocation, SlurmWithoutJobIdNeedsMasterPort) {
-  const std::string message = usage_error(without(slurm_one_host(0), "SLURM_JOB_ID"));
+TEST(StoreLocation, WithoutAJobIdMasterPortIsNeededNamingTheMissingId) {
+  std::string message = usage_error(without(slurm_one_host(0), "SLURM_JOB_ID"));
   EXPECT_NE(message.find("MASTER_PORT is not set"), std::string::npos) << message;
+  EXPECT_NE(message.find("nor is SLURM_JOB_ID"), std::string::npos) << message;
+  message = usage_error(
+      without(without(open_mpi_one_host(0), "OMPI_MCA_ess_base_jobid"), "PMIX_NAMESPACE"));
+  EXPECT_NE(message.find("MASTER_PORT is not set"), std::string::npos) << message;
+  EXPECT_NE(message.find("PMIX_NAMESPACE"), std::string::npos) << message;
 }
 
 TEST(StoreLocation, OpenMpiOnOneHostDerivesFromItsJobId) {
