@@ -98,7 +98,10 @@ class StoreLocator {
       : lookup_(lookup), engine_(engine), env_(env) {}
 
   void locate() {
-    const bool launched = lookup_(kLauncherHostsStoreEnvVar).value_or("") == "1";
+    // The launcher sets RANK and the rest with its marker; a marker beside Slurm's or Open
+    // MPI's variables alone was inherited from elsewhere and means nothing.
+    const bool launched = engine_ == RankEngine::kTorchrunNames &&
+                          lookup_(kLauncherHostsStoreEnvVar).value_or("") == "1";
     env_.store_host = launched ? StoreHost::kLauncher : StoreHost::kRankZero;
     if (engine_ == RankEngine::kTorchrunNames && !launched) {
       for (const char* variable : kTorchElasticVars) {

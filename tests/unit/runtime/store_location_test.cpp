@@ -94,6 +94,11 @@ TEST(StoreLocation, TheLaunchersMarkerMeansTheLauncherServesTheStore) {
   EXPECT_EQ(env.store_token, "abc");
 }
 
+TEST(StoreLocation, AMarkerBesideSlurmsVariablesAloneIsIgnored) {
+  const RankEnv env = read(with(slurm_one_host(0), {{"ZEROTRAIN_LAUNCHER_HOSTS_STORE", "1"}}));
+  EXPECT_EQ(env.store_host, StoreHost::kRankZero);
+}
+
 TEST(StoreLocation, TorchrunNamesWithoutLauncherMeanRankZeroServesAtMasterAddr) {
   const RankEnv env = read(with(kTorchrunNames, {{"ZEROTRAIN_STORE_TOKEN", "abc"}}));
   EXPECT_EQ(env.store_host, StoreHost::kRankZero);
