@@ -71,5 +71,17 @@ TEST(OpenMpi, AStoreOtherHostsCanReachWithoutTokenStopsAtOnceNamingTheVariable) 
   EXPECT_FALSE(std::filesystem::exists(dir / "run/metrics.jsonl"));
 }
 
+TEST(OpenMpi, RankZeroKilledMidRunEndsTheJobPromptly) {
+  // Rank 0 serves the store and is gone with it: rank 1 must not wait out its timeouts.
+  TempDir dir;
+  EnvChanges env = kOpenMpiOnLoopback;
+  env.push_back({"ZEROTRAIN_FAULT", "rank=0,step=3,signal=9"});
+  std::vector<std::string> command = mpirun_two_ranks(dir / "run");
+  command.insert(command.end(), {"--set", "train.steps=100000"});
+  const ProgramResult mpirun = run_program(command, dir.path(), "mpirun", env);
+  EXPECT_NE(mpirun.exit_code, 0) << mpirun.output();
+  EXPECT_LT(mpirun.seconds, 20.0) << mpirun.output();
+}
+
 }  // namespace
 }  // namespace zt::testing

@@ -69,5 +69,22 @@ TEST(Slurm, SrunTwoTasksTrainToTheLossesOfLaunch) {
   EXPECT_EQ(step_numbers(dir / "run/metrics.jsonl"), losses_under_launch(dir.path()));
 }
 
+TEST(Slurm, RankZeroKilledMidRunEndsTheStepPromptly) {
+  // srun waits for every task, so its exit means rank 1 also left: by itself, promptly,
+  // once rank 0 (and the store it served) was gone.
+  TempDir dir;
+  SlurmCluster cluster(dir.path());
+  ASSERT_TRUE(cluster.started()) << "the one-host Slurm cluster did not start:\n"
+                                 << cluster.reason();
+  std::vector<std::string> command = {"srun", "-n", "2"};
+  for (std::string& arg : tiny_train_command(dir / "run")) command.push_back(std::move(arg));
+  command.insert(command.end(), {"--set", "train.steps=100000"});
+  EnvChanges env = cluster.env();
+  env.push_back({"ZEROTRAIN_FAULT", "rank=0,step=3,signal=9"});
+  const ProgramResult srun = run_program(command, dir.path(), "srun", env);
+  EXPECT_NE(srun.exit_code, 0) << srun.output();
+  EXPECT_LT(srun.seconds, 20.0) << srun.output();
+}
+
 }  // namespace
 }  // namespace zt::testing
