@@ -3,6 +3,7 @@
 // Slurm allows, and the run trains to the same losses as under the launcher.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -84,6 +85,30 @@ TEST(Slurm, RankZeroKilledMidRunEndsTheStepPromptly) {
   const ProgramResult srun = run_program(command, dir.path(), "srun", env);
   EXPECT_NE(srun.exit_code, 0) << srun.output();
   EXPECT_LT(srun.seconds, 20.0) << srun.output();
+}
+
+TEST(Slurm, TrainingInTheBatchScriptItselfIsRefusedSayingToUseSrun) {
+  TempDir dir;
+  SlurmCluster cluster(dir.path());
+  ASSERT_TRUE(cluster.started()) << "the one-host Slurm cluster did not start:\n"
+                                 << cluster.reason();
+  std::string train;
+  for (const std::string& arg : tiny_train_command(dir / "run")) train += "'" + arg + "' ";
+  const std::filesystem::path script = dir / "job.sh";
+  std::ofstream(script) << "#!/bin/sh\n" << train << "\necho \"train exited $?\"\n";
+  const std::string log = (dir / "job.out").string();
+  // sbatch --wait polls every few seconds; squeue every 0.1 s ends the wait sooner (<= 60 s).
+  const std::string submit_and_wait =
+      "id=$(sbatch --parsable -n 2 -o " + log + " " + script.string() +
+      ") || exit 1; for i in $(seq 600); do [ -z \"$(squeue -h -j $id)\" ] && exit 0; "
+      "sleep 0.1; done; echo \"job $id still queued after 60 s\" >&2; exit 1";
+  const ProgramResult sbatch =
+      run_program({"/bin/sh", "-c", submit_and_wait}, dir.path(), "sbatch", cluster.env());
+  ASSERT_EQ(sbatch.exit_code, 0) << sbatch.output();
+  const std::string job_output = read_text(log);
+  EXPECT_NE(job_output.find("this is Slurm's batch script"), std::string::npos) << job_output;
+  EXPECT_NE(job_output.find("srun zerotrain train"), std::string::npos) << job_output;
+  EXPECT_NE(job_output.find("train exited 2"), std::string::npos) << job_output;
 }
 
 }  // namespace
