@@ -23,14 +23,10 @@
 namespace zt::engine {
 namespace {
 
-bool is_loopback(const std::string& address) {
-  return address == "localhost" || address.rfind("127.", 0) == 0 || address == "::1";
-}
-
 // The address peers reach this rank's Gloo device at: loopback for a one-node run,
 // otherwise this host's name.
 std::string gloo_bind_address(const launch::RankEnv& env) {
-  if (is_loopback(env.master_addr)) return "127.0.0.1";
+  if (launch::is_loopback_address(env.master_addr)) return "127.0.0.1";
   char host[256] = {};
   if (gethostname(host, sizeof(host) - 1) != 0) return "127.0.0.1";
   return host;

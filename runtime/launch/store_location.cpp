@@ -55,10 +55,6 @@ bool is_numeric_address(const std::string& address) {
          ::inet_pton(AF_INET6, address.c_str(), bytes) == 1;
 }
 
-bool is_loopback(const std::string& address) {
-  return address == "localhost" || address.rfind("127.", 0) == 0 || address == "::1";
-}
-
 std::uint64_t fnv1a(const std::string& text) {
   std::uint64_t hash = 14695981039346656037ull;
   for (const char c : text) {
@@ -218,7 +214,7 @@ class StoreLocator {
     const std::string token = lookup_(comm::kStoreTokenEnvVar).value_or("");
     if (!token.empty()) {
       env_.store_token = token;
-    } else if (env_.world_size == 1 || is_loopback(env_.store_bind_address)) {
+    } else if (env_.world_size == 1 || is_loopback_address(env_.store_bind_address)) {
       env_.store_token = identity_;
     } else {
       throw UsageError(std::string(comm::kStoreTokenEnvVar) +
@@ -240,6 +236,10 @@ class StoreLocator {
 };
 
 }  // namespace
+
+bool is_loopback_address(const std::string& address) {
+  return address == "localhost" || address.rfind("127.", 0) == 0 || address == "::1";
+}
 
 std::string describe_store_location(const RankEnv& env) {
   return env.master_addr + ":" + std::to_string(env.master_port) +

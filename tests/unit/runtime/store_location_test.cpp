@@ -234,6 +234,15 @@ TEST(StoreLocation, OpenMpiOnSeveralHostsNeedsMasterAddrSayingHowToPassIt) {
   EXPECT_NE(message.find("mpirun -x MASTER_ADDR"), std::string::npos) << message;
 }
 
+TEST(StoreLocation, LoopbackAddressesAreRecognisedAndOthersAreNot) {
+  for (const char* address : {"localhost", "127.0.0.1", "127.1.2.3", "::1"}) {
+    EXPECT_TRUE(is_loopback_address(address)) << address;
+  }
+  for (const char* address : {"0.0.0.0", "10.0.0.1", "node127", "::", "vm"}) {
+    EXPECT_FALSE(is_loopback_address(address)) << address;
+  }
+}
+
 TEST(StoreLocation, DescribeNamesAddressPortAndWhereEachCameFrom) {
   const std::string text = describe_store_location(read(slurm_two_hosts(1)));
   EXPECT_EQ(text.rfind("node3:", 0), 0u) << text;
