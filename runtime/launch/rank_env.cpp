@@ -101,6 +101,20 @@ void check_consistent(const RankEnv& env, const VariableNames& names) {
                                                     std::to_string(env.world_size));
 }
 
+// Note [Slurm's batch step]
+// A batch script (and an salloc shell) sees SLURM_PROCID=0 and the job's SLURM_NTASKS, but
+// it is one process, not the tasks: only srun starts those, and each of them has a
+// SLURM_STEP_ID. Taken at its word, the script would wait for ranks nobody starts.
+void refuse_slurm_batch_step(const EnvLookup& lookup, const RankEnv& env) {
+  if (env.world_size == 1 || lookup("SLURM_STEP_ID") || lookup("SLURM_STEPID")) return;
+  throw UsageError(
+      "SLURM_PROCID is set but SLURM_STEP_ID is not: this is Slurm's batch script "
+      "(or an salloc shell) for a job of SLURM_NTASKS=" +
+      std::to_string(env.world_size) +
+      " tasks, not one of them. Start the ranks with srun: "
+      "srun zerotrain train CONFIG ...");
+}
+
 RankEnv read_with(const EnvLookup& lookup, const VariableNames& names) {
   RankEnv env;
   env.source = names.source;
@@ -111,6 +125,7 @@ RankEnv read_with(const EnvLookup& lookup, const VariableNames& names) {
                              ? require_int(lookup, names.local_world_size, names.source, 1)
                              : slurm_local_world_size(lookup);
   check_consistent(env, names);
+  if (names.engine == RankEngine::kSlurm) refuse_slurm_batch_step(lookup, env);
   locate_store(lookup, names.engine, env);
   return env;
 }

@@ -64,6 +64,9 @@ std::optional<RankEnv> read_rank_env(const EnvLookup& lookup);
 // messages about the store.
 std::string describe_store_location(const RankEnv& env);
 
+// Whether a host name or address is this host's loopback ("localhost", 127.x.y.z, "::1").
+bool is_loopback_address(const std::string& address);
+
 // read_rank_env over the process environment.
 std::optional<RankEnv> read_rank_env();
 

@@ -35,10 +35,12 @@ RendezvousStore::RendezvousStore(const RankEnv& env, std::chrono::milliseconds t
   std::string connect_to = env.master_addr;
   if (serves) {
     server_ = serve_store(env);
+    const std::string started_by =
+        env.source == "torchrun" ? "with RANK and WORLD_SIZE set" : "by " + env.source;
     std::fprintf(stderr,
-                 "zerotrain: ranks started by %s, not `zerotrain launch`: rank 0 serves the "
+                 "zerotrain: ranks started %s, not by zerotrain launch: rank 0 serves the "
                  "store at %s, listening on %s\n",
-                 env.source.c_str(), describe_store_location(env).c_str(),
+                 started_by.c_str(), describe_store_location(env).c_str(),
                  env.store_bind_address.c_str());
     // Rank 0 connects over TCP too, so every rank's store behaves the same.
     connect_to = env.store_bind_address == "0.0.0.0" ? "127.0.0.1" : env.store_bind_address;

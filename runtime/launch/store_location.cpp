@@ -55,10 +55,6 @@ bool is_numeric_address(const std::string& address) {
          ::inet_pton(AF_INET6, address.c_str(), bytes) == 1;
 }
 
-bool is_loopback(const std::string& address) {
-  return address == "localhost" || address.rfind("127.", 0) == 0 || address == "::1";
-}
-
 std::uint64_t fnv1a(const std::string& text) {
   std::uint64_t hash = 14695981039346656037ull;
   for (const char c : text) {
@@ -98,7 +94,10 @@ class StoreLocator {
       : lookup_(lookup), engine_(engine), env_(env) {}
 
   void locate() {
-    const bool launched = lookup_(kLauncherHostsStoreEnvVar).value_or("") == "1";
+    // The launcher sets RANK and the rest with its marker; a marker beside Slurm's or Open
+    // MPI's variables alone was inherited from elsewhere and means nothing.
+    const bool launched = engine_ == RankEngine::kTorchrunNames &&
+                          lookup_(kLauncherHostsStoreEnvVar).value_or("") == "1";
     env_.store_host = launched ? StoreHost::kLauncher : StoreHost::kRankZero;
     if (engine_ == RankEngine::kTorchrunNames && !launched) {
       for (const char* variable : kTorchElasticVars) {
@@ -182,7 +181,15 @@ class StoreLocator {
       return;
     }
     if (env_.world_size == 1) return;
-    if (launched || identity_.empty()) missing("MASTER_PORT", advice());
+    if (launched || engine_ == RankEngine::kTorchrunNames) missing("MASTER_PORT", advice());
+    if (identity_.empty()) {
+      missing("MASTER_PORT",
+              std::string("nor is ") +
+                  (engine_ == RankEngine::kSlurm ? "SLURM_JOB_ID"
+                                                 : "OMPI_MCA_ess_base_jobid or PMIX_NAMESPACE") +
+                  ", from which rank 0 would derive its store's port; export MASTER_PORT=<a "
+                  "free port> for every rank");
+    }
     env_.master_port = kDerivedPortBase + static_cast<int>(fnv1a(identity_) % kDerivedPortCount);
     env_.master_port_origin = engine_ == RankEngine::kSlurm
                                   ? "derived from SLURM_JOB_ID and SLURM_STEP_ID"
@@ -207,7 +214,7 @@ class StoreLocator {
     const std::string token = lookup_(comm::kStoreTokenEnvVar).value_or("");
     if (!token.empty()) {
       env_.store_token = token;
-    } else if (env_.world_size == 1 || is_loopback(env_.store_bind_address)) {
+    } else if (env_.world_size == 1 || is_loopback_address(env_.store_bind_address)) {
       env_.store_token = identity_;
     } else {
       throw UsageError(std::string(comm::kStoreTokenEnvVar) +
@@ -229,6 +236,10 @@ class StoreLocator {
 };
 
 }  // namespace
+
+bool is_loopback_address(const std::string& address) {
+  return address == "localhost" || address.rfind("127.", 0) == 0 || address == "::1";
+}
 
 std::string describe_store_location(const RankEnv& env) {
   return env.master_addr + ":" + std::to_string(env.master_port) +

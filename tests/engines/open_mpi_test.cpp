@@ -36,7 +36,7 @@ TEST(OpenMpi, MpirunTwoRanksTrainToTheLossesOfLaunch) {
   const ProgramResult mpirun =
       run_program(mpirun_two_ranks(dir / "run"), dir.path(), "mpirun", kOpenMpiOnLoopback);
   ASSERT_EQ(mpirun.exit_code, 0) << mpirun.output();
-  EXPECT_NE(mpirun.err.find("ranks started by Open MPI, not `zerotrain launch`: rank 0 serves "
+  EXPECT_NE(mpirun.err.find("ranks started by Open MPI, not by zerotrain launch: rank 0 serves "
                             "the store at 127.0.0.1:"),
             std::string::npos)
       << mpirun.output();
@@ -69,6 +69,18 @@ TEST(OpenMpi, AStoreOtherHostsCanReachWithoutTokenStopsAtOnceNamingTheVariable) 
   EXPECT_NE(mpirun.err.find("ZEROTRAIN_STORE_TOKEN is not set"), std::string::npos)
       << mpirun.output();
   EXPECT_FALSE(std::filesystem::exists(dir / "run/metrics.jsonl"));
+}
+
+TEST(OpenMpi, RankZeroKilledMidRunEndsTheJobPromptly) {
+  // Rank 0 serves the store and is gone with it: rank 1 must not wait out its timeouts.
+  TempDir dir;
+  EnvChanges env = kOpenMpiOnLoopback;
+  env.push_back({"ZEROTRAIN_FAULT", "rank=0,step=3,signal=9"});
+  std::vector<std::string> command = mpirun_two_ranks(dir / "run");
+  command.insert(command.end(), {"--set", "train.steps=100000"});
+  const ProgramResult mpirun = run_program(command, dir.path(), "mpirun", env);
+  EXPECT_NE(mpirun.exit_code, 0) << mpirun.output();
+  EXPECT_LT(mpirun.seconds, 20.0) << mpirun.output();
 }
 
 }  // namespace

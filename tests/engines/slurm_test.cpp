@@ -3,6 +3,7 @@
 // Slurm allows, and the run trains to the same losses as under the launcher.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -60,13 +61,54 @@ TEST(Slurm, SrunTwoTasksTrainToTheLossesOfLaunch) {
   for (std::string& arg : tiny_train_command(dir / "run")) command.push_back(std::move(arg));
   const ProgramResult srun = run_program(command, dir.path(), "srun", cluster.env());
   ASSERT_EQ(srun.exit_code, 0) << srun.output();
-  EXPECT_NE(srun.err.find("ranks started by Slurm, not `zerotrain launch`: rank 0 serves the "
+  EXPECT_NE(srun.err.find("ranks started by Slurm, not by zerotrain launch: rank 0 serves the "
                           "store at 127.0.0.1:"),
             std::string::npos)
       << srun.output();
   EXPECT_NE(srun.err.find("derived from SLURM_JOB_ID"), std::string::npos) << srun.output();
   EXPECT_NE(srun.out.find("2 ranks"), std::string::npos) << srun.output();
   EXPECT_EQ(step_numbers(dir / "run/metrics.jsonl"), losses_under_launch(dir.path()));
+}
+
+TEST(Slurm, RankZeroKilledMidRunEndsTheStepPromptly) {
+  // srun waits for every task, so its exit means rank 1 also left: by itself, promptly,
+  // once rank 0 (and the store it served) was gone.
+  TempDir dir;
+  SlurmCluster cluster(dir.path());
+  ASSERT_TRUE(cluster.started()) << "the one-host Slurm cluster did not start:\n"
+                                 << cluster.reason();
+  std::vector<std::string> command = {"srun", "-n", "2"};
+  for (std::string& arg : tiny_train_command(dir / "run")) command.push_back(std::move(arg));
+  command.insert(command.end(), {"--set", "train.steps=100000"});
+  EnvChanges env = cluster.env();
+  env.push_back({"ZEROTRAIN_FAULT", "rank=0,step=3,signal=9"});
+  const ProgramResult srun = run_program(command, dir.path(), "srun", env);
+  EXPECT_NE(srun.exit_code, 0) << srun.output();
+  EXPECT_LT(srun.seconds, 20.0) << srun.output();
+}
+
+TEST(Slurm, TrainingInTheBatchScriptItselfIsRefusedSayingToUseSrun) {
+  TempDir dir;
+  SlurmCluster cluster(dir.path());
+  ASSERT_TRUE(cluster.started()) << "the one-host Slurm cluster did not start:\n"
+                                 << cluster.reason();
+  std::string train;
+  for (const std::string& arg : tiny_train_command(dir / "run")) train += "'" + arg + "' ";
+  const std::filesystem::path script = dir / "job.sh";
+  std::ofstream(script) << "#!/bin/sh\n" << train << "\necho \"train exited $?\"\n";
+  const std::string log = (dir / "job.out").string();
+  // sbatch --wait polls every few seconds; squeue every 0.1 s ends the wait sooner (<= 60 s).
+  const std::string submit_and_wait =
+      "id=$(sbatch --parsable -n 2 -o " + log + " " + script.string() +
+      ") || exit 1; for i in $(seq 600); do [ -z \"$(squeue -h -j $id)\" ] && exit 0; "
+      "sleep 0.1; done; echo \"job $id still queued after 60 s\" >&2; exit 1";
+  const ProgramResult sbatch =
+      run_program({"/bin/sh", "-c", submit_and_wait}, dir.path(), "sbatch", cluster.env());
+  ASSERT_EQ(sbatch.exit_code, 0) << sbatch.output();
+  const std::string job_output = read_text(log);
+  EXPECT_NE(job_output.find("this is Slurm's batch script"), std::string::npos) << job_output;
+  EXPECT_NE(job_output.find("srun zerotrain train"), std::string::npos) << job_output;
+  EXPECT_NE(job_output.find("train exited 2"), std::string::npos) << job_output;
 }
 
 }  // namespace

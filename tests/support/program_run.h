@@ -16,7 +16,6 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
-#include <regex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -119,20 +118,24 @@ inline int free_tcp_port() {
   return port;
 }
 
+// The text after `"key": ` in one line of metrics.jsonl, up to the next comma or brace.
+inline std::string json_field(const std::string& line, const std::string& key) {
+  const std::string quoted_key = "\"" + key + "\": ";
+  const std::size_t start = line.find(quoted_key);
+  if (start == std::string::npos) return "(no " + key + ")";
+  const std::size_t value = start + quoted_key.size();
+  return line.substr(value, line.find_first_of(",}", value) - value);
+}
+
 // Per step, the numbers that must agree between runs of one config: loss, lr and
 // grad_norm as metrics.jsonl prints them (enough digits to round-trip a float, so equal
 // text means equal bits).
 inline std::vector<std::string> step_numbers(const std::filesystem::path& metrics) {
-  static const std::regex kNumbers(R"("loss": ([^,]+), "lr": ([^,]+), "grad_norm": ([^,]+))");
   std::vector<std::string> steps;
   std::ifstream in(metrics);
   for (std::string line; std::getline(in, line);) {
-    std::smatch match;
-    if (std::regex_search(line, match, kNumbers)) {
-      steps.push_back(match[1].str() + " " + match[2].str() + " " + match[3].str());
-    } else {
-      steps.push_back("unparsed: " + line);
-    }
+    steps.push_back(json_field(line, "loss") + " " + json_field(line, "lr") + " " +
+                    json_field(line, "grad_norm"));
   }
   return steps;
 }

@@ -104,17 +104,34 @@ CONF
   fi
 }
 
-# Sends SIGTERM to the pid in $1, then SIGKILL after 5 s; a missing file is a daemon that
-# never started.
-stop_daemon() {
-  local pid_file=$1 pid
-  [[ -f $pid_file ]] || return 0
-  pid=$(cat "$pid_file")
-  [[ $pid =~ ^[0-9]+$ ]] || return 0
-  kill -TERM "$pid" 2>/dev/null || return 0
-  if ! wait_for 50 sh -c "! kill -0 $pid"; then
-    echo "slurm_cluster: pid $pid ($pid_file) ignored SIGTERM for 5 s; killing it" >&2
-    kill -KILL "$pid" 2>/dev/null || true
+# Whether none of the given pids runs any more.
+all_gone() {
+  local pid
+  for pid in "$@"; do
+    if kill -0 "$pid" 2>/dev/null; then return 1; fi
+  done
+  return 0
+}
+
+# Sends SIGTERM to the pids in the given pid files at once (slurmctld takes seconds to
+# shut down; in parallel the others do not add theirs), then SIGKILL to any left after
+# 5 s. A missing file is a daemon that never started.
+stop_daemons() {
+  local pids=() pid_file pid
+  for pid_file in "$@"; do
+    [[ -f $pid_file ]] || continue
+    pid=$(cat "$pid_file")
+    [[ $pid =~ ^[0-9]+$ ]] || continue
+    kill -TERM "$pid" 2>/dev/null && pids+=("$pid")
+  done
+  ((${#pids[@]} > 0)) || return 0
+  if ! wait_for 50 all_gone "${pids[@]}"; then
+    for pid in "${pids[@]}"; do
+      if kill -0 "$pid" 2>/dev/null; then
+        echo "slurm_cluster: pid $pid ignored SIGTERM for 5 s; killing it" >&2
+        kill -KILL "$pid" 2>/dev/null || true
+      fi
+    done
   fi
 }
 
@@ -127,9 +144,7 @@ stop() {
     wait_for 50 sh -c '[ -z "$(squeue -h -o %i 2>/dev/null)" ]' ||
       echo "slurm_cluster: jobs still listed 5 s after scancel: $(squeue -h 2>&1)" >&2
   fi
-  stop_daemon "$dir/slurmd.pid"
-  stop_daemon "$dir/slurmctld.pid"
-  stop_daemon "$dir/munge/munged.pid"
+  stop_daemons "$dir/slurmd.pid" "$dir/slurmctld.pid" "$dir/munge/munged.pid"
 }
 
 case "${1:-}" in

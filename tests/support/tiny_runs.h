@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -36,6 +37,11 @@ inline std::vector<std::string> losses_under_launch(const std::filesystem::path&
   EXPECT_EQ(launch.exit_code, 0) << launch.output();
   std::vector<std::string> steps = step_numbers(dir / "launch-run/metrics.jsonl");
   EXPECT_EQ(steps.size(), static_cast<std::size_t>(kEngineTestSteps)) << launch.output();
+  for (const std::string& step : steps) {
+    // "3.4793539 0.000199999995 4.22173521": three numbers, or the comparison means nothing.
+    EXPECT_EQ(step.find("(no "), std::string::npos) << step;
+    EXPECT_GT(std::atof(step.c_str()), 0.0) << step;
+  }
   return steps;
 }
 

@@ -89,9 +89,13 @@ TEST(RankEnv, ReadsOpenMpisVariablesBeforeAnInheritedSlurmProcid) {
 }
 
 TEST(RankEnv, ReadsSlurmsVariablesWithTheFirstTasksPerNodeCount) {
-  Env env{{"SLURM_PROCID", "6"},         {"SLURM_LOCALID", "2"},
-          {"SLURM_NTASKS", "7"},         {"SLURM_TASKS_PER_NODE", "4(x1),3"},
-          {"MASTER_ADDR", "n1"},         {"MASTER_PORT", "29400"},
+  Env env{{"SLURM_STEP_ID", "0"},
+          {"SLURM_PROCID", "6"},
+          {"SLURM_LOCALID", "2"},
+          {"SLURM_NTASKS", "7"},
+          {"SLURM_TASKS_PER_NODE", "4(x1),3"},
+          {"MASTER_ADDR", "n1"},
+          {"MASTER_PORT", "29400"},
           {"ZEROTRAIN_STORE_TOKEN", "t"}};
   std::optional<RankEnv> rank = read(env);
   ASSERT_TRUE(rank.has_value());
@@ -106,6 +110,7 @@ TEST(RankEnv, ReadsSlurmsVariablesWithTheFirstTasksPerNodeCount) {
 
 TEST(RankEnv, SlurmOnSeveralHostsWithoutMasterAddrOrNodelistNamesTheVariables) {
   const Env env{{"SLURM_PROCID", "0"},
+                {"SLURM_STEP_ID", "0"},
                 {"SLURM_LOCALID", "0"},
                 {"SLURM_NTASKS", "4"},
                 {"SLURM_TASKS_PER_NODE", "2(x2)"},
@@ -168,6 +173,26 @@ TEST(RankEnv, PartialTorchrunVariablesNameTheMissingOne) {
   env.erase("LOCAL_WORLD_SIZE");
   const std::string message = usage_error(env);
   EXPECT_NE(message.find("LOCAL_WORLD_SIZE is not set"), std::string::npos) << message;
+}
+
+TEST(RankEnv, SlurmsBatchScriptIsNotTakenForRankZeroOfTheJob) {
+  Env env{{"SLURM_PROCID", "0"},
+          {"SLURM_LOCALID", "0"},
+          {"SLURM_NTASKS", "2"},
+          {"SLURM_TASKS_PER_NODE", "2"},
+          {"SLURM_JOB_ID", "7"}};
+  const std::string message = usage_error(env);
+  EXPECT_NE(message.find("Slurm's batch script"), std::string::npos) << message;
+  EXPECT_NE(message.find("srun zerotrain train"), std::string::npos) << message;
+  // A task of srun has a step id; a job of one task may train in its batch script.
+  env["SLURM_STEP_ID"] = "0";
+  EXPECT_EQ(read(env)->world_size, 2);
+  EXPECT_EQ(read({{"SLURM_PROCID", "0"},
+                  {"SLURM_LOCALID", "0"},
+                  {"SLURM_NTASKS", "1"},
+                  {"SLURM_TASKS_PER_NODE", "1"}})
+                ->world_size,
+            1);
 }
 
 TEST(RankEnv, MalformedSlurmTasksPerNodeIsNamed) {

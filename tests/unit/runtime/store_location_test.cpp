@@ -94,6 +94,11 @@ TEST(StoreLocation, TheLaunchersMarkerMeansTheLauncherServesTheStore) {
   EXPECT_EQ(env.store_token, "abc");
 }
 
+TEST(StoreLocation, AMarkerBesideSlurmsVariablesAloneIsIgnored) {
+  const RankEnv env = read(with(slurm_one_host(0), {{"ZEROTRAIN_LAUNCHER_HOSTS_STORE", "1"}}));
+  EXPECT_EQ(env.store_host, StoreHost::kRankZero);
+}
+
 TEST(StoreLocation, TorchrunNamesWithoutLauncherMeanRankZeroServesAtMasterAddr) {
   const RankEnv env = read(with(kTorchrunNames, {{"ZEROTRAIN_STORE_TOKEN", "abc"}}));
   EXPECT_EQ(env.store_host, StoreHost::kRankZero);
@@ -198,9 +203,14 @@ TEST(StoreLocation, SlurmRankZeroElsewhereThanTheFirstHostIsRefused) {
   EXPECT_NE(message.find("MASTER_ADDR"), std::string::npos) << message;
 }
 
-TEST(StoreLocation, SlurmWithoutJobIdNeedsMasterPort) {
-  const std::string message = usage_error(without(slurm_one_host(0), "SLURM_JOB_ID"));
+TEST(StoreLocation, WithoutAJobIdMasterPortIsNeededNamingTheMissingId) {
+  std::string message = usage_error(without(slurm_one_host(0), "SLURM_JOB_ID"));
   EXPECT_NE(message.find("MASTER_PORT is not set"), std::string::npos) << message;
+  EXPECT_NE(message.find("nor is SLURM_JOB_ID"), std::string::npos) << message;
+  message = usage_error(
+      without(without(open_mpi_one_host(0), "OMPI_MCA_ess_base_jobid"), "PMIX_NAMESPACE"));
+  EXPECT_NE(message.find("MASTER_PORT is not set"), std::string::npos) << message;
+  EXPECT_NE(message.find("PMIX_NAMESPACE"), std::string::npos) << message;
 }
 
 TEST(StoreLocation, OpenMpiOnOneHostDerivesFromItsJobId) {
@@ -222,6 +232,15 @@ TEST(StoreLocation, OpenMpiOnSeveralHostsNeedsMasterAddrSayingHowToPassIt) {
       usage_error(with(open_mpi_one_host(0), {{"OMPI_COMM_WORLD_LOCAL_SIZE", "1"}}));
   EXPECT_NE(message.find("MASTER_ADDR is not set"), std::string::npos) << message;
   EXPECT_NE(message.find("mpirun -x MASTER_ADDR"), std::string::npos) << message;
+}
+
+TEST(StoreLocation, LoopbackAddressesAreRecognisedAndOthersAreNot) {
+  for (const char* address : {"localhost", "127.0.0.1", "127.1.2.3", "::1"}) {
+    EXPECT_TRUE(is_loopback_address(address)) << address;
+  }
+  for (const char* address : {"0.0.0.0", "10.0.0.1", "node127", "::", "vm"}) {
+    EXPECT_FALSE(is_loopback_address(address)) << address;
+  }
 }
 
 TEST(StoreLocation, DescribeNamesAddressPortAndWhereEachCameFrom) {
