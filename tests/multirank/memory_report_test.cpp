@@ -16,6 +16,7 @@
 #include "core/error.h"
 #include "nn/kernels/cpu/gemm_cpu.h"
 #include "rank_threads.h"
+#include "runtime/engine/model_factory.h"
 #include "runtime/engine/trainer.h"
 #include "support/temp_dir.h"
 
@@ -44,7 +45,7 @@ TEST(MemoryReport, FileHoldsEveryRanksTrackerFiguresPerCategory) {
   std::vector<MemorySnapshot> after_first(kWorld);
   std::vector<MemorySnapshot> end(kWorld);
   std::string summary;
-  std::int64_t parameters = 0;
+  const std::int64_t parameters = engine::make_model(config).parameter_count();
   testing::run_ranks(kWorld, [&](int rank) {
     MemoryTracker tracker(Device::cpu(rank));
     comm::OwnedCommLanes lanes = comm::create_cpu_comm_lanes(store, rank, kWorld);
@@ -53,7 +54,6 @@ TEST(MemoryReport, FileHoldsEveryRanksTrackerFiguresPerCategory) {
     const auto r = static_cast<std::size_t>(rank);
     after_first[r] = result.memory_after_first_step;
     end[r] = tracker.snapshot();
-    parameters = trainer.model().parameter_count();
     const std::string line =
         engine::publish_memory_report(store, {rank, kWorld, &config, parameters}, after_first[r],
                                       end[r], path, std::chrono::seconds(30));
