@@ -89,19 +89,40 @@ bool any_held_past_bound(const std::vector<RankRecord>& records) {
   return false;
 }
 
-std::vector<double> plain_losses(int stage) {
+// Rank 0's losses with separate lanes, or with every lane one communicator.
+std::vector<double> plain_losses(const Config& config, Lanes lanes_kind = Lanes::kSeparate) {
   comm::MemoryStore store;
   std::vector<double> losses;
   testing::run_ranks(kWorld, [&](int rank) {
     MemoryTracker tracker(Device::cpu(rank));
     comm::OwnedCommLanes owned = comm::create_cpu_comm_lanes(store, rank, kWorld);
-    engine::Trainer trainer(config_for(stage), owned.lanes(), tracker,
-                            engine::quiet_trainer_options());
+    const comm::CommLanes lanes = lanes_kind == Lanes::kSeparate
+                                      ? owned.lanes()
+                                      : comm::CommLanes::single(owned.lanes().control);
+    engine::Trainer trainer(config, lanes, tracker, engine::quiet_trainer_options());
     auto result = trainer.run();
     if (rank == 0) losses = result.losses;
     owned.lanes().control.barrier()->wait();
   });
   return losses;
+}
+
+std::vector<double> plain_losses(int stage) { return plain_losses(config_for(stage)); }
+
+// Lanes change when ops run, never what they compute: bitwise the same losses as one queue.
+TEST(CommLanesNumerics, SeparateLanesGiveTheLossesOfOneQueue) {
+  for (const std::string dtype : {"fp32", "bf16"}) {
+    for (int stage = 0; stage <= 3; ++stage) {
+      Config config = config_for(stage);
+      config.precision.dtype = dtype == "fp32" ? PrecisionDType::kFp32 : PrecisionDType::kBf16;
+      const auto separate = plain_losses(config, Lanes::kSeparate);
+      const auto one_queue = plain_losses(config, Lanes::kOneQueue);
+      ASSERT_EQ(separate.size(), one_queue.size());
+      for (std::size_t i = 0; i < separate.size(); ++i) {
+        EXPECT_EQ(separate[i], one_queue[i]) << dtype << " stage " << stage << " step " << i + 1;
+      }
+    }
+  }
 }
 
 bool starts_with(const std::string& text, const std::string& prefix) {
