@@ -1,4 +1,4 @@
-// ZeRO stages 1, 2 and 3 (DESIGN §6). Every rank keeps optimizer states only for its shard
+// ZeRO stages 1, 2 and 3. Every rank keeps optimizer states only for its shard
 // (its slice of every segment, see ShardPlan); stage 2 also keeps only its gradient shard,
 // reduce-scattering each block's gradients right after the block's backward; stage 3 also
 // keeps only its parameter shard and all-gathers each block around its forward and

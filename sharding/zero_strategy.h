@@ -1,5 +1,5 @@
 // ZeroStrategy: where a model's parameters, gradients and optimizer states live across ranks,
-// and the communication that keeps them consistent (DESIGN §6). The engine drives it block by
+// and the communication that keeps them consistent. The engine drives it block by
 // block; the stage decides what each hook gathers, reduces or releases.
 #pragma once
 

@@ -3,7 +3,7 @@
 #pragma once
 
 // GCC 12 + C++20: Asio 1.74's awaitable.hpp uses std::exchange without including
-// <utility> (PLATFORM.md), so it must come first.
+// <utility>, so it must come first.
 #include <utility>
 
 // Under TSan, GCC 12 rejects std::atomic_thread_fence (-Wtsan, an error with -Werror), and

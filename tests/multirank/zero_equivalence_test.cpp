@@ -1,4 +1,4 @@
-// The contract of DESIGN §6: for the same seed and global batch, every ZeRO stage at every
+// The ZeRO contract: for the same seed and global batch, every ZeRO stage at every
 // world size trains like stage 0 on one rank, within fp32 round-off (1e-5 relative on the
 // losses, 1e-5 absolute on the final parameters), with and without accumulation, for SGD
 // with momentum and for AdamW.
