@@ -220,7 +220,9 @@ void RankSupervisor::report_failure() {
   if (tail.empty() && errors.empty()) text += "  " + name + " wrote nothing to stderr.\n";
   if (watch_ != nullptr && watch_->next_check() && watch_->look()) {
     const std::string missing = watch_->missing_ranks();
-    if (!missing.empty()) text += "  the rendezvous was still waiting for " + missing + ".\n";
+    // A rank's own rendezvous timeout may fire just before the watch's: the verdict is the
+    // same, so it reads the same whichever clock ran out first.
+    if (!missing.empty()) text = "zerotrain launch: " + watch_->timeout_message() + "\n" + text;
   }
   print_to_stderr(text);
 }
