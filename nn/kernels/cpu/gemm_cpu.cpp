@@ -66,6 +66,18 @@ void gemm_bf16(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t 
                "bf16 gemm");
 }
 
+bool bf16_gemm_available() {
+  // Asked once, with a 1x1x1 product: oneDNN answers "unimplemented" below AVX-512.
+  static const bool available = [] {
+    const BF16 one(1.0f);
+    float c = 0.0f;
+    return dnnl_gemm_bf16bf16f32('N', 'N', 1, 1, 1, 1.0f, &one, 1, &one, 1, 0.0f, &c, 1) ==
+               dnnl_success &&
+           c == 1.0f;
+  }();
+  return available;
+}
+
 void set_blas_threads(int threads) {
   ZT_CHECK(threads >= 1, "BLAS thread count must be positive");
   g_threads.store(threads, std::memory_order_relaxed);
