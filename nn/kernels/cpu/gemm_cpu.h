@@ -29,6 +29,8 @@ void gemm_bf16(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t 
 // oversubscribe the cores). Starts at OpenMP's default (OMP_NUM_THREADS, else all cores).
 void set_blas_threads(int threads);
 int blas_threads();
+// The threads a GEMM called now from this thread would use (what the library sees).
+int gemm_threads_in_this_thread();
 
 // Which library and kernels run the GEMMs, e.g. "oneDNN 2.6.3, ISA avx512_core_amx".
 std::string gemm_library_description();

@@ -5,12 +5,13 @@
 #include "nn/kernels/cpu/gemm_cpu.h"
 
 #include <gtest/gtest.h>
-#include <omp.h>
 #include <unistd.h>
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -89,8 +90,11 @@ TEST(GemmCpu, ReportsLibraryAndIsa) {
   const std::string description = gemm_library_description();
   EXPECT_EQ(description.rfind("oneDNN ", 0), 0u) << description;
   EXPECT_NE(description.find(", ISA cpu_isa_"), std::string::npos) << description;
-  std::printf("gemm library: %s; bf16 GEMM %s\n", description.c_str(),
-              bf16_gemm_available() ? "available" : "not available");
+  const char* policy = std::getenv("OMP_WAIT_POLICY");
+  std::printf("gemm library: %s; bf16 GEMM %s; OpenMP wait policy %s;\n", description.c_str(),
+              bf16_gemm_available() ? "available" : "not available", policy ? policy : "unset");
+  // Set before oneDNN (and its OpenMP) loaded, unless the user had chosen one.
+  EXPECT_NE(policy, nullptr);
 }
 
 TEST(GemmCpu, F32MatchesDoubleLoopForEveryTranspose) {
@@ -127,7 +131,7 @@ TEST(GemmCpu, ThreadCountHoldsForGemmsFromOtherThreads) {
   std::thread worker([&] {
     float one = 1.0f, out = 0.0f;
     gemm_f32(false, false, 1, 1, 1, 1.0f, &one, 1, &one, 1, 0.0f, &out, 1);
-    seen_in_thread = omp_get_max_threads();
+    seen_in_thread = gemm_threads_in_this_thread();
   });
   worker.join();
   EXPECT_EQ(seen_in_thread, 1);
@@ -143,13 +147,20 @@ TEST(GemmCpuIsa, EveryIsaCapPassesTheGemmTests) {
   const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
   testing::TempDir dir;
   for (const char* isa : {"SSE41", "AVX2", "AVX512_CORE", "AVX512_CORE_BF16", "ALL"}) {
-    const testing::ProgramResult run =
-        testing::run_program({self, "--gtest_filter=GemmCpu.*:*MixedPrecision*"}, dir.path(), isa,
-                             {{"DNNL_MAX_CPU_ISA", std::string(isa)}}, std::chrono::seconds(60));
+    const testing::ProgramResult run = testing::run_program(
+        {self, "--gtest_filter=GemmCpu.*:*MixedPrecision*"}, dir.path(), isa,
+        {{"DNNL_MAX_CPU_ISA", std::string(isa)},
+         {"OMP_WAIT_POLICY",
+          std::string(isa) == "ALL" ? std::optional<std::string>("active") : std::nullopt}},
+        std::chrono::seconds(60));
     EXPECT_EQ(run.exit_code, 0) << "DNNL_MAX_CPU_ISA=" << isa << "\n" << run.output();
     EXPECT_NE(run.out.find("[ RUN      ] GemmCpu.F32MatchesDoubleLoop"), std::string::npos)
         << run.output();
     EXPECT_EQ(run.out.find("FAILED"), std::string::npos) << run.output();
+    // No wait policy given: the library chose passive; "ALL" keeps the user's choice.
+    const char* policy = std::string(isa) == "ALL" ? "active;" : "passive;";
+    EXPECT_NE(run.out.find(std::string("OpenMP wait policy ") + policy), std::string::npos)
+        << run.output();
     if (std::string(isa) == "AVX2") {
       EXPECT_NE(run.out.find("ISA cpu_isa_avx2;"), std::string::npos) << run.output();
     }
