@@ -1,6 +1,7 @@
 // bench_gpt_step: forward + backward of a small GPT on one rank (stage 0, fp32): tokens/s
-// and achieved GFLOP/s, next to this machine's OpenBLAS sgemm GFLOP/s measured in the same
-// run with the same thread count. The ratio (achieved / sgemm) is the figure that matters:
+// and achieved GFLOP/s, next to this machine's sgemm GFLOP/s from the library the runtime's
+// GEMMs use (its name and the ISA it chose printed), measured in the same run with the same
+// thread count. The ratio (achieved / sgemm) is the figure that matters:
 // how much of the machine's matmul speed a whole training step keeps. `--quick` is tiny.
 #include <algorithm>
 #include <chrono>
@@ -83,7 +84,9 @@ int main(int argc, char** argv) {
   const int threads = zt::nn::cpu::blas_threads();
   const std::int64_t size = quick ? 256 : 1024;
   const double sgemm = sgemm_gflops(size, size, size, quick ? 2 : 5);
-  std::printf("# OpenBLAS sgemm %lld^3, %d thread(s): %.1f GFLOP/s (best of runs)\n",
+  std::printf("# GEMM library: %s; bf16 GEMM %s\n", zt::nn::cpu::gemm_library_description().c_str(),
+              zt::nn::cpu::bf16_gemm_available() ? "available" : "not available");
+  std::printf("# its sgemm %lld^3, %d thread(s): %.1f GFLOP/s (best of runs)\n",
               static_cast<long long>(size), threads, sgemm);
   std::printf("# one rank, stage 0, fp32, AdamW; step time = mean over steps 2..n\n");
   std::printf("%7s %5s %6s %6s %5s %10s %9s %10s %9s %7s\n", "n_layer", "d", "vocab", "seq",

@@ -1,7 +1,12 @@
-// Row-major single-precision GEMM on the CPU (OpenBLAS), and the BLAS thread count.
+// Row-major GEMMs on the CPU (oneDNN: it picks its kernels from the CPU's features, where
+// Debian's OpenBLAS misdetects some AVX-512 Xeons and runs SSE3 kernels), and the thread
+// count they use.
 #pragma once
 
 #include <cstdint>
+#include <string>
+
+#include "core/dtype.h"
 
 namespace zt::nn::cpu {
 
@@ -11,8 +16,23 @@ void gemm_f32(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n
               float alpha, const float* a, std::int64_t lda, const float* b, std::int64_t ldb,
               float beta, float* c, std::int64_t ldc);
 
-// Threads OpenBLAS may use in this process (ranks must not oversubscribe the cores).
+// The same with bf16 A and B and an f32 C, products accumulated in f32: AVX512_BF16 (or AMX)
+// instructions where the CPU has them, oneDNN's f32 kernels on other AVX-512 CPUs. Where
+// oneDNN has no bf16 GEMM at all (AVX2-only CPUs), bf16_gemm_available() is false and
+// gemm_bf16 throws: callers widen to f32 and call gemm_f32 there.
+bool bf16_gemm_available();
+void gemm_bf16(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n, std::int64_t k,
+               float alpha, const BF16* a, std::int64_t lda, const BF16* b, std::int64_t ldb,
+               float beta, float* c, std::int64_t ldc);
+
+// Threads the GEMMs may use in this process, whichever thread calls them (ranks must not
+// oversubscribe the cores). Starts at OpenMP's default (OMP_NUM_THREADS, else all cores).
 void set_blas_threads(int threads);
 int blas_threads();
+// The threads a GEMM called now from this thread would use (what the library sees).
+int gemm_threads_in_this_thread();
+
+// Which library and kernels run the GEMMs, e.g. "oneDNN 2.6.3, ISA avx512_core_amx".
+std::string gemm_library_description();
 
 }  // namespace zt::nn::cpu

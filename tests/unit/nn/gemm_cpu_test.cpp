@@ -1,0 +1,171 @@
+// The CPU GEMMs (f32 and bf16 inputs) against a double-precision loop, for every transpose,
+// odd sizes and padded row strides, on every instruction set oneDNN can be capped to here:
+// GemmCpuIsa re-runs this binary's GemmCpu tests in child processes with DNNL_MAX_CPU_ISA
+// set, because oneDNN reads it once, before its first GEMM.
+#include "nn/kernels/cpu/gemm_cpu.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/error.h"
+#include "support/program_run.h"
+#include "support/temp_dir.h"
+
+namespace zt::nn::cpu {
+namespace {
+
+struct Case {
+  bool transpose_a, transpose_b;
+  std::int64_t m, n, k;
+};
+
+// Values with few mantissa bits (exact in bf16), so both GEMMs see the reference's numbers.
+std::vector<float> random_matrix(std::int64_t size, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> steps(-64, 64);
+  std::vector<float> values(static_cast<std::size_t>(size));
+  for (float& v : values) v = static_cast<float>(steps(rng)) / 32.0f;
+  return values;
+}
+
+// Runs one case through `gemm` (f32 or bf16 operands) and checks each element against the
+// double loop within f32 summation error: k 2^-24 of the sum of |terms|, doubled for alpha,
+// beta and the library's blocking.
+template <typename T, typename Gemm>
+void check_against_double(const Case& c, Gemm&& gemm) {
+  const std::int64_t rows_a = c.transpose_a ? c.k : c.m, cols_a = c.transpose_a ? c.m : c.k;
+  const std::int64_t rows_b = c.transpose_b ? c.n : c.k, cols_b = c.transpose_b ? c.k : c.n;
+  const std::int64_t lda = cols_a + 3, ldb = cols_b + 1, ldc = c.n + 2;  // padded strides
+  const std::vector<float> a = random_matrix(rows_a * lda, 1);
+  const std::vector<float> b = random_matrix(rows_b * ldb, 2);
+  std::vector<float> out = random_matrix(c.m * ldc, 3);
+  const std::vector<float> c0 = out;
+  const std::vector<T> a_in(a.begin(), a.end()), b_in(b.begin(), b.end());
+  const float alpha = 0.5f, beta = 0.75f;
+  gemm(c.transpose_a, c.transpose_b, c.m, c.n, c.k, alpha, a_in.data(), lda, b_in.data(), ldb, beta,
+       out.data(), ldc);
+  for (std::int64_t i = 0; i < c.m; ++i) {
+    for (std::int64_t j = 0; j < c.n; ++j) {
+      double sum = 0.0, magnitude = 0.0;
+      for (std::int64_t p = 0; p < c.k; ++p) {
+        const double x = c.transpose_a ? a[p * lda + i] : a[i * lda + p];
+        const double y = c.transpose_b ? b[j * ldb + p] : b[p * ldb + j];
+        sum += x * y;
+        magnitude += std::fabs(x * y);
+      }
+      const double ref = alpha * sum + beta * c0[i * ldc + j];
+      const double bound = 2.0 * static_cast<double>(c.k + 2) * std::ldexp(1.0, -24) *
+                           (alpha * magnitude + std::fabs(beta * c0[i * ldc + j]));
+      ASSERT_LE(std::fabs(out[i * ldc + j] - ref), bound)
+          << "element (" << i << ", " << j << ") of " << (c.transpose_a ? 'T' : 'N')
+          << (c.transpose_b ? 'T' : 'N') << " " << c.m << "x" << c.n << "x" << c.k;
+    }
+    // The padding between rows of C is not written.
+    for (std::int64_t j = c.n; j < ldc; ++j) ASSERT_EQ(out[i * ldc + j], c0[i * ldc + j]);
+  }
+}
+
+std::vector<Case> every_transpose() {
+  std::vector<Case> cases;
+  for (const bool ta : {false, true}) {
+    for (const bool tb : {false, true}) {
+      cases.push_back({ta, tb, 37, 29, 53});    // odd sizes: every kernel's tail paths
+      cases.push_back({ta, tb, 64, 130, 300});  // long k: the library's k blocking
+    }
+  }
+  return cases;
+}
+
+TEST(GemmCpu, ReportsLibraryAndIsa) {
+  const std::string description = gemm_library_description();
+  EXPECT_EQ(description.rfind("oneDNN ", 0), 0u) << description;
+  EXPECT_NE(description.find(", ISA cpu_isa_"), std::string::npos) << description;
+  const char* policy = std::getenv("OMP_WAIT_POLICY");
+  std::printf("gemm library: %s; bf16 GEMM %s; OpenMP wait policy %s;\n", description.c_str(),
+              bf16_gemm_available() ? "available" : "not available", policy ? policy : "unset");
+  // Set before oneDNN (and its OpenMP) loaded, unless the user had chosen one.
+  EXPECT_NE(policy, nullptr);
+}
+
+TEST(GemmCpu, F32MatchesDoubleLoopForEveryTranspose) {
+  for (const Case& c : every_transpose()) check_against_double<float>(c, gemm_f32);
+}
+
+TEST(GemmCpu, Bf16MatchesDoubleLoopForEveryTransposeOrRefusesClearly) {
+  if (!bf16_gemm_available()) {
+    const BF16 one(1.0f);
+    float out = 0.0f;
+    EXPECT_THROW(gemm_bf16(false, false, 1, 1, 1, 1.0f, &one, 1, &one, 1, 0.0f, &out, 1),
+                 InternalError);
+    return;
+  }
+  for (const Case& c : every_transpose()) check_against_double<BF16>(c, gemm_bf16);
+}
+
+TEST(GemmCpu, EmptyOutputDoesNothingAndNegativeSizesAreRefused) {
+  float out = 7.0f;
+  gemm_f32(false, false, 0, 1, 1, 1.0f, nullptr, 1, nullptr, 1, 0.0f, &out, 1);
+  gemm_f32(false, false, 1, 0, 1, 1.0f, nullptr, 1, nullptr, 1, 0.0f, &out, 1);
+  EXPECT_EQ(out, 7.0f);
+  EXPECT_THROW(gemm_f32(false, false, -1, 1, 1, 1.0f, nullptr, 1, nullptr, 1, 0.0f, &out, 1),
+               InternalError);
+}
+
+// The thread count is process-wide, as the runtime sets it once per rank: a GEMM called
+// from another thread runs on that count too (OpenMP keeps it per calling thread).
+TEST(GemmCpu, ThreadCountHoldsForGemmsFromOtherThreads) {
+  const int before = blas_threads();
+  set_blas_threads(1);
+  EXPECT_EQ(blas_threads(), 1);
+  int seen_in_thread = -1;
+  std::thread worker([&] {
+    float one = 1.0f, out = 0.0f;
+    gemm_f32(false, false, 1, 1, 1, 1.0f, &one, 1, &one, 1, 0.0f, &out, 1);
+    seen_in_thread = gemm_threads_in_this_thread();
+  });
+  worker.join();
+  EXPECT_EQ(seen_in_thread, 1);
+  EXPECT_THROW(set_blas_threads(0), InternalError);
+  set_blas_threads(before);
+}
+
+// Every ISA cap this CPU can take (oneDNN clamps a cap above the CPU to what it has): the
+// GemmCpu tests above and the layers' mixed-precision tests (bf16 Linear on the bf16 GEMM,
+// or widened to f32 where the cap leaves none) pass under each, and the AVX2 cap really
+// runs AVX2 kernels.
+TEST(GemmCpuIsa, EveryIsaCapPassesTheGemmTests) {
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  testing::TempDir dir;
+  for (const char* isa : {"SSE41", "AVX2", "AVX512_CORE", "AVX512_CORE_BF16", "ALL"}) {
+    const testing::ProgramResult run = testing::run_program(
+        {self, "--gtest_filter=GemmCpu.*:*MixedPrecision*"}, dir.path(), isa,
+        {{"DNNL_MAX_CPU_ISA", std::string(isa)},
+         {"OMP_WAIT_POLICY",
+          std::string(isa) == "ALL" ? std::optional<std::string>("active") : std::nullopt}},
+        std::chrono::seconds(60));
+    EXPECT_EQ(run.exit_code, 0) << "DNNL_MAX_CPU_ISA=" << isa << "\n" << run.output();
+    EXPECT_NE(run.out.find("[ RUN      ] GemmCpu.F32MatchesDoubleLoop"), std::string::npos)
+        << run.output();
+    EXPECT_EQ(run.out.find("FAILED"), std::string::npos) << run.output();
+    // No wait policy given: the library chose passive; "ALL" keeps the user's choice.
+    const char* policy = std::string(isa) == "ALL" ? "active;" : "passive;";
+    EXPECT_NE(run.out.find(std::string("OpenMP wait policy ") + policy), std::string::npos)
+        << run.output();
+    if (std::string(isa) == "AVX2") {
+      EXPECT_NE(run.out.find("ISA cpu_isa_avx2;"), std::string::npos) << run.output();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace zt::nn::cpu
