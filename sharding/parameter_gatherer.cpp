@@ -1,6 +1,8 @@
 // All-gather, prefetch and release of stage-3 parameter blocks.
 #include "sharding/parameter_gatherer.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 
 namespace zt::zero {
@@ -66,6 +68,7 @@ void ParameterGatherer::start(std::size_t block) {
   }
   resident_[block] = gathered.buffer;
   live_bytes_ += block_bytes(slots, param_shard_.dtype());
+  peak_live_bytes_ = std::max(peak_live_bytes_, live_bytes_);
   gathered_[block] = std::move(gathered);
 }
 

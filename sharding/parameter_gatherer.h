@@ -34,6 +34,9 @@ class ParameterGatherer {
 
   bool persistent(std::size_t block) const;
   std::int64_t live_bytes() const { return live_bytes_; }
+  // The most bytes ever gathered at once (persistent blocks included): what
+  // zero.max_live_parameters bounds, apart from a block gathered because compute needs it.
+  std::int64_t peak_live_bytes() const { return peak_live_bytes_; }
 
  private:
   struct Gathered {
@@ -55,6 +58,7 @@ class ParameterGatherer {
   std::vector<bool> tie_source_;  // blocks whose parameters a later block ties to
   std::vector<Tensor> resident_;  // each gathered block's buffer (undefined when released)
   std::int64_t live_bytes_ = 0;
+  std::int64_t peak_live_bytes_ = 0;
 };
 
 }  // namespace zt::zero

@@ -36,6 +36,9 @@ class ShardedStrategy final : public ZeroStrategy {
   void zero_gradients() override;
   std::vector<float> full_parameters() override;
   comm::CommCounters comm_counters() const override { return lanes_.counters(); }
+  std::int64_t peak_gathered_parameter_bytes() const override {
+    return gatherer_ ? gatherer_->peak_live_bytes() : 0;
+  }
 
  private:
   void allocate();

@@ -45,6 +45,9 @@ class ZeroStrategy {
   virtual std::vector<float> full_parameters() = 0;
   // Bytes this rank sent per collective kind so far.
   virtual comm::CommCounters comm_counters() const = 0;
+  // Stage 3: the most gathered parameter bytes live at once so far; 0 where nothing is
+  // gathered (stages 0-2 keep full parameters).
+  virtual std::int64_t peak_gathered_parameter_bytes() const { return 0; }
 };
 
 struct StrategyInputs {
