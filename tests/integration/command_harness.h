@@ -80,23 +80,11 @@ class CommandProcess {
   // Waits at most `timeout` for the process to exit, then kills its group (a failure).
   CommandResult wait(Clock::duration timeout) {
     CommandResult result;
-    const auto deadline = Clock::now() + timeout;
-    int status = 0;
-    while (::waitpid(pid_, &status, WNOHANG) == 0) {
-      if (Clock::now() >= deadline) {
-        ADD_FAILURE() << "the command did not exit within the test's bound; killing it";
-        ::kill(-pid_, SIGKILL);
-        ::waitpid(pid_, &status, 0);
-        status = -1;
-        break;
-      }
-      std::this_thread::sleep_for(10ms);  // polling a process's exit, with a deadline
-    }
+    const std::optional<int> code = zt::testing::reap_before(pid_, Clock::now() + timeout, -pid_);
+    if (!code) ADD_FAILURE() << "the command did not exit within the test's bound; killed it";
     done_ = true;
     result.elapsed = Clock::now() - start_;
-    if (status != -1) {
-      result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    }
+    result.exit_code = code.value_or(-1);
     result.out = read_file(out_path_);
     result.err = read_file(err_path_);
     return result;
@@ -110,19 +98,8 @@ class CommandProcess {
     if (out < 0 || err < 0) ::_exit(99);
     ::dup2(out, STDOUT_FILENO);
     ::dup2(err, STDERR_FILENO);
-    for (const auto& [name, value] : env) {
-      if (value) {
-        ::setenv(name.c_str(), value->c_str(), 1);
-      } else {
-        ::unsetenv(name.c_str());
-      }
-    }
-    std::vector<char*> args;
-    for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
-    args.push_back(nullptr);
-    ::execvp(args[0], args.data());
-    std::fprintf(stderr, "exec %s failed\n", args[0]);
-    ::_exit(127);
+    zt::testing::apply_env_changes(env);
+    zt::testing::exec_argv(argv);
   }
 
   std::string out_path_;

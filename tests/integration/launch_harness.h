@@ -27,6 +27,7 @@
 
 #include "core/error.h"
 #include "runtime/launch/launcher.h"
+#include "support/child_exec.h"
 
 namespace zt::launch::testing {
 
@@ -69,7 +70,7 @@ struct LaunchResult {
 };
 
 // Environment changes applied in the launcher's process only: a value sets, nullopt unsets.
-using EnvChanges = std::vector<std::pair<std::string, std::optional<std::string>>>;
+using zt::testing::EnvChanges;
 
 // One run_launcher call in a forked child, as `zerotrain launch` would run it: errors are
 // printed as main prints them and become the exit code.
@@ -107,23 +108,11 @@ class LauncherProcess {
   // Waits at most `timeout` for the launcher to exit (then kills it: a failed test).
   LaunchResult wait(Clock::duration timeout = 30s) {
     LaunchResult result;
-    const auto deadline = Clock::now() + timeout;
-    int status = 0;
-    while (::waitpid(pid_, &status, WNOHANG) == 0) {
-      if (Clock::now() >= deadline) {
-        ADD_FAILURE() << "the launcher did not exit within the test's bound; killing it";
-        ::kill(pid_, SIGKILL);
-        ::waitpid(pid_, &status, 0);
-        status = -1;
-        break;
-      }
-      std::this_thread::sleep_for(5ms);  // polling a process's exit, with a deadline
-    }
+    const std::optional<int> code = zt::testing::reap_before(pid_, Clock::now() + timeout, pid_);
+    if (!code) ADD_FAILURE() << "the launcher did not exit within the test's bound; killed it";
     done_ = true;
     result.elapsed = Clock::now() - start_;
-    if (status != -1) {
-      result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    }
+    result.exit_code = code.value_or(-1);
     result.out = read_file(out_path_);
     result.err = read_file(err_path_);
     return result;
@@ -136,13 +125,7 @@ class LauncherProcess {
     if (out < 0 || err < 0) ::_exit(99);
     ::dup2(out, STDOUT_FILENO);
     ::dup2(err, STDERR_FILENO);
-    for (const auto& [name, value] : env) {
-      if (value) {
-        ::setenv(name.c_str(), value->c_str(), 1);
-      } else {
-        ::unsetenv(name.c_str());
-      }
-    }
+    zt::testing::apply_env_changes(env);
     int code = kExitRuntime;
     try {
       code = run_launcher(options);

@@ -22,6 +22,8 @@
 #include <utility>
 #include <vector>
 
+#include "support/child_exec.h"
+
 namespace zt::testing {
 
 struct ProgramResult {
@@ -31,9 +33,6 @@ struct ProgramResult {
   double seconds = 0;
   std::string output() const { return "stdout:\n" + out + "\nstderr:\n" + err; }
 };
-
-// Environment changes for the child: a value sets the variable, nullopt unsets it.
-using EnvChanges = std::vector<std::pair<std::string, std::optional<std::string>>>;
 
 inline std::string read_text(const std::filesystem::path& path) {
   std::ifstream in(path);
@@ -59,19 +58,8 @@ inline ProgramResult run_program(const std::vector<std::string>& argv,
     if (std::freopen(out_path.c_str(), "w", stdout) == nullptr) ::_exit(126);
     if (std::freopen(err_path.c_str(), "w", stderr) == nullptr) ::_exit(126);
     if (::chdir(dir.c_str()) != 0) ::_exit(126);
-    for (const auto& [variable, value] : env) {
-      if (value) {
-        ::setenv(variable.c_str(), value->c_str(), 1);
-      } else {
-        ::unsetenv(variable.c_str());
-      }
-    }
-    std::vector<char*> args;
-    for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
-    args.push_back(nullptr);
-    ::execvp(args[0], args.data());
-    std::fprintf(stderr, "exec %s failed\n", args[0]);
-    ::_exit(127);
+    zt::testing::apply_env_changes(env);
+    zt::testing::exec_argv(argv);
   }
   ProgramResult result;
   if (pid < 0) {
@@ -79,22 +67,11 @@ inline ProgramResult run_program(const std::vector<std::string>& argv,
     return result;
   }
   ::setpgid(pid, pid);  // also here, so the group exists before any kill below
-  const auto deadline = start + bound;
-  int status = 0;
-  while (::waitpid(pid, &status, WNOHANG) == 0) {
-    if (std::chrono::steady_clock::now() >= deadline) {
-      ADD_FAILURE() << argv[0] << " did not exit within " << bound.count() << " s; killing it";
-      ::kill(-pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-      status = -1;
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));  // polling an exit, bounded
-  }
+  const std::optional<int> code = zt::testing::reap_before(pid, start + bound, -pid);
+  if (!code)
+    ADD_FAILURE() << argv[0] << " did not exit within " << bound.count() << " s; killed it";
   ::kill(-pid, SIGKILL);  // whatever of the group is left (a rank that outlived its parent)
-  if (status != -1) {
-    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
+  result.exit_code = code.value_or(-1);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.out = read_text(out_path);
   result.err = read_text(err_path);
