@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "core/config/byte_size.h"
+#include "core/device/cpu_allocator.h"
 #include "core/error.h"
 
 namespace zt {
@@ -61,7 +62,15 @@ void Allocation::release() noexcept {
 }
 
 MemoryTracker::MemoryTracker(Device device, std::int64_t capacity_bytes)
-    : device_(device), capacity_bytes_(capacity_bytes) {
+    : device_(device), allocator_(host_allocator()), capacity_bytes_(capacity_bytes) {
+  ZT_CHECK(device.kind == DeviceKind::kCpu,
+           "a tracker for " + device.to_string() + " needs its device's allocator");
+  ZT_CHECK(capacity_bytes >= 0, "negative memory capacity");
+  state_.capacity_bytes = capacity_bytes;
+}
+
+MemoryTracker::MemoryTracker(DeviceAllocator& allocator, std::int64_t capacity_bytes)
+    : device_(allocator.device()), allocator_(allocator), capacity_bytes_(capacity_bytes) {
   ZT_CHECK(capacity_bytes >= 0, "negative memory capacity");
   state_.capacity_bytes = capacity_bytes;
 }
@@ -92,38 +101,41 @@ std::string approximate_bytes(std::int64_t bytes) {
 
 }  // namespace
 
-Allocation MemoryTracker::allocate(std::int64_t bytes, MemoryCategory category) {
+Allocation MemoryTracker::allocate(std::int64_t bytes, MemoryCategory category, Fill fill) {
   ZT_CHECK(bytes >= 0, "negative allocation size");
-  ZT_CHECK(device_.kind == DeviceKind::kCpu,
-           "device memory allocation for " + device_.to_string() + " needs its backend allocator");
   const auto refuse = [&](const std::string& why) {
     std::lock_guard lock(mutex_);
-    throw OutOfMemoryError("out of host memory on " + device_.to_string() + ": " +
-                           allocation_description(category, bytes) + " " + why + ". " +
-                           live_bytes_and_advice() + kHostAdvice);
+    const bool host = device_.kind == DeviceKind::kCpu;
+    throw OutOfMemoryError(std::string(host ? "out of host memory on " : "out of memory on ") +
+                           device_.to_string() + ": " + allocation_description(category, bytes) +
+                           " " + why + ". " + live_bytes_and_advice() + (host ? kHostAdvice : ""));
   };
-  const std::int64_t host_bytes = host_physical_memory_bytes();
-  const std::int64_t total = total_current_bytes() + bytes;
-  if (host_bytes > 0 && total > host_bytes) {
-    refuse("would bring this rank to " + format_byte_size(total) +
-           ", more than the host's physical memory of " + approximate_bytes(host_bytes));
+  if (device_.kind == DeviceKind::kCpu) {
+    const std::int64_t host_bytes = host_physical_memory_bytes();
+    const std::int64_t total = total_current_bytes() + bytes;
+    if (host_bytes > 0 && total > host_bytes) {
+      refuse("would bring this rank to " + format_byte_size(total) +
+             ", more than the host's physical memory of " + approximate_bytes(host_bytes));
+    }
   }
   record(category, bytes);  // throws before anything is allocated when over capacity
   if (bytes == 0) return Allocation(this, nullptr, 0, category);
-  const std::size_t rounded =
-      (static_cast<std::size_t>(bytes) + kAlignment - 1) / kAlignment * kAlignment;
-  void* data = std::aligned_alloc(kAlignment, rounded);
+  void* data = allocator_.allocate(static_cast<std::size_t>(bytes));
+  if (data == nullptr) {
+    allocator_.release_cached();  // cached blocks of other sizes may make room
+    data = allocator_.allocate(static_cast<std::size_t>(bytes));
+  }
   if (data == nullptr) {
     unrecord(category, bytes);
-    refuse("failed: the system has no memory left to give");
+    refuse("failed: the device has no memory left to give");
   }
-  std::memset(data, 0, rounded);
+  if (fill == Fill::kZero) allocator_.fill_zero(data, static_cast<std::size_t>(bytes));
   return Allocation(this, data, bytes, category);
 }
 
 void MemoryTracker::free_allocation(void* data, std::int64_t bytes,
                                     MemoryCategory category) noexcept {
-  std::free(data);
+  if (data != nullptr) allocator_.deallocate(data, static_cast<std::size_t>(bytes));
   unrecord(category, bytes);
 }
 
@@ -173,6 +185,21 @@ std::string MemoryTracker::live_bytes_and_advice() const {
                format_byte_size(state_.current_bytes[i]);
   }
   message += "; total " + format_byte_size(state_.total_current_bytes) + ".";
+  if (device_.kind != DeviceKind::kCpu) {
+    // A device's caching allocator can hold room the categories do not show, and a large
+    // request can fail while small blocks are free: say both.
+    const AllocatorStats stats = allocator_.stats();
+    message += " The allocator holds " + format_byte_size(stats.reserved_bytes) + " (" +
+               format_byte_size(stats.allocated_bytes) + " in " +
+               std::to_string(stats.allocations) + " blocks in use)";
+    if (!stats.largest_allocated_blocks.empty()) {
+      message += "; largest blocks in use:";
+      for (std::int64_t block : stats.largest_allocated_blocks) {
+        message += " " + format_byte_size(block);
+      }
+    }
+    message += ".";
+  }
   if (oom_advice_) message += " " + oom_advice_();
   return message;
 }

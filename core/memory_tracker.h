@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "core/device.h"
+#include "core/device/device_allocator.h"
 #include "core/error.h"
 
 namespace zt {
@@ -79,21 +80,28 @@ class Allocation {
 // The host's physical memory in bytes (0 when the system does not say).
 std::int64_t host_physical_memory_bytes();
 
+// Whether a new allocation is zero-filled: only where the math reads it before writing.
+enum class Fill : std::uint8_t { kZero, kUninitialized };
+
 // Thread-safe: comm and copy threads allocate too. All counters are guarded by mutex_.
 class MemoryTracker {
  public:
   // Alignment of every allocation: a cache line, and enough for any SIMD load.
   static constexpr std::size_t kAlignment = 64;
 
+  // A tracker over the process's host allocator (device must be the CPU's).
   explicit MemoryTracker(Device device, std::int64_t capacity_bytes = 0);
+  // A tracker over `allocator`'s device; `allocator` outlives the tracker.
+  explicit MemoryTracker(DeviceAllocator& allocator, std::int64_t capacity_bytes = 0);
   MemoryTracker(const MemoryTracker&) = delete;
   MemoryTracker& operator=(const MemoryTracker&) = delete;
   ~MemoryTracker();
 
-  // Allocates `bytes` (zero-filled) tagged with `category`. Throws OutOfMemoryError when the
-  // capacity would be exceeded, when host memory would be (Note [Host memory]), or when the
-  // system refuses, listing what is live per category and what to try.
-  Allocation allocate(std::int64_t bytes, MemoryCategory category);
+  // Allocates `bytes` tagged with `category`, zero-filled unless `fill` says otherwise.
+  // Throws OutOfMemoryError when the capacity would be exceeded, when host memory would be
+  // (Note [Host memory]), or when the allocator refuses, listing what is live per category,
+  // the allocator's largest blocks and what to try.
+  Allocation allocate(std::int64_t bytes, MemoryCategory category, Fill fill = Fill::kZero);
 
   // Counts bytes that live elsewhere (e.g. memory a library allocated) against a category.
   void record(MemoryCategory category, std::int64_t bytes);
@@ -118,6 +126,7 @@ class MemoryTracker {
   void reset_peaks();  // peaks restart from what is live now
 
   const Device& device() const { return device_; }
+  DeviceAllocator& allocator() const { return allocator_; }
   std::int64_t capacity_bytes() const { return capacity_bytes_; }
 
  private:
@@ -130,6 +139,7 @@ class MemoryTracker {
   std::string live_bytes_and_advice() const;  // called with mutex_ held
 
   const Device device_;
+  DeviceAllocator& allocator_;
   const std::int64_t capacity_bytes_;
   mutable std::mutex mutex_;
   MemorySnapshot state_;  // guarded by mutex_ (capacity_bytes mirrors capacity_bytes_)

@@ -7,10 +7,20 @@ namespace zt {
 
 Tensor Tensor::zeros(const Shape& shape, DType dtype, MemoryTracker& tracker,
                      MemoryCategory category) {
+  return allocate(shape, dtype, tracker, category, Fill::kZero);
+}
+
+Tensor Tensor::empty(const Shape& shape, DType dtype, MemoryTracker& tracker,
+                     MemoryCategory category) {
+  return allocate(shape, dtype, tracker, category, Fill::kUninitialized);
+}
+
+Tensor Tensor::allocate(const Shape& shape, DType dtype, MemoryTracker& tracker,
+                        MemoryCategory category, Fill fill) {
   const auto bytes =
       static_cast<std::int64_t>(static_cast<std::size_t>(shape.numel()) * dtype_size(dtype));
   Tensor tensor;
-  tensor.storage_ = std::make_shared<Allocation>(tracker.allocate(bytes, category));
+  tensor.storage_ = std::make_shared<Allocation>(tracker.allocate(bytes, category, fill));
   tensor.base_ = tensor.storage_->data();
   tensor.shape_ = shape;
   tensor.dtype_ = dtype;

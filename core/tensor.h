@@ -38,6 +38,9 @@ class Tensor {
   // New zero-filled storage from `tracker`, counted under `category`.
   static Tensor zeros(const Shape& shape, DType dtype, MemoryTracker& tracker,
                       MemoryCategory category);
+  // New storage whose contents are undefined until written: for outputs the math overwrites.
+  static Tensor empty(const Shape& shape, DType dtype, MemoryTracker& tracker,
+                      MemoryCategory category);
   // A non-owning tensor over memory the caller keeps alive (host buffers in tests, library
   // memory). Nothing is tracked for it.
   static Tensor wrap(void* data, const Shape& shape, DType dtype, Device device = Device::cpu());
@@ -80,6 +83,9 @@ class Tensor {
   Shape shape_;
   DType dtype_ = DType::kF32;
   Device device_;
+
+  static Tensor allocate(const Shape& shape, DType dtype, MemoryTracker& tracker,
+                         MemoryCategory category, Fill fill);
 };
 
 }  // namespace zt

@@ -24,7 +24,7 @@ DdpStrategy::DdpStrategy(const StrategyInputs& inputs)
     : lanes_(inputs.lanes),
       optimizer_(inputs.optimizer),
       layout_(make_flat_layout(inputs.model, inputs.lanes.world_size())),
-      tracker_(inputs.tracker),
+      tracker_(inputs.device.tracker()),
       block_grads_(layout_.blocks.size()),
       buckets_(layout_.padded_numel, bucket_elements(inputs.config)) {
   const Shape flat{layout_.padded_numel};
@@ -34,19 +34,19 @@ DdpStrategy::DdpStrategy(const StrategyInputs& inputs)
       plan_memory({0, dtype, grad_dtype, lanes_.world_size(), layout_.padded_numel,
                    layout_.padded_numel, optimizer_.states_per_element(), 1});
   transient_block_grads_ = plan.transient_block_gradients;
-  params_ = Tensor::zeros(flat, dtype, inputs.tracker, MemoryCategory::kParameters);
+  params_ = Tensor::zeros(flat, dtype, inputs.device.tracker(), MemoryCategory::kParameters);
   // In fp32 the parameters are the master weights; otherwise a separate fp32 copy is.
   master_ = dtype == DType::kF32 ? params_
-                                 : Tensor::zeros(flat, DType::kF32, inputs.tracker,
+                                 : Tensor::zeros(flat, DType::kF32, inputs.device.tracker(),
                                                  MemoryCategory::kOptimizerStates);
-  grads_ = Tensor::zeros(flat, grad_dtype, inputs.tracker, MemoryCategory::kGradients);
+  grads_ = Tensor::zeros(flat, grad_dtype, inputs.device.tracker(), MemoryCategory::kGradients);
   if (transient_block_grads_) {
     grad_workspace_ = Tensor::zeros(Shape{std::min(kOptimizerChunkElements, layout_.padded_numel)},
-                                    DType::kF32, inputs.tracker, MemoryCategory::kWorkspace);
+                                    DType::kF32, inputs.device.tracker(), MemoryCategory::kWorkspace);
   }
   for (int i = 0; i < optimizer_.states_per_element(); ++i) {
     states_.push_back(
-        Tensor::zeros(flat, DType::kF32, inputs.tracker, MemoryCategory::kOptimizerStates));
+        Tensor::zeros(flat, DType::kF32, inputs.device.tracker(), MemoryCategory::kOptimizerStates));
     state_spans_.push_back(states_.back().view(0, Shape{layout_.numel}).span<float>());
   }
   // Every rank initializes the same values from the seed, so no broadcast is needed.

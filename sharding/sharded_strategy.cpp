@@ -26,7 +26,7 @@ ShardedStrategy::ShardedStrategy(const StrategyInputs& inputs, int stage)
       grad_dtype_(gradient_dtype(inputs.config)),
       lanes_(inputs.lanes),
       optimizer_(inputs.optimizer),
-      tracker_(inputs.tracker),
+      tracker_(inputs.device.tracker()),
       config_(inputs.config.zero),
       layout_(make_flat_layout(inputs.model, lanes_.world_size(), BlockPadding::kEachBlock)),
       plan_(layout_, lanes_.world_size(), lanes_.rank(), segment_elements(inputs.config)),

@@ -10,6 +10,7 @@
 #include "comm/comm_lanes.h"
 #include "comm/communicator.h"
 #include "core/config/config.h"
+#include "core/device/device_context.h"
 #include "core/memory_tracker.h"
 #include "optim/optimizer.h"
 #include "sharding/flat_layout.h"
@@ -54,7 +55,7 @@ struct StrategyInputs {
   const nn::Model& model;
   const Config& config;
   comm::CommLanes lanes;  // gradients: reductions; parameters: all-gathers; control: the norm
-  MemoryTracker& tracker;
+  DeviceContext& device;  // where model states live; its tracker counts them
   const optim::Optimizer& optimizer;
 };
 

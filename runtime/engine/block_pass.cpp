@@ -7,11 +7,12 @@
 
 namespace zt::engine {
 
-BlockPass::BlockPass(nn::Model& model, zero::ZeroStrategy& strategy, MemoryTracker& tracker,
+BlockPass::BlockPass(nn::Model& model, zero::ZeroStrategy& strategy, DeviceContext& device,
                      const ActivationCheckpointingConfig& checkpointing)
     : model_(model),
       strategy_(strategy),
-      tracker_(tracker),
+      device_(device),
+      tracker_(device.tracker()),
       checkpointing_(checkpointing),
       saved_(model.num_blocks()),
       checkpoint_inputs_(model.num_blocks()) {}

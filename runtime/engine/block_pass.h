@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/config/config.h"
+#include "core/device/device_context.h"
 #include "core/memory_tracker.h"
 #include "nn/model.h"
 #include "sharding/zero_strategy.h"
@@ -14,7 +15,7 @@ namespace zt::engine {
 
 class BlockPass {
  public:
-  BlockPass(nn::Model& model, zero::ZeroStrategy& strategy, MemoryTracker& tracker,
+  BlockPass(nn::Model& model, zero::ZeroStrategy& strategy, DeviceContext& device,
             const ActivationCheckpointingConfig& checkpointing);
 
   // The last block's output for `input`.
@@ -29,7 +30,8 @@ class BlockPass {
 
   nn::Model& model_;
   zero::ZeroStrategy& strategy_;
-  MemoryTracker& tracker_;
+  DeviceContext& device_;
+  MemoryTracker& tracker_;  // device_'s
   const ActivationCheckpointingConfig checkpointing_;
   std::vector<nn::SavedActivations> saved_;  // per block
   std::vector<Tensor> checkpoint_inputs_;    // per block; set for checkpointed blocks only

@@ -46,20 +46,36 @@ Trainer::Trainer(const Config& config, comm::Communicator& comm, MemoryTracker& 
 
 Trainer::Trainer(const Config& config, comm::CommLanes lanes, MemoryTracker& tracker,
                  TrainerOptions options)
+    : Trainer(config, lanes, make_cpu_device_context(tracker), std::move(options)) {}
+
+Trainer::Trainer(const Config& config, comm::CommLanes lanes, DeviceContext& device,
+                 TrainerOptions options)
+    : Trainer(config, lanes, device, nullptr, std::move(options)) {}
+
+Trainer::Trainer(const Config& config, comm::CommLanes lanes,
+                 std::unique_ptr<DeviceContext> owned_device, TrainerOptions options)
+    : Trainer(config, lanes, *owned_device, std::move(owned_device), std::move(options)) {}
+
+// `owned_device` is taken by reference so that `device`, which may be *owned_device, is
+// bound before anything moves from it.
+Trainer::Trainer(const Config& config, comm::CommLanes lanes, DeviceContext& device,
+                 std::unique_ptr<DeviceContext>&& owned_device, TrainerOptions options)
     : batch_sizes_(resolve_batch_sizes(config, lanes.world_size())),
       config_(with_batch_sizes(config, batch_sizes_)),
       lanes_(lanes),
       comm_(lanes.control),
-      tracker_(tracker),
+      owned_device_(std::move(owned_device)),
+      device_(device),
+      tracker_(device.tracker()),
       options_(options),
       model_(make_model(config)) {
   check_supported(config);
   tracker_.set_phase("initialization");
   source_ = make_batch_source(config);
   optimizer_ = optim::make_optimizer(config.optimizer);
-  strategy_ = zero::make_zero_strategy({model_, config_, lanes_, tracker_, *optimizer_});
+  strategy_ = zero::make_zero_strategy({model_, config_, lanes_, device_, *optimizer_});
   pass_ =
-      std::make_unique<BlockPass>(model_, *strategy_, tracker_, config_.activation_checkpointing);
+      std::make_unique<BlockPass>(model_, *strategy_, device_, config_.activation_checkpointing);
   loss_buffer_ = Tensor::zeros(Shape{2}, DType::kF32, tracker_, MemoryCategory::kCommBuffers);
   compute_dtype_ = zero::compute_dtype(config_);
   if (config_.precision.dtype == PrecisionDType::kFp16) {

@@ -11,6 +11,7 @@
 #include "comm/communicator.h"
 #include "core/config/batch_size.h"
 #include "core/config/config.h"
+#include "core/device/device_context.h"
 #include "core/memory_tracker.h"
 #include "data/batch.h"
 #include "nn/model.h"
@@ -53,6 +54,10 @@ class Trainer {
   // Validates what this build can run (throws ConfigError), builds model, data and strategy.
   // Each lane is its own ordered queue: the loss and norm reductions (control) never wait
   // behind parameter all-gathers or gradient reductions.
+  // Everything lives on `device` (its tracker counts every byte).
+  Trainer(const Config& config, comm::CommLanes lanes, DeviceContext& device,
+          TrainerOptions options = {});
+  // On the CPU, counting into `tracker` (which the caller reads after the run).
   Trainer(const Config& config, comm::CommLanes lanes, MemoryTracker& tracker,
           TrainerOptions options = {});
   // Every lane is `comm`: correct, but nothing overlaps across kinds of traffic.
@@ -67,6 +72,11 @@ class Trainer {
   const BatchSizes& batch_sizes() const { return batch_sizes_; }
 
  private:
+  Trainer(const Config& config, comm::CommLanes lanes, std::unique_ptr<DeviceContext> owned_device,
+          TrainerOptions options);
+  Trainer(const Config& config, comm::CommLanes lanes, DeviceContext& device,
+          std::unique_ptr<DeviceContext>&& owned_device, TrainerOptions options);
+
   double train_step(std::int64_t step);  // returns the local loss sum of the step
   // Unscales, clips and applies the step's gradients unless they overflowed; returns the
   // (unscaled) global gradient norm and sets `skipped`.
@@ -78,7 +88,9 @@ class Trainer {
   const Config config_;           // as given, with the batch sizes resolved
   comm::CommLanes lanes_;
   comm::Communicator& comm_;  // the control lane: loss reduction, rank and world size
-  MemoryTracker& tracker_;
+  std::unique_ptr<DeviceContext> owned_device_;  // set by the MemoryTracker constructors
+  DeviceContext& device_;
+  MemoryTracker& tracker_;  // device_'s
   TrainerOptions options_;
   nn::Model model_;
   std::unique_ptr<data::BatchSource> source_;

@@ -1,0 +1,124 @@
+// Host loops behind CpuDeviceOps.
+#include "core/device/cpu_device_ops.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <span>
+
+#include "core/error.h"
+
+namespace zt {
+namespace {
+
+constexpr std::size_t kChunk = 1024;  // elements converted at a time, on the stack
+
+void expect_host_floating(const Tensor& values, const char* op) {
+  ZT_CHECK(values.defined(), std::string(op) + " of an undefined tensor");
+  ZT_CHECK(values.device().kind == DeviceKind::kCpu,
+           std::string(op) + " on the CPU given a tensor on " + values.device().to_string());
+  ZT_CHECK(is_floating(values.dtype()), std::string(op) + " needs a floating dtype");
+}
+
+// Calls fn(begin, chunk of f32 values) over `values`, converting when not f32; with
+// `write_back` the (possibly changed) chunk is rounded back into `values`.
+template <typename Fn>
+void for_each_chunk(const Tensor& values, bool write_back, Fn&& fn) {
+  const auto total = static_cast<std::size_t>(values.numel());
+  if (values.dtype() == DType::kF32) {
+    fn(std::size_t{0}, values.span<float>());
+    return;
+  }
+  const std::size_t element_bytes = dtype_size(values.dtype());
+  auto* bytes = static_cast<std::byte*>(values.data());
+  std::array<float, kChunk> chunk;
+  for (std::size_t begin = 0; begin < total; begin += kChunk) {
+    const std::size_t count = std::min(kChunk, total - begin);
+    void* at = bytes + begin * element_bytes;
+    convert_elements(at, values.dtype(), chunk.data(), DType::kF32, count);
+    fn(begin, std::span<float>(chunk.data(), count));
+    if (write_back) convert_elements(chunk.data(), DType::kF32, at, values.dtype(), count);
+  }
+}
+
+}  // namespace
+
+void CpuDeviceOps::fill(const Tensor& values, float value) {
+  expect_host_floating(values, "fill");
+  for_each_chunk(values, true, [&](std::size_t, std::span<float> chunk) {
+    std::fill(chunk.begin(), chunk.end(), value);
+  });
+}
+
+void CpuDeviceOps::fill_zero_bytes(const Tensor& values) {
+  ZT_CHECK(values.device().kind == DeviceKind::kCpu, "fill_zero_bytes of a non-CPU tensor");
+  if (values.numel() > 0) std::memset(values.data(), 0, values.nbytes());
+}
+
+void CpuDeviceOps::scale(const Tensor& values, float factor) {
+  expect_host_floating(values, "scale");
+  for_each_chunk(values, true, [&](std::size_t, std::span<float> chunk) {
+    for (float& v : chunk) v *= factor;
+  });
+}
+
+void CpuDeviceOps::axpby(float alpha, const Tensor& x, float beta, const Tensor& y) {
+  expect_host_floating(x, "axpby");
+  expect_host_floating(y, "axpby");
+  ZT_CHECK(x.numel() == y.numel(), "axpby of tensors of different sizes");
+  // x converted chunk by chunk alongside y's chunks.
+  std::array<float, kChunk> x_chunk;
+  const std::size_t x_element_bytes = dtype_size(x.dtype());
+  const auto* x_bytes = static_cast<const std::byte*>(x.data());
+  for_each_chunk(y, true, [&](std::size_t begin, std::span<float> chunk) {
+    for (std::size_t done = 0; done < chunk.size(); done += kChunk) {
+      const std::size_t count = std::min(kChunk, chunk.size() - done);
+      const float* xs = x_chunk.data();
+      if (x.dtype() == DType::kF32) {
+        xs = x.data_as<float>() + begin + done;
+      } else {
+        convert_elements(x_bytes + (begin + done) * x_element_bytes, x.dtype(), x_chunk.data(),
+                         DType::kF32, count);
+      }
+      float* ys = chunk.data() + done;
+      if (beta == 0.0f) {
+        for (std::size_t i = 0; i < count; ++i) ys[i] = alpha * xs[i];
+      } else {
+        for (std::size_t i = 0; i < count; ++i) ys[i] = alpha * xs[i] + beta * ys[i];
+      }
+    }
+  });
+}
+
+double CpuDeviceOps::sum_of_squares(const Tensor& values) {
+  expect_host_floating(values, "sum_of_squares");
+  double sum = 0.0;
+  for_each_chunk(values, false, [&](std::size_t, std::span<float> chunk) {
+    for (float v : chunk) sum += double{v} * v;
+  });
+  return sum;
+}
+
+void CpuDeviceOps::cast(const Tensor& src, const Tensor& dst) {
+  expect_host_floating(src, "cast");
+  expect_host_floating(dst, "cast");
+  ZT_CHECK(src.numel() == dst.numel(), "cast between tensors of different sizes");
+  convert_elements(src.data(), src.dtype(), dst.data(), dst.dtype(),
+                   static_cast<std::size_t>(src.numel()));
+}
+
+void CpuDeviceOps::copy(const Tensor& src, const Tensor& dst) {
+  ZT_CHECK(src.dtype() == dst.dtype() && src.numel() == dst.numel(),
+           "copy between tensors of different dtypes or sizes");
+  ZT_CHECK(src.device().kind == DeviceKind::kCpu && dst.device().kind == DeviceKind::kCpu,
+           "a CPU copy given a tensor on a device");
+  if (src.numel() > 0 && src.data() != dst.data())
+    std::memmove(dst.data(), src.data(), src.nbytes());
+}
+
+DeviceOps& cpu_device_ops() {
+  static CpuDeviceOps ops;
+  return ops;
+}
+
+}  // namespace zt

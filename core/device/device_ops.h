@@ -1,0 +1,35 @@
+// DeviceOps: what the strategies, the optimizer step and the trainer do to whole buffers,
+// on the device that holds them. Every op is enqueued on the device's compute stream (CPU:
+// runs now). Floating dtypes f32, bf16 and f16; arithmetic in fp32, results rounded once
+// into the destination's dtype. Reductions are deterministic: the same inputs give bitwise
+// the same result on every call (fixed blocking, fixed order).
+#pragma once
+
+#include "core/tensor.h"
+
+namespace zt {
+
+class DeviceOps {
+ public:
+  virtual ~DeviceOps() = default;
+
+  // Every element of `values` = value.
+  virtual void fill(const Tensor& values, float value) = 0;
+  // Every byte of `values` = 0 (any dtype).
+  virtual void fill_zero_bytes(const Tensor& values) = 0;
+  // values *= factor.
+  virtual void scale(const Tensor& values, float factor) = 0;
+  // y = alpha * x + beta * y (beta == 0 ignores y's old contents, NaN included). x and y
+  // have the same element count; their dtypes may differ.
+  virtual void axpby(float alpha, const Tensor& x, float beta, const Tensor& y) = 0;
+  // Σ values², accumulated in double (CPU) or fp32 partials summed in double (CUDA); waits
+  // for the result on the host.
+  virtual double sum_of_squares(const Tensor& values) = 0;
+  // dst = src converted to dst's dtype (same element count).
+  virtual void cast(const Tensor& src, const Tensor& dst) = 0;
+  // dst = src, same dtype and size; either may live on the host or this device (CUDA: a
+  // host<->device or device<->device copy ordered on the compute stream).
+  virtual void copy(const Tensor& src, const Tensor& dst) = 0;
+};
+
+}  // namespace zt
