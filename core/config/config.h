@@ -19,6 +19,8 @@ enum class SchedulerType { kConstant, kWarmup, kWarmupCosine, kWarmupLinear };
 enum class PrecisionDType { kFp32, kBf16, kFp16 };
 // Standing gradients: auto (bf16 compute: bf16; fp16: fp32), the compute dtype, or fp32.
 enum class GradDType { kAuto, kCompute, kFp32 };
+// Which collectives library moves the tensors; kAuto: NCCL on CUDA, Gloo on the CPU.
+enum class CommBackendKind { kAuto, kGloo, kNccl };
 
 struct RunConfig {
   std::string dir;             // where metrics.jsonl and config.toml go ("" = runs/<model.type>)
@@ -108,11 +110,18 @@ struct ZeroConfig {
 
 struct RuntimeConfig {
   DeviceKind device = DeviceKind::kCpu;
+  std::int64_t device_index = -1;              // GPU ordinal; -1 = LOCAL_RANK
   std::int64_t device_memory_limit_bytes = 0;  // 0 = no limit
   std::int64_t blas_threads = 0;               // 0 = cores / local ranks
   double comm_timeout_s = 0;                   // bound on every collective and store wait
 
   friend bool operator==(const RuntimeConfig&, const RuntimeConfig&) = default;
+};
+
+struct CommConfig {
+  CommBackendKind backend = CommBackendKind::kAuto;
+
+  friend bool operator==(const CommConfig&, const CommConfig&) = default;
 };
 
 struct ActivationCheckpointingConfig {
@@ -146,6 +155,7 @@ struct Config {
   PrecisionConfig precision;
   ZeroConfig zero;
   RuntimeConfig runtime;
+  CommConfig comm;
   ActivationCheckpointingConfig activation_checkpointing;
   std::string source;  // the file (or "<defaults>") the config came from, for messages
   KeyOrigins origins;

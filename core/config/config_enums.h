@@ -34,6 +34,10 @@ inline constexpr std::array<EnumName<GradDType>, 3> kGradDTypeNames{
     {{"auto", GradDType::kAuto}, {"compute", GradDType::kCompute}, {"fp32", GradDType::kFp32}}};
 inline constexpr std::array<EnumName<DeviceKind>, 2> kDeviceKindNames{
     {{"cpu", DeviceKind::kCpu}, {"cuda", DeviceKind::kCuda}}};
+inline constexpr std::array<EnumName<CommBackendKind>, 3> kCommBackendNames{
+    {{"auto", CommBackendKind::kAuto},
+     {"gloo", CommBackendKind::kGloo},
+     {"nccl", CommBackendKind::kNccl}}};
 
 // The config-file name of a value, for logs and messages ("adamw").
 std::string_view config_name(ModelType type);
@@ -42,5 +46,6 @@ std::string_view config_name(SchedulerType type);
 std::string_view config_name(PrecisionDType dtype);
 std::string_view config_name(GradDType dtype);
 std::string_view config_name(DeviceKind device);
+std::string_view config_name(CommBackendKind backend);
 
 }  // namespace zt

@@ -282,13 +282,22 @@ void add_precision_zero_runtime(std::vector<SectionSpec>& schema) {
 
   auto runtime = section(schema, "runtime", &Config::runtime, "Devices, threads and timeouts.");
   runtime.choice("device", &RuntimeConfig::device, kDeviceKindNames, DeviceKind::kCpu,
-                 "Where tensors live and kernels run.");
+                 "Where tensors live and kernels run: the CPU, or one NVIDIA GPU per rank.");
+  runtime.integer("device_index", &RuntimeConfig::device_index, -1, Range::at_least(-1), "GPU",
+                  "runtime.device = \"cuda\": the GPU ordinal of this rank; -1 = LOCAL_RANK "
+                  "(one GPU per local rank, as torchrun and srun set it).");
   runtime.size("device_memory_limit", &RuntimeConfig::device_memory_limit_bytes, "0",
                Range::at_least(0), "Cap on tracked device memory per rank; 0 = unlimited.");
   runtime.integer("blas_threads", &RuntimeConfig::blas_threads, 0, Range::at_least(0), "threads",
                   "BLAS threads per rank; 0 = cores / local ranks.");
   runtime.real("comm_timeout_s", &RuntimeConfig::comm_timeout_s, 300, Range::greater_than(0),
                "seconds", "Bound on every collective and store wait.");
+
+  auto comm = section(schema, "comm", &Config::comm, "Collective communication.");
+  comm.choice("backend", &CommConfig::backend, kCommBackendNames, CommBackendKind::kAuto,
+              "The collectives library: nccl (CUDA tensors, one GPU per rank), gloo (CPU "
+              "tensors, or CUDA tensors staged through pinned host memory, so ranks may share "
+              "a GPU), or auto: nccl on CUDA, gloo on the CPU.");
 }
 
 std::vector<SectionSpec> build_schema() {

@@ -12,6 +12,7 @@
 #include "nn/loss/softmax_cross_entropy.h"
 #include "optim/lr_schedule.h"
 #include "runtime/engine/block_pass.h"
+#include "runtime/engine/device_selection.h"
 #include "runtime/engine/fault_injection.h"
 #include "runtime/engine/model_factory.h"
 #include "runtime/engine/progress_line.h"
@@ -20,6 +21,7 @@
 namespace zt::engine {
 
 void check_supported(const Config& config) {
+  resolved_comm_backend(config);  // throws for a backend this device or build cannot use
   if (config.runtime.device == DeviceKind::kCuda) {
     throw ConfigError(where_set(config, "runtime.device") +
                       ": runtime.device = \"cuda\": this version trains on the CPU only; the "

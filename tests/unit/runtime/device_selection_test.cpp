@@ -1,0 +1,90 @@
+// The rank's device from runtime.device / runtime.device_index / LOCAL_RANK, and the
+// collectives backend comm.backend resolves to, with the errors for combinations that
+// cannot work.
+#include "runtime/engine/device_selection.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/config/config_loader.h"
+#include "core/device/device_context.h"
+#include "core/error.h"
+
+namespace zt::engine {
+namespace {
+
+Config config_with(std::vector<std::string> overrides) {
+  return parse_config_text("", "test.toml", overrides);
+}
+
+TEST(DeviceSelection, CpuRanksNameTheirLocalSlice) {
+  EXPECT_EQ(rank_device(config_with({}), 3), Device::cpu(3));
+}
+
+TEST(DeviceSelection, CudaTakesLocalRankUnlessAnIndexIsGiven) {
+  EXPECT_EQ(rank_device(config_with({"runtime.device=cuda"}), 2), Device::cuda(2));
+  EXPECT_EQ(rank_device(config_with({"runtime.device=cuda", "runtime.device_index=1"}), 2),
+            Device::cuda(1));
+}
+
+TEST(DeviceSelection, DeviceIndexBelowMinusOneIsRefusedNamingTheKey) {
+  try {
+    config_with({"runtime.device_index=-2"});
+    FAIL() << "accepted runtime.device_index=-2";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("runtime.device_index"), std::string::npos) << e.what();
+  }
+}
+
+TEST(DeviceSelection, AutoIsGlooOnTheCpu) {
+  EXPECT_EQ(resolved_comm_backend(config_with({})), CommBackendKind::kGloo);
+  EXPECT_EQ(resolved_comm_backend(config_with({"comm.backend=gloo"})), CommBackendKind::kGloo);
+}
+
+TEST(DeviceSelection, AutoIsNcclOnCudaWhereBuilt) {
+  const CommBackendKind expected =
+      nccl_backend_built() ? CommBackendKind::kNccl : CommBackendKind::kGloo;
+  EXPECT_EQ(resolved_comm_backend(config_with({"runtime.device=cuda"})), expected);
+  EXPECT_EQ(resolved_comm_backend(config_with({"runtime.device=cuda", "comm.backend=gloo"})),
+            CommBackendKind::kGloo);
+}
+
+TEST(DeviceSelection, NcclOnTheCpuIsRefusedNamingBothKeys) {
+  try {
+    resolved_comm_backend(config_with({"comm.backend=nccl"}));
+    FAIL() << "accepted nccl on the CPU";
+  } catch (const ConfigError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("comm.backend"), std::string::npos) << message;
+    EXPECT_NE(message.find("runtime.device"), std::string::npos) << message;
+  }
+}
+
+TEST(DeviceSelection, NcclWithoutNcclInTheBuildIsRefused) {
+  if (nccl_backend_built()) GTEST_SKIP() << "this build has NCCL";
+  EXPECT_THROW(resolved_comm_backend(config_with({"runtime.device=cuda", "comm.backend=nccl"})),
+               ConfigError);
+}
+
+// In CI (nvcc, no GPU) and on CPU-only builds, asking for a GPU is a ConfigError that names
+// runtime.device and says what is missing, before anything is allocated.
+TEST(DeviceSelection, CudaWithoutAGpuOrBackendIsAClearError) {
+  try {
+    const auto device = make_device_context(Device::cuda(0));
+    if (cuda_backend_built()) GTEST_SKIP() << "a GPU is visible here";
+    FAIL() << "a CUDA context without the CUDA backend";
+  } catch (const ConfigError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("runtime.device"), std::string::npos) << message;
+    if (!cuda_backend_built()) {
+      EXPECT_NE(message.find("without the CUDA backend"), std::string::npos) << message;
+    } else {
+      EXPECT_NE(message.find("GPU"), std::string::npos) << message;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace zt::engine
