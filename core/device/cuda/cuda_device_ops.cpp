@@ -46,7 +46,12 @@ CudaDeviceOps::CudaDeviceOps(Device device, void* compute_stream)
 
 CudaDeviceOps::~CudaDeviceOps() {
   cudaFreeHost(host_partials_);
-  cudaFree(device_partials_);  // synchronizes: no kernel still writes the partials
+  try {
+    CurrentDevice current(device_.index);
+    cudaFree(device_partials_);  // synchronizes: no kernel still writes the partials
+  } catch (...) {
+    // The device cannot be selected (lost): its memory goes with the process.
+  }
 }
 
 void CudaDeviceOps::expect_on_device(const Tensor& values, const char* op) const {
