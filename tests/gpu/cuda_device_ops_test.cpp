@@ -26,7 +26,7 @@ struct HostValues {
       : dtype(dtype_in), bytes(static_cast<std::size_t>(n) * dtype_size(dtype_in) + 4) {
     std::vector<float> values(static_cast<std::size_t>(n));
     for (std::size_t i = 0; i < values.size(); ++i) values[i] = 3.0f * standard_normal(key, i);
-    convert_elements(values.data(), DType::kF32, bytes.data(), dtype, values.size());
+    if (n > 0) convert_elements(values.data(), DType::kF32, bytes.data(), dtype, values.size());
     tensor = Tensor::wrap(bytes.data(), Shape({n}), dtype);
   }
   DType dtype;
