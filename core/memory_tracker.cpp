@@ -185,21 +185,22 @@ std::string MemoryTracker::live_bytes_and_advice() const {
                format_byte_size(state_.current_bytes[i]);
   }
   message += "; total " + format_byte_size(state_.total_current_bytes) + ".";
-  if (device_.kind != DeviceKind::kCpu) {
-    // A device's caching allocator can hold room the categories do not show, and a large
-    // request can fail while small blocks are free: say both.
-    const AllocatorStats stats = allocator_.stats();
-    message += " The allocator holds " + format_byte_size(stats.reserved_bytes) + " (" +
-               format_byte_size(stats.allocated_bytes) + " in " +
-               std::to_string(stats.allocations) + " blocks in use)";
-    if (!stats.largest_allocated_blocks.empty()) {
-      message += "; largest blocks in use:";
-      for (std::int64_t block : stats.largest_allocated_blocks) {
-        message += " " + format_byte_size(block);
-      }
+  // A caching allocator can hold room the categories do not show, and a large request can
+  // fail while small blocks are free: say both. The host allocator serves every rank of the
+  // process (ranks as threads), so its figures may include other ranks' blocks.
+  const AllocatorStats stats = allocator_.stats();
+  message += std::string(device_.kind == DeviceKind::kCpu ? " The process's host allocator holds "
+                                                          : " The allocator holds ") +
+             format_byte_size(stats.reserved_bytes) + " (" +
+             format_byte_size(stats.allocated_bytes) + " in " + std::to_string(stats.allocations) +
+             " blocks in use)";
+  if (!stats.largest_allocated_blocks.empty()) {
+    message += "; largest blocks in use:";
+    for (std::int64_t block : stats.largest_allocated_blocks) {
+      message += " " + format_byte_size(block);
     }
-    message += ".";
   }
+  message += ".";
   if (oom_advice_) message += " " + oom_advice_();
   return message;
 }

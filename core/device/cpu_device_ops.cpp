@@ -1,4 +1,4 @@
-// Host loops behind CpuDeviceOps.
+// Host loops behind CpuDeviceOps, over the per-element functions of math/buffer_math.h.
 #include "core/device/cpu_device_ops.h"
 
 #include <algorithm>
@@ -6,6 +6,7 @@
 #include <cstring>
 #include <span>
 
+#include "core/device/math/buffer_math.h"
 #include "core/error.h"
 
 namespace zt {
@@ -58,7 +59,7 @@ void CpuDeviceOps::fill_zero_bytes(const Tensor& values) {
 void CpuDeviceOps::scale(const Tensor& values, float factor) {
   expect_host_floating(values, "scale");
   for_each_chunk(values, true, [&](std::size_t, std::span<float> chunk) {
-    for (float& v : chunk) v *= factor;
+    for (float& v : chunk) v = buffer_math::scaled(v, factor);
   });
 }
 
@@ -81,11 +82,7 @@ void CpuDeviceOps::axpby(float alpha, const Tensor& x, float beta, const Tensor&
                          DType::kF32, count);
       }
       float* ys = chunk.data() + done;
-      if (beta == 0.0f) {
-        for (std::size_t i = 0; i < count; ++i) ys[i] = alpha * xs[i];
-      } else {
-        for (std::size_t i = 0; i < count; ++i) ys[i] = alpha * xs[i] + beta * ys[i];
-      }
+      for (std::size_t i = 0; i < count; ++i) ys[i] = buffer_math::axpby(alpha, xs[i], beta, ys[i]);
     }
   });
 }
@@ -94,7 +91,7 @@ double CpuDeviceOps::sum_of_squares(const Tensor& values) {
   expect_host_floating(values, "sum_of_squares");
   double sum = 0.0;
   for_each_chunk(values, false, [&](std::size_t, std::span<float> chunk) {
-    for (float v : chunk) sum += double{v} * v;
+    for (float v : chunk) sum += buffer_math::square(v);
   });
   return sum;
 }

@@ -6,6 +6,10 @@
 #include "core/device/cpu_streams.h"
 #include "core/error.h"
 
+#if defined(ZT_HAVE_CUDA)
+#include "core/device/cuda/cuda_device_context.h"
+#endif
+
 namespace zt {
 namespace {
 
@@ -55,10 +59,13 @@ std::unique_ptr<DeviceContext> make_device_context(Device device, std::int64_t c
   if (device.kind == DeviceKind::kCpu) {
     return std::make_unique<CpuDeviceContext>(device, capacity_bytes);
   }
-  // The CUDA context arrives with the CUDA backend of this layer.
+#if defined(ZT_HAVE_CUDA)
+  return make_cuda_device_context(device, capacity_bytes);
+#else
   throw ConfigError(
       "runtime.device = \"cuda\": this zerotrain was built without the CUDA backend (configure "
       "with -DZT_CUDA=ON on a machine with the CUDA toolkit), so it can only run on the CPU");
+#endif
 }
 
 }  // namespace zt

@@ -22,7 +22,8 @@ class DeviceOps {
   // y = alpha * x + beta * y (beta == 0 ignores y's old contents, NaN included). x and y
   // have the same element count; their dtypes may differ.
   virtual void axpby(float alpha, const Tensor& x, float beta, const Tensor& y) = 0;
-  // Σ values², accumulated in double (CPU) or fp32 partials summed in double (CUDA); waits
+  // Σ values², accumulated in double: in element order (CPU), or per thread and block of a
+  // grid fixed by the size, the blocks' partials then summed in block order (CUDA); waits
   // for the result on the host.
   virtual double sum_of_squares(const Tensor& values) = 0;
   // dst = src converted to dst's dtype (same element count).

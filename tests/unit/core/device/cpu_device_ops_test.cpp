@@ -1,0 +1,142 @@
+// CpuDeviceOps on f32, bf16 and f16 against scalar references over the same buffer_math
+// functions and dtype conversions, at sizes that cross the 1024-element conversion chunk.
+#include "core/device/cpu_device_ops.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "core/device/math/buffer_math.h"
+#include "core/random.h"
+
+namespace zt {
+namespace {
+
+constexpr std::int64_t kSizes[] = {0, 1, 22, 1025, 3000};
+constexpr DType kDtypes[] = {DType::kF32, DType::kBF16, DType::kF16};
+
+// A host buffer of `n` elements of `dtype` holding seeded values (as stored: rounded).
+struct HostBuffer {
+  HostBuffer(DType dtype_in, std::int64_t n, std::uint64_t key)
+      : dtype(dtype_in), bytes(static_cast<std::size_t>(n) * dtype_size(dtype_in) + 4) {
+    std::vector<float> values(static_cast<std::size_t>(n));
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = 2.0f * standard_normal(key, i);
+    if (n > 0) convert_elements(values.data(), DType::kF32, bytes.data(), dtype, values.size());
+    tensor = Tensor::wrap(bytes.data(), Shape({n}), dtype);
+  }
+  std::vector<float> as_f32() const {
+    std::vector<float> out(static_cast<std::size_t>(tensor.numel()));
+    if (!out.empty()) convert_elements(bytes.data(), dtype, out.data(), DType::kF32, out.size());
+    return out;
+  }
+  DType dtype;
+  std::vector<unsigned char> bytes;
+  Tensor tensor;
+};
+
+float round_to(DType dtype, float value) {
+  float out = 0.0f;
+  std::uint16_t half = 0;
+  if (dtype == DType::kF32) return value;
+  convert_elements(&value, DType::kF32, &half, dtype, 1);
+  convert_elements(&half, dtype, &out, DType::kF32, 1);
+  return out;
+}
+
+std::string name(DType dtype, std::int64_t n) {
+  return std::string(dtype_name(dtype)) + " n=" + std::to_string(n);
+}
+
+TEST(CpuDeviceOps, FillScaleAndCastMatchTheScalarReference) {
+  DeviceOps& ops = cpu_device_ops();
+  for (DType dtype : kDtypes) {
+    for (std::int64_t n : kSizes) {
+      SCOPED_TRACE(name(dtype, n));
+      HostBuffer values(dtype, n, 11);
+      const std::vector<float> before = values.as_f32();
+      ops.scale(values.tensor, 0.3f);
+      std::vector<float> got = values.as_f32();
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        ASSERT_EQ(got[i], round_to(dtype, buffer_math::scaled(before[i], 0.3f))) << i;
+      }
+      ops.fill(values.tensor, 1.1f);
+      for (float v : values.as_f32()) ASSERT_EQ(v, round_to(dtype, 1.1f));
+      for (DType to : kDtypes) {
+        HostBuffer src(dtype, n, 12);
+        HostBuffer dst(to, n, 13);
+        ops.cast(src.tensor, dst.tensor);
+        const std::vector<float> want = src.as_f32();
+        got = dst.as_f32();
+        for (std::size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], round_to(to, want[i])) << i;
+      }
+    }
+  }
+}
+
+TEST(CpuDeviceOps, AxpbyMatchesTheScalarReferenceAcrossDtypes) {
+  DeviceOps& ops = cpu_device_ops();
+  for (DType x_dtype : kDtypes) {
+    for (DType y_dtype : kDtypes) {
+      for (std::int64_t n : kSizes) {
+        SCOPED_TRACE(name(x_dtype, n) + " into " + std::string(dtype_name(y_dtype)));
+        HostBuffer x(x_dtype, n, 21);
+        HostBuffer y(y_dtype, n, 22);
+        const std::vector<float> xs = x.as_f32();
+        const std::vector<float> ys = y.as_f32();
+        ops.axpby(0.5f, x.tensor, -1.25f, y.tensor);
+        const std::vector<float> got = y.as_f32();
+        for (std::size_t i = 0; i < got.size(); ++i) {
+          ASSERT_EQ(got[i], round_to(y_dtype, 0.5f * xs[i] + -1.25f * ys[i])) << i;
+        }
+      }
+    }
+  }
+}
+
+TEST(CpuDeviceOps, AxpbyWithBetaZeroIgnoresNanInY) {
+  DeviceOps& ops = cpu_device_ops();
+  for (DType dtype : kDtypes) {
+    SCOPED_TRACE(dtype_name(dtype));
+    HostBuffer x(DType::kF32, 1500, 31);
+    HostBuffer y(dtype, 1500, 32);
+    ops.fill(y.tensor, std::numeric_limits<float>::quiet_NaN());
+    ops.axpby(2.0f, x.tensor, 0.0f, y.tensor);
+    const std::vector<float> xs = x.as_f32();
+    const std::vector<float> got = y.as_f32();
+    for (std::size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], round_to(dtype, 2.0f * xs[i]));
+  }
+  EXPECT_EQ(buffer_math::axpby(3.0f, 2.0f, 0.0f, std::numeric_limits<float>::infinity()), 6.0f);
+}
+
+TEST(CpuDeviceOps, SumOfSquaresIsTheDoubleLoopBitwiseOnEveryCall) {
+  DeviceOps& ops = cpu_device_ops();
+  for (DType dtype : kDtypes) {
+    for (std::int64_t n : {std::int64_t{0}, std::int64_t{22}, std::int64_t{(1 << 20) + 3}}) {
+      SCOPED_TRACE(name(dtype, n));
+      HostBuffer values(dtype, n, 41);
+      double want = 0.0;
+      for (float v : values.as_f32()) want += static_cast<double>(v) * static_cast<double>(v);
+      const double first = ops.sum_of_squares(values.tensor);
+      EXPECT_EQ(first, want);
+      EXPECT_EQ(ops.sum_of_squares(values.tensor), first);
+    }
+  }
+}
+
+TEST(CpuDeviceOps, CopyAndFillZeroBytes) {
+  DeviceOps& ops = cpu_device_ops();
+  HostBuffer src(DType::kBF16, 1025, 51);
+  HostBuffer dst(DType::kBF16, 1025, 52);
+  ops.copy(src.tensor, dst.tensor);
+  EXPECT_EQ(src.as_f32(), dst.as_f32());
+  ops.fill_zero_bytes(dst.tensor);
+  for (float v : dst.as_f32()) ASSERT_EQ(v, 0.0f);
+  HostBuffer other(DType::kF32, 1025, 53);
+  EXPECT_THROW(ops.copy(src.tensor, other.tensor), InternalError);
+}
+
+}  // namespace
+}  // namespace zt
