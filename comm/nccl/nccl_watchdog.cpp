@@ -86,12 +86,14 @@ std::exception_ptr NcclWatchdog::check(const InFlightOp& op, bool& completed) co
 void NcclWatchdog::fail(const InFlightOp& op, const std::exception_ptr& error) {
   const std::string reason =
       "communicator is broken after " + op.work->description() + " failed: " + message_of(error);
-  abort_(reason);
+  // Taken out before the abort, whose fail_all would otherwise give `op` the generic
+  // reason instead of its own error (and a TimeoutError would stop being one).
   std::deque<InFlightOp> failed;
   {
     std::lock_guard lock(mutex_);
     failed.swap(in_flight_);
   }
+  abort_(reason);
   for (const InFlightOp& each : failed) {
     each.work->mark_completed(each.work == op.work ? error
                                                    : std::make_exception_ptr(CommError(reason)));
