@@ -72,8 +72,9 @@ void Work::wait(std::chrono::milliseconds timeout) {
     rethrow_failure();
     completion = completion_;
   }
-  // Outside the lock: on an inline (CPU) stream this blocks until the event completes.
-  if (consumer_ != nullptr) consumer_->wait(completion);
+  // Outside the lock: on an inline (CPU) stream this blocks until the event completes. A
+  // host op leaves nothing on a device to wait for.
+  if (consumer_ != nullptr && completion.impl() != nullptr) consumer_->wait(completion);
 }
 
 void Work::synchronize() { synchronize(default_timeout_); }

@@ -17,7 +17,8 @@ namespace zt::gpu_test {
 // A device tensor holding `values` rounded to `dtype` (copied on the compute stream).
 inline Tensor to_device(DeviceContext& device, const std::vector<float>& values, DType dtype) {
   const auto count = static_cast<std::int64_t>(values.size());
-  Tensor on_device = Tensor::empty(Shape{count}, dtype, device.tracker(), MemoryCategory::kWorkspace);
+  Tensor on_device =
+      Tensor::empty(Shape{count}, dtype, device.tracker(), MemoryCategory::kWorkspace);
   std::vector<std::byte> host(values.size() * dtype_size(dtype) + 1);
   convert_elements(values.data(), DType::kF32, host.data(), dtype, values.size());
   device.ops().copy(Tensor::wrap(host.data(), Shape{count}, dtype), on_device);

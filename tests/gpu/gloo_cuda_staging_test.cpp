@@ -63,9 +63,9 @@ TEST(GlooCudaStaging, TwoRanksOnOneGpuMatchTheHostResults) {
     }
     comm->barrier()->wait();
     // Staging changes nothing on the wire: the ring's (n-1)/n per reduce-scatter.
-    EXPECT_EQ(comm->counters().bytes(CollectiveKind::kReduceScatter),
-              static_cast<std::uint64_t>(count - shard_range(count, n, rank).count) *
-                  (4u + 2u + 2u));
+    EXPECT_EQ(
+        comm->counters().bytes(CollectiveKind::kReduceScatter),
+        static_cast<std::uint64_t>(count - shard_range(count, n, rank).count) * (4u + 2u + 2u));
   });
 }
 

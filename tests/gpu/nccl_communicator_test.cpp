@@ -89,7 +89,7 @@ TEST(NcclWorldOfOne, ComputeStreamWorkIsOrderedBeforeAndAfterTheOp) {
   for (int round = 0; round < 3; ++round) {
     device->ops().fill(data, 3.0f);  // on the compute stream, before the op reads it
     auto work = comm->all_reduce(data, ReduceOp::kMax);
-    work->wait();                    // the compute stream waits for the op
+    work->wait();                     // the compute stream waits for the op
     device->ops().scale(data, 2.0f);  // so this reads the op's result
     EXPECT_EQ(to_host(*device, data), expected);
     work->synchronize();
@@ -172,8 +172,8 @@ TEST(NcclTwoGpus, PeerThatNeverJoinsTheOpTimesOutAndAbortsNamingIt) {
   std::latch rank0_done(1);
   zt::testing::run_ranks(2, [&](int rank) {
     auto device = make_device_context(Device::cuda(rank));
-    auto comm = create_communicator(store, rank, 2,
-                                    nccl_options(*device, "abort", std::chrono::milliseconds(3000)));
+    auto comm = create_communicator(
+        store, rank, 2, nccl_options(*device, "abort", std::chrono::milliseconds(3000)));
     if (rank == 1) {  // connected, but never submits the all_reduce
       rank0_done.wait();
       return;

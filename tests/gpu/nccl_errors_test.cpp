@@ -22,11 +22,13 @@ TEST(NcclErrors, MessageNamesTheCallNcclsErrorAndTheRank) {
   const std::string message = nccl_error_message(
       ncclInvalidArgument, "ncclBroadcast(buffer, buffer, 4, ncclInt8, 5, comm, stream)", nullptr,
       "on rank 3 of 4 (group world, cuda:1)");
-  EXPECT_EQ(message.rfind("ncclBroadcast failed: " + std::string(ncclGetErrorString(ncclInvalidArgument)), 0),
+  EXPECT_EQ(message.rfind(
+                "ncclBroadcast failed: " + std::string(ncclGetErrorString(ncclInvalidArgument)), 0),
             0u)
       << message;
   EXPECT_NE(message.find("on rank 3 of 4 (group world, cuda:1)"), std::string::npos) << message;
-  EXPECT_EQ(message.find("(buffer"), std::string::npos) << "the arguments are left out: " << message;
+  EXPECT_EQ(message.find("(buffer"), std::string::npos)
+      << "the arguments are left out: " << message;
 }
 
 TEST(NcclErrors, InProgressIsNotAFailureAndErrorsAreCommErrors) {

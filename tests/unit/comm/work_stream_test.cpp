@@ -2,8 +2,6 @@
 // completed; device ops release wait() once enqueued and order the consumer stream after
 // their completion event; synchronize() waits for the completion itself; errors and
 // timeouts name the op either way.
-#include "comm/work.h"
-
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -11,6 +9,7 @@
 #include <string>
 #include <thread>
 
+#include "comm/work.h"
 #include "core/device/cpu_streams.h"
 #include "core/error.h"
 #include "core/stream.h"
