@@ -42,14 +42,22 @@ NcclCommunicator::NcclCommunicator(Store& store, int rank, int world_size,
   // Every rank has read the id: it could not have joined the communicator otherwise.
   if (rank == 0) store.delete_key(unique_id_key(key_prefix));
 
-  barrier_buffer_ =
-      Tensor::zeros(Shape{1}, DType::kF32, device_.tracker(), MemoryCategory::kCommBuffers);
-  device_.compute_stream().synchronize();  // the zeros are written before the comm stream reads
-  stream_ = std::make_unique<CudaCommStream>(device_index, where_);
-  watchdog_ = std::make_unique<NcclWatchdog>(
-      options.timeout, device_.device().to_string(), counters_, [this] { return async_error(); },
-      [this](const std::string& reason) { abort(reason); });
-  comm_thread_ = std::make_unique<CpuStream>("nccl comm rank " + std::to_string(rank));
+  // The destructor does not run when the rest throws: nothing else would release the comm.
+  try {
+    barrier_buffer_ =
+        Tensor::zeros(Shape{1}, DType::kF32, device_.tracker(), MemoryCategory::kCommBuffers);
+    device_.compute_stream().synchronize();  // zeros written before the comm stream reads
+    stream_ = std::make_unique<CudaCommStream>(device_index, where_);
+    watchdog_ = std::make_unique<NcclWatchdog>(
+        options.timeout, device_.device().to_string(), counters_, [this] { return async_error(); },
+        [this](const std::string& reason) { abort(reason); });
+    comm_thread_ = std::make_unique<CpuStream>("nccl comm rank " + std::to_string(rank));
+  } catch (...) {
+    watchdog_.reset();
+    ncclCommAbort(comm_);
+    comm_ = nullptr;
+    throw;
+  }
 }
 
 NcclCommunicator::~NcclCommunicator() {
