@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "comm/comm_lanes.h"
 #include "comm/communicator_factory.h"
 #include "comm/store/memory_store.h"
 #include "core/error.h"
@@ -73,6 +74,24 @@ TEST(StreamOrder, GroupedOpsOnGlooEachCompleteWithTheirOwnResult) {
                  std::runtime_error);
     before_throw->wait();
     EXPECT_EQ(more, std::vector<float>(4, 2.0f));
+  });
+}
+
+TEST(StreamOrder, LanesBoundToTheCpuContextEachReduce) {
+  const int n = 2;
+  MemoryStore store;
+  run_ranks(n, [&](int rank) {
+    auto device = make_cpu_device_context();
+    CommOptions options = test_options(test_group());
+    options.device = device.get();
+    const OwnedCommLanes owned = create_comm_lanes(store, rank, n, options);
+    const CommLanes lanes = owned.lanes();
+    for (Communicator* lane : {&lanes.control, &lanes.parameters, &lanes.gradients}) {
+      std::vector<float> data(5, static_cast<float>(rank + 1));
+      lane->all_reduce(tensor_over(data, DType::kF32), ReduceOp::kAvg)->wait();
+      EXPECT_EQ(data, std::vector<float>(5, 1.5f));
+    }
+    EXPECT_EQ(lanes.counters().ops[static_cast<std::size_t>(CollectiveKind::kAllReduce)], 3u);
   });
 }
 
