@@ -3,7 +3,7 @@
 // the loop waits on at once (loss, gradient norm), `parameters` the all-gathers of
 // parameters, `gradients` the reduce-scatters and all-reduces of gradients. The lanes may
 // all be one communicator (one queue, nothing overlaps across kinds) or each its own, with
-// its own connections and thread (see create_cpu_comm_lanes).
+// its own connections and queue (see create_comm_lanes).
 #pragma once
 
 #include <memory>
@@ -42,7 +42,13 @@ class OwnedCommLanes {
 };
 
 // Connects the three lanes of `rank` through `store`, as three groups named
-// "<options.group_name>/control", ".../parameters" and ".../gradients".
+// "<options.group_name>/control", ".../parameters" and ".../gradients", each a
+// communicator of options.backend bound to options.device (create_communicator; with
+// NCCL each lane has its own communicator and comm stream, so the lanes overlap on the
+// device too).
+OwnedCommLanes create_comm_lanes(Store& store, int rank, int world_size,
+                                 const CommOptions& options = {});
+// create_comm_lanes for the Gloo backend (options.backend must be kGloo).
 OwnedCommLanes create_cpu_comm_lanes(Store& store, int rank, int world_size,
                                      const CommOptions& options = {});
 

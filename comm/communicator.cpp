@@ -23,6 +23,17 @@ std::string_view collective_name(CollectiveKind kind) {
   return "unknown";
 }
 
+void Communicator::group(const std::function<void()>& submit_ops) {
+  begin_group();
+  try {
+    submit_ops();
+  } catch (...) {
+    end_group();  // what was submitted before the throw still runs, and its Works complete
+    throw;
+  }
+  end_group();
+}
+
 ShardRange shard_range(std::int64_t count, int world_size, int rank) {
   ZT_CHECK(count >= 0, "shard_range of a negative count " + std::to_string(count));
   ZT_CHECK(world_size > 0 && rank >= 0 && rank < world_size,

@@ -1,11 +1,15 @@
 // Communicator: asynchronous collectives among the ranks of one group. Each op
-// returns a Work; ops run in submission order on the backend's communication thread, so
-// they overlap with compute on the caller's thread. Backends: Gloo (CPU); NCCL later.
+// returns a Work; ops run in submission order on the backend's communication queue (a
+// thread for Gloo, a CUDA stream for NCCL), so they overlap with compute. Each op is
+// ordered after the work its rank's compute stream had when it was submitted (Note
+// [Waiting on a collective] in comm/work.h). Backends: Gloo (CPU, and CUDA tensors staged
+// through pinned host memory) and NCCL (CUDA).
 #pragma once
 
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string_view>
 
@@ -67,6 +71,20 @@ class Communicator {
   virtual CommCounters counters() const = 0;
   // Bound on every op's wait() unless the caller passes its own.
   virtual std::chrono::milliseconds timeout() const = 0;
+
+  // Runs `submit_ops`, which submits ops on this communicator, and has them run as one
+  // group: NCCL launches them together (ncclGroupStart/End: one launch for a bucket's
+  // reduce-scatters, and sends of one op need not wait for another's), Gloo runs them one
+  // after another as always. Each op keeps its own Work; wait on them after this returns
+  // (a device op of a group is enqueued only when the group closes). Groups nest; ops
+  // submitted from other threads while a group is open join it.
+  void group(const std::function<void()>& submit_ops);
+
+ protected:
+  // Open and close a group (group() pairs them, also when submit_ops throws). A backend
+  // that runs ops one at a time keeps these no-ops.
+  virtual void begin_group() {}
+  virtual void end_group() {}
 };
 
 }  // namespace zt::comm

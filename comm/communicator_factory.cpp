@@ -1,4 +1,5 @@
-// Chooses the CPU communicator for a world size: the trivial one for a single rank, Gloo else.
+// Chooses the communicator for a backend, a device and a world size: Gloo (the trivial one
+// for a single rank) or NCCL, and refuses the combinations that cannot work.
 #include "comm/communicator_factory.h"
 
 #include <string>
@@ -6,17 +7,79 @@
 #include "comm/gloo/gloo_communicator.h"
 #include "comm/gloo/single_rank_communicator.h"
 #include "core/error.h"
+#if defined(ZT_HAVE_NCCL)
+#include "comm/nccl/nccl_communicator.h"
+#endif
 
 namespace zt::comm {
+namespace {
 
-std::unique_ptr<Communicator> create_cpu_communicator(Store& store, int rank, int world_size,
-                                                      const CommOptions& options) {
+void check_rank(int rank, int world_size) {
   if (world_size < 1 || rank < 0 || rank >= world_size) {
     throw CommError("cannot create a communicator for rank " + std::to_string(rank) + " of " +
                     std::to_string(world_size) + ": the rank must be in [0, world size)");
   }
-  if (world_size == 1) return std::make_unique<SingleRankCommunicator>(options.timeout);
+}
+
+std::unique_ptr<Communicator> create_nccl_communicator(Store& store, int rank, int world_size,
+                                                       const CommOptions& options) {
+  if (!nccl_backend_built()) {
+    throw ConfigError(
+        "comm.backend = \"nccl\": this zerotrain was built without NCCL (configure with the "
+        "CUDA toolkit and NCCL installed), so it can only use comm.backend = \"gloo\"");
+  }
+  if (options.device == nullptr || options.device->device().kind != DeviceKind::kCuda) {
+    const std::string device =
+        options.device == nullptr ? "no device" : options.device->device().to_string();
+    throw ConfigError("comm.backend = \"nccl\" moves CUDA tensors only, but the rank runs on " +
+                      device + ": set runtime.device = \"cuda\", or comm.backend = \"gloo\"");
+  }
+#if defined(ZT_HAVE_NCCL)
+  return std::make_unique<NcclCommunicator>(store, rank, world_size, options);
+#else
+  (void)store;
+  (void)rank;
+  (void)world_size;
+  return nullptr;  // unreachable: nccl_backend_built() is false
+#endif
+}
+
+}  // namespace
+
+std::string_view comm_backend_name(CommBackend backend) {
+  switch (backend) {
+    case CommBackend::kGloo:
+      return "gloo";
+    case CommBackend::kNccl:
+      return "nccl";
+  }
+  return "unknown";
+}
+
+bool nccl_backend_built() {
+#if defined(ZT_HAVE_NCCL)
+  return true;
+#else
+  return false;
+#endif
+}
+
+std::unique_ptr<Communicator> create_communicator(Store& store, int rank, int world_size,
+                                                  const CommOptions& options) {
+  check_rank(rank, world_size);
+  if (options.backend == CommBackend::kNccl) {
+    return create_nccl_communicator(store, rank, world_size, options);
+  }
+  if (world_size == 1) return std::make_unique<SingleRankCommunicator>(options);
   return std::make_unique<GlooCommunicator>(store, rank, world_size, options);
+}
+
+std::unique_ptr<Communicator> create_cpu_communicator(Store& store, int rank, int world_size,
+                                                      const CommOptions& options) {
+  ZT_CHECK(options.backend == CommBackend::kGloo,
+           "create_cpu_communicator asked for comm.backend = \"" +
+               std::string(comm_backend_name(options.backend)) + "\"");
+  return create_communicator(store, rank, world_size, options);
 }
 
 }  // namespace zt::comm

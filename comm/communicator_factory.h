@@ -1,27 +1,48 @@
-// Creating a rank's CPU communicator: Gloo over TCP, rendezvousing through a Store. The
-// only way code outside comm/ gets a Communicator; no Gloo type appears here.
+// Creating a rank's communicator: Gloo over TCP (host tensors, and CUDA tensors staged
+// through pinned host memory) or NCCL (CUDA tensors), rendezvousing through a Store. The
+// only way code outside comm/ gets a Communicator; no Gloo or NCCL type appears here.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "comm/communicator.h"
 #include "comm/store/store.h"
+#include "core/device/device_context.h"
 #include "core/memory_tracker.h"
 
 namespace zt::comm {
 
+// Which library moves the bytes (comm.backend).
+enum class CommBackend : std::uint8_t {
+  kGloo,  // TCP; any device (CUDA tensors are staged through pinned host buffers)
+  kNccl,  // CUDA devices only, one rank per GPU; needs a build with NCCL
+};
+std::string_view comm_backend_name(CommBackend backend);  // "gloo", "nccl"
+
+// Whether this binary was built with the NCCL backend (CUDA toolkit with NCCL found).
+bool nccl_backend_built();
+
 struct CommOptions {
+  CommBackend backend = CommBackend::kGloo;
+  // The rank's device: ops are ordered after its compute stream, wait() orders the compute
+  // stream after them (Note [Waiting on a collective]), and tensors may live on it. Null:
+  // host tensors only, and ops are ordered by the caller alone. It must outlive the
+  // communicator.
+  DeviceContext* device = nullptr;
   // Bound on the rendezvous, on every transfer inside an op, and on Work::wait() by default
   // (runtime.comm_timeout_s).
   std::chrono::milliseconds timeout{std::chrono::minutes(5)};
   // While the rendezvous or a Work::wait() has waited this long (and every such interval
   // after), say on stderr what it waits for: which ranks, which collective. 0: never.
   std::chrono::milliseconds status_interval{std::chrono::seconds(5)};
-  // Store keys live under "gloo/<group_name>/", so several communicators (groups) can share
-  // one store. A name may be reused once every rank has destroyed its communicator of it.
+  // Store keys live under "gloo/<group_name>/" (both backends), so several communicators
+  // (groups) can share one store. A name may be reused once every rank has destroyed its
+  // communicator of it.
   std::string group_name = "world";
   // Host name or address the Gloo TCP device listens on and announces to its peers.
   std::string bind_address = "127.0.0.1";
@@ -35,9 +56,15 @@ struct CommOptions {
   MemoryTracker* memory_tracker = nullptr;
 };
 
-// Connects `rank` of `world_size` through `store` (used only during this call) and returns
-// the communicator. World size 1 needs no network and no peers. Throws CommError (or
+// Connects `rank` of `world_size` through `store` (used only during this call) with
+// options.backend and returns the communicator. Gloo at world size 1 needs no network and
+// no peers; NCCL always builds an NCCL communicator. Throws ConfigError naming comm.backend
+// when NCCL is asked for in a build without it or without a CUDA device, and CommError (or
 // TimeoutError) naming the group and rank when the rendezvous fails.
+std::unique_ptr<Communicator> create_communicator(Store& store, int rank, int world_size,
+                                                  const CommOptions& options = {});
+
+// create_communicator for the Gloo backend (options.backend must be kGloo).
 std::unique_ptr<Communicator> create_cpu_communicator(Store& store, int rank, int world_size,
                                                       const CommOptions& options = {});
 

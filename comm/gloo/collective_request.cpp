@@ -7,17 +7,31 @@
 namespace zt::comm {
 namespace {
 
-void check_cpu_tensor(const Tensor& tensor, std::string_view role) {
+std::string describe_home(const TensorHome& home) {
+  std::string text = "the " + std::string(home.backend) + " communicator moves ";
+  if (home.host) text += "CPU tensors";
+  if (home.device) {
+    text += std::string(home.host ? " and " : "") + "tensors on " + home.device->to_string();
+  }
+  return text + " only";
+}
+
+void check_tensor_home(const Tensor& tensor, std::string_view role, const TensorHome& home) {
   ZT_CHECK(tensor.defined(), std::string(role) + " tensor is undefined");
-  ZT_CHECK(tensor.device().kind == DeviceKind::kCpu,
-           std::string(role) + " tensor is on " + tensor.device().to_string() +
-               "; the Gloo communicator moves CPU tensors only");
+  const bool on_host = tensor.device().kind == DeviceKind::kCpu;
+  const bool at_home =
+      on_host ? home.host : (home.device.has_value() && tensor.device() == *home.device);
+  ZT_CHECK(at_home, std::string(role) + " tensor is on " + tensor.device().to_string() + "; " +
+                        describe_home(home));
 }
 
 void check_sharded_pair(const Tensor& full, const Tensor& shard, int rank, int world_size,
-                        std::string_view op_name) {
-  check_cpu_tensor(full, "full");
-  check_cpu_tensor(shard, "shard");
+                        std::string_view op_name, const TensorHome& home) {
+  check_tensor_home(full, "full", home);
+  check_tensor_home(shard, "shard", home);
+  ZT_CHECK(full.device() == shard.device(), std::string(op_name) + " between a tensor on " +
+                                                full.device().to_string() + " and one on " +
+                                                shard.device().to_string());
   ZT_CHECK(full.dtype() == shard.dtype(), std::string(op_name) + " between " +
                                               std::string(dtype_name(full.dtype())) + " and " +
                                               std::string(dtype_name(shard.dtype())));
@@ -59,21 +73,33 @@ std::string_view reduce_op_name(ReduceOp op) {
   return "unknown";
 }
 
-void check_request(const CollectiveRequest& request, int rank, int world_size) {
+TensorHome host_and_device_home(const DeviceContext* device) {
+  TensorHome home;
+  if (device != nullptr && device->device().kind != DeviceKind::kCpu)
+    home.device = device->device();
+  return home;
+}
+
+Device request_device(const CollectiveRequest& request) {
+  return request.input.defined() ? request.input.device() : Device::cpu();
+}
+
+void check_request(const CollectiveRequest& request, int rank, int world_size,
+                   const TensorHome& home) {
   switch (request.kind) {
     case CollectiveKind::kAllReduce:
-      check_cpu_tensor(request.input, "all_reduce");
+      check_tensor_home(request.input, "all_reduce", home);
       check_reducible(request.input, "all_reduce");
       return;
     case CollectiveKind::kReduceScatter:
-      check_sharded_pair(request.input, request.output, rank, world_size, "reduce_scatter");
+      check_sharded_pair(request.input, request.output, rank, world_size, "reduce_scatter", home);
       check_reducible(request.input, "reduce_scatter");
       return;
     case CollectiveKind::kAllGather:
-      check_sharded_pair(request.output, request.input, rank, world_size, "all_gather");
+      check_sharded_pair(request.output, request.input, rank, world_size, "all_gather", home);
       return;
     case CollectiveKind::kBroadcast:
-      check_cpu_tensor(request.input, "broadcast");
+      check_tensor_home(request.input, "broadcast", home);
       ZT_CHECK(request.root >= 0 && request.root < world_size,
                "broadcast from root " + std::to_string(request.root) + " in a world of " +
                    std::to_string(world_size));

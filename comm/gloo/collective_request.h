@@ -3,10 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "comm/communicator.h"
+#include "core/device/device_context.h"
 #include "core/tensor.h"
 
 namespace zt::comm {
@@ -21,9 +23,25 @@ struct CollectiveRequest {
 
 std::string_view reduce_op_name(ReduceOp op);
 
-// Throws InternalError (a caller bug) when tensors are undefined, not on the CPU, of
-// different dtypes or of sizes that do not match shard_range, or the root is out of range.
-void check_request(const CollectiveRequest& request, int rank, int world_size);
+// Where a communicator's tensors may live.
+struct TensorHome {
+  std::string_view backend = "Gloo";  // for messages
+  bool host = true;                   // CPU tensors
+  std::optional<Device> device;       // tensors on this device (the communicator's)
+};
+
+// The home of a communicator that reaches the host and, when `device` is a CUDA context,
+// its device's tensors (staged through host memory).
+TensorHome host_and_device_home(const DeviceContext* device);
+
+// Throws InternalError (a caller bug) when tensors are undefined, not in `home` (or the
+// two of a pair on different devices), of different dtypes or of sizes that do not match
+// shard_range, or the root is out of range.
+void check_request(const CollectiveRequest& request, int rank, int world_size,
+                   const TensorHome& home = {});
+
+// The device the op's tensors live on (the CPU for a barrier).
+Device request_device(const CollectiveRequest& request);
 
 // "reduce_scatter #12 (16 MiB f32, sum) on rank 2 of 4", "barrier #3 on rank 0 of 2".
 std::string describe_request(const CollectiveRequest& request, std::uint64_t sequence_number,

@@ -44,6 +44,9 @@ GlooCommunicator::GlooCommunicator(Store& store, int rank, int world_size,
       world_size_(world_size),
       options_(options),
       scratch_(tracker_for(options, owned_tracker_)) {
+  if (options.device != nullptr && options.device->device().kind != DeviceKind::kCpu) {
+    staging_ = std::make_unique<DeviceStaging>(*options.device);
+  }
   // All-reduce uses ring steps 0 .. 2n-3, which must fit the slot's step field.
   if (2 * world_size - 2 > kMaxRingSteps) {
     throw CommError("the Gloo communicator supports at most " + std::to_string(kMaxRingSteps / 2) +
@@ -59,25 +62,42 @@ GlooCommunicator::GlooCommunicator(Store& store, int rank, int world_size,
 GlooCommunicator::~GlooCommunicator() = default;
 
 std::shared_ptr<Work> GlooCommunicator::submit(const CollectiveRequest& request, OpBody body) {
-  check_request(request, rank_, world_size_);
+  check_request(request, rank_, world_size_, host_and_device_home(options_.device));
+  DeviceStream* compute = options_.device != nullptr ? &options_.device->compute_stream() : nullptr;
+  // The op reads what the compute stream has produced so far (CPU compute is inline: its
+  // event is already complete).
+  DeviceEvent inputs_ready = compute != nullptr ? compute->record() : DeviceEvent();
   std::lock_guard lock(submit_mutex_);
   const std::uint64_t sequence_number = next_sequence_number_++;
   auto work = std::make_shared<Work>(sequence_number,
                                      describe_request(request, sequence_number, rank_, world_size_),
-                                     options_.timeout, options_.status_interval);
-  comm_thread_->enqueue(
-      [this, work, kind = request.kind, body = std::move(body)] { execute(*work, kind, body); });
+                                     options_.timeout, options_.status_interval, compute);
+  comm_thread_->enqueue([this, work, request, inputs_ready = std::move(inputs_ready),
+                         body = std::move(body)] { execute(*work, request, inputs_ready, body); });
   return work;
 }
 
-void GlooCommunicator::execute(Work& work, CollectiveKind kind, const OpBody& body) {
+std::uint64_t GlooCommunicator::run_body(std::uint64_t sequence_number,
+                                         const CollectiveRequest& request, const OpBody& body) {
+  if (staging_ == nullptr || request_device(request).kind == DeviceKind::kCpu) {
+    return body(sequence_number, request);
+  }
+  const CollectiveRequest host = staging_->stage_in(request);
+  const std::uint64_t bytes_sent = body(sequence_number, host);
+  staging_->stage_out(request, host);
+  return bytes_sent;
+}
+
+void GlooCommunicator::execute(Work& work, const CollectiveRequest& request,
+                               const DeviceEvent& inputs_ready, const OpBody& body) {
   if (!broken_reason_.empty()) {
     work.mark_completed(std::make_exception_ptr(CommError(broken_reason_)));
     return;
   }
   try {
-    const std::uint64_t bytes_sent = body(work.sequence_number());
-    counters_.add(kind, bytes_sent);
+    inputs_ready.synchronize();
+    const std::uint64_t bytes_sent = run_body(work.sequence_number(), request, body);
+    counters_.add(request.kind, bytes_sent);
     work.mark_completed();
   } catch (...) {
     const std::exception_ptr error = std::current_exception();
@@ -103,49 +123,54 @@ RingOp GlooCommunicator::ring_op(std::uint64_t sequence_number) const {
 }
 
 std::shared_ptr<Work> GlooCommunicator::all_reduce(Tensor tensor, ReduceOp op) {
-  CollectiveRequest request{CollectiveKind::kAllReduce, tensor, {}, op, 0};
-  return submit(request, [this, tensor, op](std::uint64_t sequence_number) {
+  CollectiveRequest request{CollectiveKind::kAllReduce, std::move(tensor), {}, op, 0};
+  return submit(request, [this](std::uint64_t sequence_number, const CollectiveRequest& host) {
+    const Tensor& data = host.input;
     // Ring all-reduce = ring reduce-scatter into this rank's shard, in place, then ring
     // all-gather of the shards: 2 (n-1)/n of the buffer sent, partial sums in the wire dtype.
     const RingOp ring = ring_op(sequence_number);
-    const std::int64_t count = tensor.numel();
-    std::byte* shard = element_address(tensor, shard_range(count, world_size_, rank_).offset);
+    const std::int64_t count = data.numel();
+    std::byte* shard = element_address(data, shard_range(count, world_size_, rank_).offset);
     std::uint64_t bytes =
-        ring_reduce_scatter(ring, tensor.data(), shard, count, tensor.dtype(), op, scratch_, 0);
-    bytes += ring_all_gather(ring, shard, tensor.data(), count, tensor.dtype(), world_size_ - 1);
+        ring_reduce_scatter(ring, data.data(), shard, count, data.dtype(), host.op, scratch_, 0);
+    bytes += ring_all_gather(ring, shard, data.data(), count, data.dtype(), world_size_ - 1);
     return bytes;
   });
 }
 
 std::shared_ptr<Work> GlooCommunicator::reduce_scatter(Tensor input, Tensor output, ReduceOp op) {
-  CollectiveRequest request{CollectiveKind::kReduceScatter, input, output, op, 0};
-  return submit(request, [this, input, output, op](std::uint64_t sequence_number) {
-    return ring_reduce_scatter(ring_op(sequence_number), input.data(), output.data(), input.numel(),
-                               input.dtype(), op, scratch_, 0);
+  CollectiveRequest request{CollectiveKind::kReduceScatter, std::move(input), std::move(output), op,
+                            0};
+  return submit(request, [this](std::uint64_t sequence_number, const CollectiveRequest& host) {
+    return ring_reduce_scatter(ring_op(sequence_number), host.input.data(), host.output.data(),
+                               host.input.numel(), host.input.dtype(), host.op, scratch_, 0);
   });
 }
 
 std::shared_ptr<Work> GlooCommunicator::all_gather(Tensor input, Tensor output) {
-  CollectiveRequest request{CollectiveKind::kAllGather, input, output, ReduceOp::kSum, 0};
-  return submit(request, [this, input, output](std::uint64_t sequence_number) {
-    return ring_all_gather(ring_op(sequence_number), input.data(), output.data(), output.numel(),
-                           output.dtype(), 0);
+  CollectiveRequest request{CollectiveKind::kAllGather, std::move(input), std::move(output),
+                            ReduceOp::kSum, 0};
+  return submit(request, [this](std::uint64_t sequence_number, const CollectiveRequest& host) {
+    return ring_all_gather(ring_op(sequence_number), host.input.data(), host.output.data(),
+                           host.output.numel(), host.output.dtype(), 0);
   });
 }
 
 std::shared_ptr<Work> GlooCommunicator::broadcast(Tensor tensor, int root) {
-  CollectiveRequest request{CollectiveKind::kBroadcast, tensor, {}, ReduceOp::kSum, root};
-  return submit(request, [this, tensor, root](std::uint64_t sequence_number) {
-    return gloo_broadcast(context_, tensor.data(), tensor.nbytes(), root,
+  CollectiveRequest request{
+      CollectiveKind::kBroadcast, std::move(tensor), {}, ReduceOp::kSum, root};
+  return submit(request, [this](std::uint64_t sequence_number, const CollectiveRequest& host) {
+    return gloo_broadcast(context_, host.input.data(), host.input.nbytes(), host.root,
                           static_cast<std::uint32_t>(sequence_number), options_.timeout);
   });
 }
 
 std::shared_ptr<Work> GlooCommunicator::barrier() {
-  return submit({}, [this](std::uint64_t sequence_number) -> std::uint64_t {
-    gloo_barrier(context_, static_cast<std::uint32_t>(sequence_number), options_.timeout);
-    return 0;
-  });
+  return submit(
+      {}, [this](std::uint64_t sequence_number, const CollectiveRequest&) -> std::uint64_t {
+        gloo_barrier(context_, static_cast<std::uint32_t>(sequence_number), options_.timeout);
+        return 0;
+      });
 }
 
 }  // namespace zt::comm

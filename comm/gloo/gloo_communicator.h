@@ -1,7 +1,9 @@
 // GlooCommunicator: the CPU backend for two or more ranks. Ops run in submission order on
 // one communication thread it owns; reduce-scatter and all-gather (and all-reduce, as the
 // two in sequence) are our ring algorithms on Gloo's unbound buffers, broadcast and barrier
-// are Gloo's new-style ones. After an op fails, later ops fail fast.
+// are Gloo's new-style ones. After an op fails, later ops fail fast. With a device, each op
+// waits on the comm thread for the compute stream's event recorded at submission, and
+// tensors on a CUDA device are staged through pinned host memory (DeviceStaging).
 #pragma once
 
 #include <chrono>
@@ -14,6 +16,7 @@
 #include "comm/communicator.h"
 #include "comm/communicator_factory.h"
 #include "comm/gloo/collective_request.h"
+#include "comm/gloo/device_staging.h"
 #include "comm/gloo/op_counters.h"
 #include "comm/gloo/ring.h"
 #include "comm/gloo/scratch_buffer.h"
@@ -50,11 +53,17 @@ class GlooCommunicator final : public Communicator {
   std::chrono::milliseconds timeout() const override { return options_.timeout; }
 
  private:
-  // Runs on the comm thread with the op's sequence number; returns the payload bytes sent.
-  using OpBody = std::function<std::uint64_t(std::uint64_t sequence_number)>;
+  // Runs on the comm thread with the op's sequence number and its request over host
+  // memory (staged when the request's tensors are on a device); returns the payload bytes
+  // sent.
+  using OpBody =
+      std::function<std::uint64_t(std::uint64_t sequence_number, const CollectiveRequest& host)>;
 
   std::shared_ptr<Work> submit(const CollectiveRequest& request, OpBody body);
-  void execute(Work& work, CollectiveKind kind, const OpBody& body);
+  void execute(Work& work, const CollectiveRequest& request, const DeviceEvent& inputs_ready,
+               const OpBody& body);
+  std::uint64_t run_body(std::uint64_t sequence_number, const CollectiveRequest& request,
+                         const OpBody& body);
   void mark_broken(const Work& failed, const std::exception_ptr& error) noexcept;
   RingOp ring_op(std::uint64_t sequence_number) const;
 
@@ -70,7 +79,8 @@ class GlooCommunicator final : public Communicator {
 
   // Confined to the comm thread.
   ScratchBuffer scratch_;
-  std::string broken_reason_;  // empty while healthy
+  std::unique_ptr<DeviceStaging> staging_;  // with a CUDA device only
+  std::string broken_reason_;               // empty while healthy
 
   // Last member: destroyed first (drained, joined), so queued ops find everything above
   // alive. Created with the context, with SIGPIPE blocked (see ScopedSigpipeBlock).

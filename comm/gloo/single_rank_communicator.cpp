@@ -9,21 +9,33 @@
 namespace zt::comm {
 namespace {
 
-void copy_unless_same(const Tensor& from, const Tensor& to) {
-  if (from.data() != to.data()) std::memcpy(to.data(), from.data(), from.nbytes());
+void copy_unless_same(const Tensor& from, const Tensor& to, DeviceContext* device) {
+  if (from.data() == to.data() || from.numel() == 0) return;
+  if (from.device().kind == DeviceKind::kCpu) {
+    std::memcpy(to.data(), from.data(), from.nbytes());
+  } else {
+    device->ops().copy(from, to);  // check_request admitted only tensors on `device`
+  }
 }
 
 }  // namespace
 
 std::shared_ptr<Work> SingleRankCommunicator::complete(const CollectiveRequest& request) {
-  check_request(request, 0, 1);
+  check_request(request, 0, 1, host_and_device_home(device_));
   const std::uint64_t sequence_number = next_sequence_number_.fetch_add(1);
+  DeviceStream* compute = device_ != nullptr ? &device_->compute_stream() : nullptr;
   if (request.kind == CollectiveKind::kReduceScatter ||
       request.kind == CollectiveKind::kAllGather) {
-    copy_unless_same(request.input, request.output);
+    // A host copy reads what the compute stream may still be producing; a device copy is
+    // ordered behind it on that stream.
+    if (compute != nullptr && request_device(request).kind == DeviceKind::kCpu) {
+      compute->record().synchronize();
+    }
+    copy_unless_same(request.input, request.output, device_);
   }
-  auto work = std::make_shared<Work>(sequence_number,
-                                     describe_request(request, sequence_number, 0, 1), timeout_);
+  auto work =
+      std::make_shared<Work>(sequence_number, describe_request(request, sequence_number, 0, 1),
+                             timeout_, std::chrono::milliseconds(0), compute);
   counters_.add(request.kind, 0);
   work->mark_completed();
   return work;

@@ -1,5 +1,7 @@
-// SingleRankCommunicator: the CPU communicator of a world of one. Every collective is a copy
-// (or nothing) done at once on the caller's thread; no network, no thread, no bytes sent.
+// SingleRankCommunicator: the Gloo backend's communicator of a world of one. Every
+// collective is a copy (or nothing) done at once on the caller's thread; no network, no
+// thread, no bytes sent. Device tensors are copied on the device's compute stream, which
+// orders the copy after their producers and before their readers.
 #pragma once
 
 #include <atomic>
@@ -8,6 +10,7 @@
 #include <memory>
 
 #include "comm/communicator.h"
+#include "comm/communicator_factory.h"
 #include "comm/gloo/collective_request.h"
 #include "comm/gloo/op_counters.h"
 
@@ -15,7 +18,8 @@ namespace zt::comm {
 
 class SingleRankCommunicator final : public Communicator {
  public:
-  explicit SingleRankCommunicator(std::chrono::milliseconds timeout) : timeout_(timeout) {}
+  explicit SingleRankCommunicator(const CommOptions& options)
+      : timeout_(options.timeout), device_(options.device) {}
 
   int rank() const override { return 0; }
   int world_size() const override { return 1; }
@@ -33,6 +37,7 @@ class SingleRankCommunicator final : public Communicator {
   std::shared_ptr<Work> complete(const CollectiveRequest& request);
 
   const std::chrono::milliseconds timeout_;
+  DeviceContext* const device_;                         // null: host tensors only
   std::atomic<std::uint64_t> next_sequence_number_{1};  // callers may submit from any thread
   OpCounters counters_;                                 // ops counted; bytes stay 0
 };

@@ -1,0 +1,31 @@
+// One collective as NCCL calls on a stream, and the bytes a rank sends for it. Even splits
+// map to ncclReduceScatter / ncclAllGather; uneven ones (count not a multiple of the world
+// size, Communicator's shard_range) to one ncclReduce / ncclBroadcast per shard, rooted at
+// its owner, in one group. all_gather and broadcast move bytes, so any dtype works.
+#pragma once
+
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <cstdint>
+#include <string>
+
+#include "comm/gloo/collective_request.h"
+
+namespace zt::comm {
+
+// Enqueues `request` (not a barrier) on `stream`; throws CommError naming the NCCL call
+// and `where`. May leave the communicator ncclInProgress (non-blocking): the caller polls.
+void issue_nccl_op(const CollectiveRequest& request, ncclComm_t comm, cudaStream_t stream, int rank,
+                   int world_size, const std::string& where);
+
+// Payload bytes this rank sends, counted as the Gloo backend's ring algorithms do: a
+// reduce-scatter count - shard(r) elements, an all-gather count - shard(r+1), an all-reduce
+// both; a broadcast the whole buffer, but on the rank before the root in the ring
+// (NCCL's ring broadcast); a barrier nothing.
+std::uint64_t nccl_bytes_sent(const CollectiveRequest& request, int rank, int world_size);
+
+ncclDataType_t nccl_dtype(DType dtype);
+ncclRedOp_t nccl_reduce_op(ReduceOp op);
+
+}  // namespace zt::comm
