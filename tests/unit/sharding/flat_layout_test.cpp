@@ -33,8 +33,9 @@ TEST(FlatLayout, InitializationIsIndependentOfWorldSizeAndPaddingStaysZero) {
       Tensor::zeros(Shape{one.padded_numel}, DType::kF32, tracker, MemoryCategory::kParameters);
   Tensor b =
       Tensor::zeros(Shape{four.padded_numel}, DType::kF32, tracker, MemoryCategory::kParameters);
-  initialize_parameters(one, 99, a);
-  initialize_parameters(four, 99, b);
+  const std::unique_ptr<DeviceContext> device = make_cpu_device_context(tracker);
+  initialize_parameters(one, 99, a, *device);
+  initialize_parameters(four, 99, b, *device);
   for (std::int64_t i = 0; i < one.numel; ++i)
     ASSERT_EQ(a.data_as<float>()[i], b.data_as<float>()[i]);
   for (std::int64_t i = four.numel; i < four.padded_numel; ++i)
