@@ -1,10 +1,15 @@
-// Adam/AdamW: per-step scalars once, then a loop over optim::math::adam_update.
+// Adam/AdamW: per-step scalars once, then optim::math::adam_update per element, in a CPU
+// loop or a CUDA kernel by where the tensors live.
 #include "optim/adam.h"
 
 #include <cmath>
 
 #include "core/error.h"
 #include "optim/math/optimizer_math.h"
+#include "optim/step_internal.h"
+#if defined(ZT_HAVE_CUDA)
+#include "optim/cuda/optimizer_cuda.h"
+#endif
 
 namespace zt::optim {
 
@@ -15,13 +20,11 @@ Adam::Adam(float beta1, float beta2, float eps, float weight_decay, bool decoupl
       weight_decay_(weight_decay),
       decoupled_(decoupled_weight_decay) {}
 
-void Adam::step(std::span<float> params, std::span<const float> grads,
-                std::span<const std::span<float>> states, std::int64_t step, float lr) const {
-  ZT_CHECK(grads.size() == params.size(), "adam: gradient span does not match parameters");
-  ZT_CHECK(
-      states.size() == 2 && states[0].size() == params.size() && states[1].size() == params.size(),
-      "adam: moment spans do not match parameters");
+void Adam::step(const Tensor& params, const Tensor& grads, std::span<const Tensor> states,
+                std::int64_t step, float lr, DeviceContext& device) const {
+  const bool on_host = detail::check_step_operands(name(), params, grads, states, 2, device);
   ZT_CHECK(step >= 1, "adam: steps count from 1");
+  // The bias corrections in double, rounded once: the same scalars on every device.
   const math::AdamStepScalars scalars{
       lr,
       beta1_,
@@ -31,11 +34,25 @@ void Adam::step(std::span<float> params, std::span<const float> grads,
       static_cast<float>(1.0 - std::pow(double{beta1_}, static_cast<double>(step))),
       static_cast<float>(1.0 - std::pow(double{beta2_}, static_cast<double>(step))),
       decoupled_};
-  std::span<float> m = states[0];
-  std::span<float> v = states[1];
-  for (std::size_t i = 0; i < params.size(); ++i) {
-    math::adam_update(params[i], grads[i], m[i], v[i], scalars);
+  if (!on_host) {
+#if defined(ZT_HAVE_CUDA)
+    cuda::adam_step(params, grads, states[0], states[1], scalars,
+                    device.compute_stream().native_handle());
+    return;
+#else
+    ZT_CHECK(false, "adam: tensors on " + device.device().to_string() +
+                        " in a build without the CUDA backend");
+#endif
   }
+  float* p = static_cast<float*>(params.data());
+  float* m = static_cast<float*>(states[0].data());
+  float* v = static_cast<float*>(states[1].data());
+  detail::for_each_f32_gradient_chunk(grads, [&](std::size_t first, std::span<const float> g) {
+    for (std::size_t k = 0; k < g.size(); ++k) {
+      const std::size_t i = first + k;
+      math::adam_update(p[i], g[k], m[i], v[i], scalars);
+    }
+  });
 }
 
 }  // namespace zt::optim

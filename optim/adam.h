@@ -10,8 +10,8 @@ class Adam final : public Optimizer {
   Adam(float beta1, float beta2, float eps, float weight_decay, bool decoupled_weight_decay);
   std::string_view name() const override { return decoupled_ ? "adamw" : "adam"; }
   int states_per_element() const override { return 2; }
-  void step(std::span<float> params, std::span<const float> grads,
-            std::span<const std::span<float>> states, std::int64_t step, float lr) const override;
+  void step(const Tensor& params, const Tensor& grads, std::span<const Tensor> states,
+            std::int64_t step, float lr, DeviceContext& device) const override;
 
  private:
   float beta1_;

@@ -20,9 +20,11 @@ class DynamicLossScaler {
   explicit DynamicLossScaler(const LossScalerOptions& options);
 
   double scale() const { return scale_; }
-  // Records a step's outcome; returns true when the step must be skipped (overflow). Every
-  // rank passes the same all-reduced verdict, so every rank keeps the same scale. Throws
-  // Error when an overflow happens at the minimum scale (training cannot recover).
+  // Records a step's outcome; returns true when the step must be skipped (overflow). The
+  // verdict is a non-finite all-reduced Σg² (DeviceOps::sum_of_squares over each rank's
+  // gradients: an inf or NaN anywhere makes it non-finite), so every rank passes the same
+  // one and keeps the same scale. Throws Error when an overflow happens at the minimum
+  // scale (training cannot recover).
   bool update(bool overflow);
 
  private:

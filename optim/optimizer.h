@@ -1,5 +1,6 @@
-// Optimizer: updates a flat fp32 span of parameters from a flat fp32 span of gradients and
-// its own flat fp32 state spans. It never knows whose shard it updates or where it lives.
+// Optimizer: updates flat fp32 parameters from flat gradients and its own flat fp32 state
+// tensors, on whichever device holds them: the tensors' device picks the CPU loop or the
+// CUDA kernels, so no caller names a backend. It never knows whose shard it updates.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,8 @@
 #include <string_view>
 
 #include "core/config/config.h"
+#include "core/device/device_context.h"
+#include "core/tensor.h"
 
 namespace zt::optim {
 
@@ -17,11 +20,13 @@ class Optimizer {
   virtual std::string_view name() const = 0;
   // fp32 state values kept per parameter element (SGD with momentum 1, Adam 2).
   virtual int states_per_element() const = 0;
-  // One update of `params` in place. `states` holds states_per_element() spans, each as
-  // long as `params`. `step` counts updates from 1 (Adam's bias correction).
-  virtual void step(std::span<float> params, std::span<const float> grads,
-                    std::span<const std::span<float>> states, std::int64_t step,
-                    float lr) const = 0;
+  // One update of `params` (f32) in place from `grads` (f32, bf16 or f16, widened to fp32
+  // element by element). `states` holds states_per_element() f32 tensors, each as long as
+  // `params`. Every tensor lives on `device`: on the CPU the update has finished when this
+  // returns; on a GPU it is enqueued on the device's compute stream. `step` counts updates
+  // from 1 (Adam's bias correction).
+  virtual void step(const Tensor& params, const Tensor& grads, std::span<const Tensor> states,
+                    std::int64_t step, float lr, DeviceContext& device) const = 0;
 };
 
 std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& config);

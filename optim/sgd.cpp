@@ -1,24 +1,43 @@
-// SGD: a loop over optim::math::sgd_update.
+// SGD: a loop over optim::math::sgd_update on the CPU, the same function in a CUDA kernel on
+// a GPU.
 #include "optim/sgd.h"
 
 #include "core/error.h"
 #include "optim/math/optimizer_math.h"
+#include "optim/step_internal.h"
+#if defined(ZT_HAVE_CUDA)
+#include "optim/cuda/optimizer_cuda.h"
+#endif
 
 namespace zt::optim {
 
 Sgd::Sgd(float momentum, bool nesterov, float weight_decay)
     : momentum_(momentum), nesterov_(nesterov), weight_decay_(weight_decay) {}
 
-void Sgd::step(std::span<float> params, std::span<const float> grads,
-               std::span<const std::span<float>> states, std::int64_t, float lr) const {
-  ZT_CHECK(grads.size() == params.size(), "sgd: gradient span does not match parameters");
-  ZT_CHECK(states.size() == static_cast<std::size_t>(states_per_element()),
-           "sgd: wrong number of state spans");
-  float unused_buffer = 0.0f;
-  for (std::size_t i = 0; i < params.size(); ++i) {
-    float& buffer = momentum_ == 0.0f ? unused_buffer : states[0][i];
-    math::sgd_update(params[i], grads[i], buffer, lr, momentum_, weight_decay_, nesterov_);
+void Sgd::step(const Tensor& params, const Tensor& grads, std::span<const Tensor> states,
+               std::int64_t, float lr, DeviceContext& device) const {
+  const bool on_host = detail::check_step_operands(
+      name(), params, grads, states, static_cast<std::size_t>(states_per_element()), device);
+  if (!on_host) {
+#if defined(ZT_HAVE_CUDA)
+    cuda::sgd_step(params, grads, momentum_ == 0.0f ? nullptr : &states[0], lr, momentum_,
+                   weight_decay_, nesterov_, device.compute_stream().native_handle());
+    return;
+#else
+    ZT_CHECK(false, "sgd: tensors on " + device.device().to_string() +
+                        " in a build without the CUDA backend");
+#endif
   }
+  float* p = static_cast<float*>(params.data());
+  float* buffer = momentum_ == 0.0f ? nullptr : static_cast<float*>(states[0].data());
+  float unused_buffer = 0.0f;
+  detail::for_each_f32_gradient_chunk(grads, [&](std::size_t first, std::span<const float> g) {
+    for (std::size_t k = 0; k < g.size(); ++k) {
+      const std::size_t i = first + k;
+      float& b = buffer == nullptr ? unused_buffer : buffer[i];
+      math::sgd_update(p[i], g[k], b, lr, momentum_, weight_decay_, nesterov_);
+    }
+  });
 }
 
 }  // namespace zt::optim

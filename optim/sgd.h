@@ -10,8 +10,8 @@ class Sgd final : public Optimizer {
   Sgd(float momentum, bool nesterov, float weight_decay);
   std::string_view name() const override { return "sgd"; }
   int states_per_element() const override { return momentum_ == 0.0f ? 0 : 1; }
-  void step(std::span<float> params, std::span<const float> grads,
-            std::span<const std::span<float>> states, std::int64_t step, float lr) const override;
+  void step(const Tensor& params, const Tensor& grads, std::span<const Tensor> states,
+            std::int64_t step, float lr, DeviceContext& device) const override;
 
  private:
   float momentum_;

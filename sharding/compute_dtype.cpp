@@ -1,8 +1,6 @@
 // Compute-dtype selection and master-to-compute conversion.
 #include "sharding/compute_dtype.h"
 
-#include <cstring>
-
 #include "core/error.h"
 
 namespace zt::zero {
@@ -33,12 +31,11 @@ DType gradient_dtype(const Config& config) {
   return compute == DType::kF16 ? DType::kF32 : compute;
 }
 
-void copy_master_to_compute(const Tensor& master, const Tensor& compute) {
+void copy_master_to_compute(DeviceOps& ops, const Tensor& master, const Tensor& compute) {
   ZT_CHECK(master.numel() == compute.numel() && master.dtype() == DType::kF32,
            "master/compute copy of mismatched tensors");
   if (master.data() == compute.data()) return;
-  convert_elements(master.data(), DType::kF32, compute.data(), compute.dtype(),
-                   static_cast<std::size_t>(master.numel()));
+  ops.cast(master, compute);
 }
 
 }  // namespace zt::zero

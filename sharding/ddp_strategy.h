@@ -35,15 +35,14 @@ class DdpStrategy final : public ZeroStrategy {
   comm::CommLanes lanes_;  // gradients carries the bucket all-reduces
   const optim::Optimizer& optimizer_;
   FlatLayout layout_;
-  Tensor params_;  // (padded_numel) compute dtype: what modules read
-  Tensor master_;  // (padded_numel) f32 master weights; params_ itself in fp32
-  Tensor grads_;   // (padded_numel) precision.grad_dtype
-  MemoryTracker& tracker_;
+  Tensor params_;                       // (padded_numel) compute dtype: what modules read
+  Tensor master_;                       // (padded_numel) f32 master weights; params_ itself in fp32
+  Tensor grads_;                        // (padded_numel) precision.grad_dtype
+  DeviceContext& device_;               // allocates and computes every buffer here
   bool transient_block_grads_ = false;  // backward writes fp32 per block, folded into grads_
   std::vector<Tensor> block_grads_;     // transient per-block fp32 gradients
   Tensor grad_workspace_;               // (chunk) f32: gradients converted for the optimizer
-  std::vector<Tensor> states_;          // optimizer states, each (padded_numel) f32
-  std::vector<std::span<float>> state_spans_;
+  std::vector<Tensor> states_;          // optimizer states, each (numel) f32 views
   std::vector<std::vector<Tensor>> param_views_;
   std::vector<std::vector<Tensor>> grad_views_;
   GradientBuckets buckets_;

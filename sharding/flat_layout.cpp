@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/random.h"
+#include "sharding/host_transfer.h"
 
 namespace zt::zero {
 
@@ -83,12 +84,15 @@ void initialize_parameter_range(const FlatLayout& layout, std::uint64_t seed, st
   }
 }
 
-std::vector<float> unpadded_parameters(const FlatLayout& layout, std::span<const float> flat) {
-  std::vector<float> values;
-  values.reserve(static_cast<std::size_t>(layout.numel));
+std::vector<float> unpadded_parameters(const FlatLayout& layout, const Tensor& flat,
+                                       DeviceContext& device) {
+  std::vector<float> values(static_cast<std::size_t>(layout.numel));
+  std::size_t next = 0;
   for (const auto& block : layout.blocks) {
-    const auto first = flat.begin() + block.offset;
-    values.insert(values.end(), first, first + block.numel);
+    const auto count = static_cast<std::size_t>(block.numel);
+    read_to_host(device, flat.view(block.offset, Shape{block.numel}),
+                 std::span<float>(values).subspan(next, count));
+    next += count;
   }
   return values;
 }
@@ -101,8 +105,11 @@ std::vector<Tensor> block_views(const FlatLayout& layout, std::size_t block, con
   return views;
 }
 
-void initialize_parameters(const FlatLayout& layout, std::uint64_t seed, const Tensor& flat) {
-  initialize_parameter_range(layout, seed, 0, flat.span<float>());
+void initialize_parameters(const FlatLayout& layout, std::uint64_t seed, const Tensor& flat,
+                           DeviceContext& device) {
+  write_from_host(device, flat, [&](std::int64_t first, std::span<float> out) {
+    initialize_parameter_range(layout, seed, first, out);
+  });
 }
 
 }  // namespace zt::zero

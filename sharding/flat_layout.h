@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/device/device_context.h"
 #include "nn/model.h"
 
 namespace zt::zero {
@@ -56,14 +57,18 @@ std::vector<Tensor> block_local_views(const FlatLayout& layout, std::size_t bloc
 // Source blocks of block `block`'s tied parameters (empty for most blocks).
 std::vector<std::size_t> tie_sources(const FlatLayout& layout, std::size_t block);
 
-// Initializes `flat` (padded_numel f32) from each parameter's init rule; padding stays 0.
-void initialize_parameters(const FlatLayout& layout, std::uint64_t seed, const Tensor& flat);
+// Initializes `flat` (padded_numel f32, on `device`) from each parameter's init rule;
+// padding stays 0.
+void initialize_parameters(const FlatLayout& layout, std::uint64_t seed, const Tensor& flat,
+                           DeviceContext& device);
 // Initializes elements [begin, begin + out.size()) of the flat layout only, e.g. one
 // rank's shard: exactly the values initialize_parameters gives those elements.
 void initialize_parameter_range(const FlatLayout& layout, std::uint64_t seed, std::int64_t begin,
                                 std::span<float> out);
 
-// The real (unpadded) parameters of `flat`, in layout order: what every strategy exports.
-std::vector<float> unpadded_parameters(const FlatLayout& layout, std::span<const float> flat);
+// The real (unpadded) parameters of `flat` (f32, on `device`), in layout order, on the host:
+// what every strategy exports.
+std::vector<float> unpadded_parameters(const FlatLayout& layout, const Tensor& flat,
+                                       DeviceContext& device);
 
 }  // namespace zt::zero

@@ -1,13 +1,11 @@
 // Reduce-scatter launch, bounded in-flight queue and accumulation into the shard.
 #include "sharding/gradient_reducer.h"
 
-#include "sharding/gradient_elements.h"
-
 namespace zt::zero {
 
 GradientReducer::GradientReducer(comm::Communicator& comm, const ShardPlan& plan,
-                                 ShardBuffer grad_shard, MemoryTracker& tracker)
-    : comm_(comm), plan_(plan), grad_shard_(std::move(grad_shard)), tracker_(tracker) {}
+                                 ShardBuffer grad_shard, DeviceContext& device)
+    : comm_(comm), plan_(plan), grad_shard_(std::move(grad_shard)), device_(device) {}
 
 void GradientReducer::reduce_block(std::size_t block, Tensor block_grads, bool accumulate) {
   if (in_flight_.size() >= kMaxInFlight) complete_oldest();
@@ -22,7 +20,7 @@ void GradientReducer::reduce_block(std::size_t block, Tensor block_grads, bool a
   for (const Segment& segment : segments) slices += plan_.slice_numel(segment);
   if (flight.via_scratch) {
     flight.scratch =
-        Tensor::zeros(Shape{slices}, DType::kF32, tracker_, MemoryCategory::kCommBuffers);
+        Tensor::zeros(Shape{slices}, DType::kF32, device_.tracker(), MemoryCategory::kCommBuffers);
   }
   const std::int64_t block_offset = segments.front().offset;
   std::int64_t scratch_offset = 0;
@@ -46,8 +44,9 @@ void GradientReducer::complete_oldest() {
   std::int64_t scratch_offset = 0;
   for (const Segment& segment : plan_.segments(flight.block)) {
     const std::int64_t slice = plan_.slice_numel(segment);
-    add_into(flight.scratch.view(scratch_offset, Shape{slice}), grad_shard_.slice(segment),
-             !flight.accumulate);
+    // shard = reduced (+ shard when accumulating), rounded once into the shard's dtype.
+    device_.ops().axpby(1.0f, flight.scratch.view(scratch_offset, Shape{slice}),
+                        flight.accumulate ? 1.0f : 0.0f, grad_shard_.slice(segment));
     scratch_offset += slice;
   }
 }

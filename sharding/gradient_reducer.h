@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "comm/communicator.h"
+#include "core/device/device_context.h"
 #include "sharding/shard_buffer.h"
 #include "sharding/shard_plan.h"
 
@@ -17,8 +18,9 @@ namespace zt::zero {
 
 class GradientReducer {
  public:
+  // Scratch comes from `device`'s tracker; results are applied with its ops.
   GradientReducer(comm::Communicator& comm, const ShardPlan& plan, ShardBuffer grad_shard,
-                  MemoryTracker& tracker);
+                  DeviceContext& device);
 
   // Reduce-scatters `block_grads` (the block's padded region, f32). With `accumulate` the
   // result is added to the shard; otherwise it replaces the shard's slice. Keeps
@@ -44,7 +46,7 @@ class GradientReducer {
   comm::Communicator& comm_;
   const ShardPlan& plan_;
   ShardBuffer grad_shard_;
-  MemoryTracker& tracker_;
+  DeviceContext& device_;
   std::deque<InFlight> in_flight_;
 };
 

@@ -16,12 +16,12 @@ std::int64_t block_bytes(const BlockSlots& block, DType dtype) {
 
 ParameterGatherer::ParameterGatherer(comm::Communicator& comm, const FlatLayout& layout,
                                      const ShardPlan& plan, Tensor param_shard,
-                                     MemoryTracker& tracker, const ZeroConfig& config)
+                                     DeviceContext& device, const ZeroConfig& config)
     : comm_(comm),
       layout_(layout),
       plan_(plan),
       param_shard_(std::move(param_shard)),
-      tracker_(tracker),
+      device_(device),
       config_(config),
       gathered_(layout.blocks.size()),
       tie_source_(layout.blocks.size(), false),
@@ -59,7 +59,7 @@ void ParameterGatherer::start(std::size_t block) {
       persistent(block) ? MemoryCategory::kParameters : MemoryCategory::kCommBuffers;
   Gathered gathered;
   gathered.buffer =
-      Tensor::zeros(Shape{slots.padded_numel}, param_shard_.dtype(), tracker_, category);
+      Tensor::zeros(Shape{slots.padded_numel}, param_shard_.dtype(), device_.tracker(), category);
   for (const Segment& segment : plan_.segments(block)) {
     const std::int64_t slice = plan_.slice_numel(segment);
     gathered.works.push_back(comm_.all_gather(

@@ -10,6 +10,7 @@
 
 #include "comm/communicator.h"
 #include "core/config/config.h"
+#include "core/device/device_context.h"
 #include "sharding/shard_plan.h"
 
 namespace zt::zero {
@@ -17,7 +18,7 @@ namespace zt::zero {
 class ParameterGatherer {
  public:
   ParameterGatherer(comm::Communicator& comm, const FlatLayout& layout, const ShardPlan& plan,
-                    Tensor param_shard, MemoryTracker& tracker, const ZeroConfig& config);
+                    Tensor param_shard, DeviceContext& device, const ZeroConfig& config);
   ParameterGatherer(const ParameterGatherer&) = delete;
   ParameterGatherer& operator=(const ParameterGatherer&) = delete;
   // Waits for gathers still in flight (a prefetch for a step that never came).
@@ -52,7 +53,7 @@ class ParameterGatherer {
   const FlatLayout& layout_;
   const ShardPlan& plan_;
   Tensor param_shard_;
-  MemoryTracker& tracker_;
+  DeviceContext& device_;  // gathered copies come from its tracker
   const ZeroConfig config_;
   std::vector<std::optional<Gathered>> gathered_;
   std::vector<bool> tie_source_;  // blocks whose parameters a later block ties to

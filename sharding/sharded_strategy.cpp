@@ -5,7 +5,7 @@
 
 #include "core/error.h"
 #include "sharding/compute_dtype.h"
-#include "sharding/gradient_elements.h"
+#include "sharding/host_transfer.h"
 
 namespace zt::zero {
 namespace {
@@ -26,7 +26,7 @@ ShardedStrategy::ShardedStrategy(const StrategyInputs& inputs, int stage)
       grad_dtype_(gradient_dtype(inputs.config)),
       lanes_(inputs.lanes),
       optimizer_(inputs.optimizer),
-      tracker_(inputs.device.tracker()),
+      device_(inputs.device),
       config_(inputs.config.zero),
       layout_(make_flat_layout(inputs.model, lanes_.world_size(), BlockPadding::kEachBlock)),
       plan_(layout_, lanes_.world_size(), lanes_.rank(), segment_elements(inputs.config)),
@@ -41,14 +41,14 @@ ShardedStrategy::ShardedStrategy(const StrategyInputs& inputs, int stage)
   ZT_CHECK(stage >= 1 && stage <= 3, "ShardedStrategy runs stages 1-3");
   allocate();
   initialize(static_cast<std::uint64_t>(inputs.config.run.seed));
-  reducer_.emplace(lanes_.gradients, plan_, grad_shard_, tracker_);
+  reducer_.emplace(lanes_.gradients, plan_, grad_shard_, device_);
   if (memory_plan_.full_parameters) {
     for (std::size_t b = 0; b < layout_.blocks.size(); ++b) {
       param_views_.push_back(block_views(layout_, b, full_params_));
     }
     refresh_full_parameters();  // overlaps with the first forward
   } else {
-    gatherer_.emplace(lanes_.parameters, layout_, plan_, param_shard_.storage(), tracker_, config_);
+    gatherer_.emplace(lanes_.parameters, layout_, plan_, param_shard_.storage(), device_, config_);
     prefetch_first_blocks();
   }
   if (!memory_plan_.transient_block_gradients) {
@@ -61,19 +61,20 @@ ShardedStrategy::ShardedStrategy(const StrategyInputs& inputs, int stage)
 // Exactly the buffers the memory plan names, so the tracker's model-state bytes are the
 // plan's (a test holds them to it).
 void ShardedStrategy::allocate() {
+  MemoryTracker& tracker = device_.tracker();
   const std::int64_t shard = plan_.shard_numel();
   if (memory_plan_.full_parameters) {
-    full_params_ = zeros(layout_.padded_numel, tracker_, MemoryCategory::kParameters, dtype_);
+    full_params_ = zeros(layout_.padded_numel, tracker, MemoryCategory::kParameters, dtype_);
   } else {
     param_shard_ =
-        ShardBuffer::own(plan_, zeros(shard, tracker_, MemoryCategory::kParameters, dtype_));
+        ShardBuffer::own(plan_, zeros(shard, tracker, MemoryCategory::kParameters, dtype_));
   }
   if (memory_plan_.full_gradients) {
-    full_grads_ = zeros(layout_.padded_numel, tracker_, MemoryCategory::kGradients, grad_dtype_);
+    full_grads_ = zeros(layout_.padded_numel, tracker, MemoryCategory::kGradients, grad_dtype_);
     grad_shard_ = ShardBuffer::in_place(plan_, full_grads_);
   } else {
     grad_shard_ =
-        ShardBuffer::own(plan_, zeros(shard, tracker_, MemoryCategory::kGradients, grad_dtype_));
+        ShardBuffer::own(plan_, zeros(shard, tracker, MemoryCategory::kGradients, grad_dtype_));
   }
   if (grad_dtype_ != DType::kF32) {
     std::int64_t largest_slice = 0;
@@ -82,20 +83,20 @@ void ShardedStrategy::allocate() {
         largest_slice = std::max(largest_slice, plan_.slice_numel(segment));
       }
     }
-    grad_workspace_ = zeros(largest_slice, tracker_, MemoryCategory::kWorkspace);
+    grad_workspace_ = zeros(largest_slice, tracker, MemoryCategory::kWorkspace);
   }
   if (memory_plan_.separate_master) {
     master_shard_ =
-        ShardBuffer::own(plan_, zeros(shard, tracker_, MemoryCategory::kOptimizerStates));
+        ShardBuffer::own(plan_, zeros(shard, tracker, MemoryCategory::kOptimizerStates));
   } else if (memory_plan_.full_parameters) {
     master_shard_ = ShardBuffer::in_place(plan_, full_params_);
   } else {
     master_shard_ = param_shard_;
   }
   for (int i = 0; i < optimizer_.states_per_element(); ++i) {
-    states_.push_back(zeros(shard, tracker_, MemoryCategory::kOptimizerStates));
+    states_.push_back(zeros(shard, tracker, MemoryCategory::kOptimizerStates));
   }
-  norm_buffer_ = zeros(1, tracker_, MemoryCategory::kCommBuffers);
+  norm_buffer_ = zeros(1, tracker, MemoryCategory::kCommBuffers);
 }
 
 // Each rank fills only what it keeps (its master slices), from counter-based streams keyed
@@ -103,11 +104,13 @@ void ShardedStrategy::allocate() {
 // buffer arrives by the first all-gather, so initialization needs no full fp32 workspace.
 void ShardedStrategy::initialize(std::uint64_t seed) {
   master_shard_.for_each_slice([&](const Segment& segment, const Tensor& slice) {
-    initialize_parameter_range(layout_, seed, plan_.slice_offset(segment, plan_.rank()),
-                               slice.span<float>());
+    const std::int64_t slice_begin = plan_.slice_offset(segment, plan_.rank());
+    write_from_host(device_, slice, [&](std::int64_t first, std::span<float> out) {
+      initialize_parameter_range(layout_, seed, slice_begin + first, out);
+    });
   });
   if (memory_plan_.separate_master && !memory_plan_.full_parameters) {
-    copy_master_to_compute(master_shard_.storage(), param_shard_.storage());
+    copy_master_to_compute(device_.ops(), master_shard_.storage(), param_shard_.storage());
   }
 }
 
@@ -176,7 +179,7 @@ void ShardedStrategy::before_backward(std::size_t block) {
 void ShardedStrategy::ensure_block_grads(std::size_t block) {
   if (block_grads_[block].defined()) return;
   block_grads_[block] =
-      zeros(layout_.blocks[block].padded_numel, tracker_, MemoryCategory::kCommBuffers);
+      zeros(layout_.blocks[block].padded_numel, device_.tracker(), MemoryCategory::kCommBuffers);
 }
 
 void ShardedStrategy::after_backward(std::size_t block, bool last_micro_batch) {
@@ -198,17 +201,16 @@ void ShardedStrategy::after_backward(std::size_t block, bool last_micro_batch) {
 }
 
 void ShardedStrategy::fold_block_grads(std::size_t block) {
-  add_into(block_grads_[block], block_region(full_grads_, block), false);
+  device_.ops().axpby(1.0f, block_grads_[block], 1.0f, block_region(full_grads_, block));
   block_grads_[block] = Tensor();
   grad_views_[block].clear();
 }
 
-std::span<const float> ShardedStrategy::f32_gradients(const Segment& segment) {
+Tensor ShardedStrategy::f32_gradients(const Segment& segment) {
   const Tensor slice = grad_shard_.slice(segment);
-  if (slice.dtype() == DType::kF32) return slice.span<float>();
-  std::span<float> out =
-      grad_workspace_.span<float>().subspan(0, static_cast<std::size_t>(slice.numel()));
-  copy_to_f32(slice, out);
+  if (slice.dtype() == DType::kF32) return slice;
+  const Tensor out = grad_workspace_.view(0, Shape{slice.numel()});
+  device_.ops().cast(slice, out);
   return out;
 }
 
@@ -217,15 +219,17 @@ double ShardedStrategy::finish_gradients() {
   // Padding slots hold zero gradients (no parameter reads them), so they add nothing.
   double local = 0.0;
   grad_shard_.for_each_slice(
-      [&](const Segment&, const Tensor& slice) { local += sum_of_squares(slice); });
-  norm_buffer_.data_as<float>()[0] = static_cast<float>(local);
+      [&](const Segment&, const Tensor& slice) { local += device_.ops().sum_of_squares(slice); });
+  device_.ops().fill(norm_buffer_, static_cast<float>(local));
   lanes_.control.all_reduce(norm_buffer_, comm::ReduceOp::kSum)->wait();
-  return norm_buffer_.data_as<float>()[0];
+  float global = 0.0f;
+  read_to_host(device_, norm_buffer_, std::span<float>(&global, 1));
+  return global;
 }
 
 void ShardedStrategy::scale_gradients(float factor) {
   grad_shard_.for_each_slice(
-      [&](const Segment&, const Tensor& slice) { scale_in_place(slice, factor); });
+      [&](const Segment&, const Tensor& slice) { device_.ops().scale(slice, factor); });
 }
 
 void ShardedStrategy::optimizer_step(std::int64_t step, float lr) {
@@ -236,20 +240,19 @@ void ShardedStrategy::optimizer_step(std::int64_t step, float lr) {
   if (gatherer_) gatherer_->release_all();
   // The optimizer is elementwise, so one call per slice updates exactly what one call over
   // a contiguous shard would.
-  std::vector<std::span<float>> states(states_.size());
+  std::vector<Tensor> states(states_.size());
   master_shard_.for_each_slice([&](const Segment& segment, const Tensor& master) {
-    const auto begin = static_cast<std::size_t>(segment.shard_offset);
-    const auto count = static_cast<std::size_t>(master.numel());
+    const Shape slice{master.numel()};
     for (std::size_t i = 0; i < states_.size(); ++i) {
-      states[i] = states_[i].span<float>().subspan(begin, count);
+      states[i] = states_[i].view(segment.shard_offset, slice);
     }
-    optimizer_.step(master.span<float>(), f32_gradients(segment), states, step, lr);
+    optimizer_.step(master, f32_gradients(segment), states, step, lr, device_);
   });
   if (!gatherer_) {
     refresh_full_parameters();
     return;
   }
-  copy_master_to_compute(master_shard_.storage(), param_shard_.storage());
+  copy_master_to_compute(device_.ops(), master_shard_.storage(), param_shard_.storage());
   prefetch_first_blocks();
 }
 
@@ -261,7 +264,7 @@ void ShardedStrategy::refresh_full_parameters() {
   const ShardBuffer own_params = ShardBuffer::in_place(plan_, full_params_);
   if (memory_plan_.separate_master) {
     master_shard_.for_each_slice([&](const Segment& segment, const Tensor& master) {
-      copy_master_to_compute(master, own_params.slice(segment));
+      copy_master_to_compute(device_.ops(), master, own_params.slice(segment));
     });
   }
   for (std::size_t b = 0; b < layout_.blocks.size(); ++b) {
@@ -281,7 +284,7 @@ std::vector<std::shared_ptr<comm::Work>> ShardedStrategy::all_gather_block(std::
 }
 
 void ShardedStrategy::zero_gradients() {
-  fill_zero_bytes(grad_shard_.storage());  // full_grads_ when the shard lies in place
+  device_.ops().fill_zero_bytes(grad_shard_.storage());  // full_grads_ when the shard lies in place
   std::fill(shard_fresh_.begin(), shard_fresh_.end(), true);
 }
 
@@ -289,14 +292,14 @@ std::vector<float> ShardedStrategy::full_parameters() {
   // Export the fp32 master weights: in fp32 stages 1-2 they are the full parameters once
   // the refresh is done; otherwise gather every rank's master slices.
   wait_for_all_refreshes();
-  if (master_shard_.is_in_place()) return unpadded_parameters(layout_, full_params_.span<float>());
-  Tensor full = zeros(layout_.padded_numel, tracker_, MemoryCategory::kWorkspace);
+  if (master_shard_.is_in_place()) return unpadded_parameters(layout_, full_params_, device_);
+  Tensor full = zeros(layout_.padded_numel, device_.tracker(), MemoryCategory::kWorkspace);
   std::vector<std::shared_ptr<comm::Work>> works;
   for (std::size_t b = 0; b < layout_.blocks.size(); ++b) {
     for (auto& work : all_gather_block(b, master_shard_, full)) works.push_back(std::move(work));
   }
   for (const auto& work : works) work->wait();
-  return unpadded_parameters(layout_, full.span<float>());
+  return unpadded_parameters(layout_, full, device_);
 }
 
 }  // namespace zt::zero

@@ -58,13 +58,13 @@ class ShardedStrategy final : public ZeroStrategy {
   // Full gradients in a narrower dtype: adds the block's transient fp32 gradients into them.
   void fold_block_grads(std::size_t block);
   // The slice's gradients as f32: the slice itself, or converted into the workspace.
-  std::span<const float> f32_gradients(const Segment& segment);
+  Tensor f32_gradients(const Segment& segment);
 
   const DType dtype_;       // compute dtype of parameter copies
   const DType grad_dtype_;  // standing gradients (precision.grad_dtype)
   comm::CommLanes lanes_;
   const optim::Optimizer& optimizer_;
-  MemoryTracker& tracker_;
+  DeviceContext& device_;  // allocates and computes every buffer here
   const ZeroConfig config_;
   FlatLayout layout_;
   ShardPlan plan_;
@@ -76,7 +76,7 @@ class ShardedStrategy final : public ZeroStrategy {
   ShardBuffer grad_shard_;      // reduced gradients: in place in full_grads_ or its own
   ShardBuffer master_shard_;    // f32 master weights: the parameter storage itself in fp32
   std::vector<Tensor> states_;  // optimizer states, each (shard_numel) f32
-  Tensor norm_buffer_;          // (1) squared gradient norm, all-reduced
+  Tensor norm_buffer_;          // (1) squared gradient norm, all-reduced on the device
   Tensor grad_workspace_;       // (largest slice) f32, when gradients are not f32
 
   std::vector<std::vector<Tensor>> param_views_;  // full_parameters

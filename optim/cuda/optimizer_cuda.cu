@@ -78,6 +78,7 @@ void adam_step(float* params, const G* grads, float* m, float* v, std::int64_t n
                              const math::AdamStepScalars&, void*);
 ZT_INSTANTIATE(float)
 ZT_INSTANTIATE(BF16)
+ZT_INSTANTIATE(F16)
 #undef ZT_INSTANTIATE
 
 }  // namespace zt::optim::cuda

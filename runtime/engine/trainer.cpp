@@ -1,6 +1,7 @@
 // The training loop.
 #include "runtime/engine/trainer.h"
 
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -228,10 +229,14 @@ double Trainer::micro_batch(std::int64_t step, std::int64_t micro) {
 }
 
 double Trainer::global_mean_loss(double local_loss_sum, std::int64_t local_rows) {
-  float* values = loss_buffer_.data_as<float>();
-  values[0] = static_cast<float>(local_loss_sum);
-  values[1] = static_cast<float>(local_rows);
+  // The loss buffer lives on the device the collectives run on: the host's values go over
+  // and come back through a host view (a plain copy on the CPU).
+  std::array<float, 2> values{static_cast<float>(local_loss_sum), static_cast<float>(local_rows)};
+  const Tensor host_values = Tensor::wrap(values.data(), Shape{2}, DType::kF32);
+  device_.ops().copy(host_values, loss_buffer_);
   comm_.all_reduce(loss_buffer_, comm::ReduceOp::kSum)->wait();
+  device_.ops().copy(loss_buffer_, host_values);
+  device_.compute_stream().synchronize();
   global_rows_ = static_cast<double>(values[1]);
   return static_cast<double>(values[0]) / static_cast<double>(values[1]);
 }

@@ -33,14 +33,36 @@ TEST(FlatLayout, InitializationIsIndependentOfWorldSizeAndPaddingStaysZero) {
       Tensor::zeros(Shape{one.padded_numel}, DType::kF32, tracker, MemoryCategory::kParameters);
   Tensor b =
       Tensor::zeros(Shape{four.padded_numel}, DType::kF32, tracker, MemoryCategory::kParameters);
-  initialize_parameters(one, 99, a);
-  initialize_parameters(four, 99, b);
+  const std::unique_ptr<DeviceContext> device = make_cpu_device_context(tracker);
+  initialize_parameters(one, 99, a, *device);
+  initialize_parameters(four, 99, b, *device);
   for (std::int64_t i = 0; i < one.numel; ++i)
     ASSERT_EQ(a.data_as<float>()[i], b.data_as<float>()[i]);
   for (std::int64_t i = four.numel; i < four.padded_numel; ++i)
     EXPECT_EQ(b.data_as<float>()[i], 0.0f);
   // Biases are initialized too (uniform), weights differ from each other.
   EXPECT_NE(a.data_as<float>()[0], a.data_as<float>()[1]);
+}
+
+TEST(FlatLayout, UnpaddedParametersAreTheBlocksWithoutTheirPadding) {
+  // Each block padded on its own (the sharded strategies' layout) at world size 4: the
+  // export is every block's real elements back to back, the same as the one-rank layout's.
+  const nn::Model model = nn::make_mlp({5, 7, 3});
+  MemoryTracker tracker(Device::cpu());
+  const std::unique_ptr<DeviceContext> device = make_cpu_device_context(tracker);
+  const FlatLayout one = make_flat_layout(model, 1);
+  const FlatLayout padded = make_flat_layout(model, 4, BlockPadding::kEachBlock);
+  ASSERT_GT(padded.blocks[1].offset, padded.blocks[0].numel);  // padding between the blocks
+  Tensor a =
+      Tensor::zeros(Shape{one.padded_numel}, DType::kF32, tracker, MemoryCategory::kParameters);
+  Tensor b =
+      Tensor::zeros(Shape{padded.padded_numel}, DType::kF32, tracker, MemoryCategory::kParameters);
+  initialize_parameters(one, 7, a, *device);
+  initialize_parameters(padded, 7, b, *device);
+  const std::vector<float> exported = unpadded_parameters(padded, b, *device);
+  ASSERT_EQ(exported.size(), 66u);
+  for (std::size_t i = 0; i < exported.size(); ++i) ASSERT_EQ(exported[i], a.data_as<float>()[i]);
+  EXPECT_EQ(unpadded_parameters(one, a, *device), exported);
 }
 
 TEST(GradientBuckets, CoverTheBufferFromTheEndAndBecomeReadyInOrder) {

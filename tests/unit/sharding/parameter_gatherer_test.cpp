@@ -21,6 +21,7 @@ struct StageThreeRank {
   FlatLayout layout = make_flat_layout(model, 1, BlockPadding::kEachBlock);
   ShardPlan plan{layout, 1, 0, 1 << 12};
   MemoryTracker tracker{Device::cpu()};
+  std::unique_ptr<DeviceContext> device = make_cpu_device_context(tracker);
   comm::MemoryStore store;
   std::unique_ptr<comm::Communicator> comm = comm::create_cpu_communicator(store, 0, 1);
   Tensor shard =
@@ -43,7 +44,7 @@ struct StageThreeRank {
     ZeroConfig config;
     config.prefetch_blocks = prefetch;
     config.max_live_parameters_bytes = max_live_bytes;
-    ParameterGatherer gatherer(*comm, layout, plan, shard, tracker, config);
+    ParameterGatherer gatherer(*comm, layout, plan, shard, *device, config);
     std::int64_t most = 0;
     const auto note = [&] { most = std::max(most, gatherer.live_bytes()); };
     const std::size_t blocks = layout.blocks.size();

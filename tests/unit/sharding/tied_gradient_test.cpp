@@ -16,6 +16,7 @@ struct TiedGpt {
   nn::Model model = nn::make_gpt({2, 2, 8, 11, 6, true});
   FlatLayout layout = make_flat_layout(model, 1);
   MemoryTracker tracker{Device::cpu()};
+  std::unique_ptr<DeviceContext> device = make_cpu_device_context(tracker);
   Tensor params =
       Tensor::zeros(Shape{layout.padded_numel}, DType::kF32, tracker, MemoryCategory::kParameters);
   Tensor grads =
@@ -24,7 +25,7 @@ struct TiedGpt {
   Tensor targets = Tensor::zeros(Shape{2, 6}, DType::kI32, tracker, MemoryCategory::kActivations);
 
   TiedGpt() {
-    initialize_parameters(layout, 5, params);
+    initialize_parameters(layout, 5, params, *device);
     for (std::int64_t i = 0; i < 12; ++i) {
       tokens.data_as<std::int32_t>()[i] = static_cast<std::int32_t>(mix64(i) % 11);
       targets.data_as<std::int32_t>()[i] = static_cast<std::int32_t>(mix64(i + 100) % 11);
