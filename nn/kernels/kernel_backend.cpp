@@ -14,8 +14,9 @@ const KernelBackend& kernel_backend_for(const Device& device) {
 #if defined(ZT_HAVE_CUDA)
   return cuda::cuda_kernel_backend(device.index);
 #else
-  throw ConfigError("runtime.device = \"cuda\": this zerotrain was built without the CUDA "
-                    "backend, so nn has no CUDA kernels; configure with -DZT_CUDA=ON");
+  throw ConfigError(
+      "runtime.device = \"cuda\": this zerotrain was built without the CUDA "
+      "backend, so nn has no CUDA kernels; configure with -DZT_CUDA=ON");
 #endif
 }
 

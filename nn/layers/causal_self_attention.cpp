@@ -40,8 +40,8 @@ Tensor CausalSelfAttention::forward(ParameterViews params, const Tensor& input,
   const std::int64_t batch = input.dim(0);
   const std::int64_t seq_len = input.dim(1);
   const Tensor qkv = qkv_.forward(params.subspan(0, 2), input, ctx);  // (B, T, 3C)
-  Tensor att = Tensor::empty(Shape{batch, n_head_, seq_len, seq_len}, input.dtype(),
-                             ctx.tracker(), MemoryCategory::kActivations);
+  Tensor att = Tensor::empty(Shape{batch, n_head_, seq_len, seq_len}, input.dtype(), ctx.tracker(),
+                             MemoryCategory::kActivations);
   Tensor y =
       Tensor::empty(input.shape(), input.dtype(), ctx.tracker(), MemoryCategory::kActivations);
   ctx.kernels.attention_forward(ctx.device, qkv, n_head_, att, y);

@@ -2,7 +2,6 @@
 // Forward saves the input; backward evaluates the exact derivative there.
 #include "nn/layers/gelu.h"
 
-
 namespace zt::nn {
 
 // x (any shape) -> y (same shape and dtype)

@@ -28,8 +28,10 @@ Tensor LayerNorm::forward(ParameterViews params, const Tensor& input, ModuleCont
   const std::int64_t rows = input.numel() / channels_;
   Tensor output =
       Tensor::empty(input.shape(), input.dtype(), ctx.tracker(), MemoryCategory::kActivations);
-  Tensor mean = Tensor::empty(Shape{rows}, DType::kF32, ctx.tracker(), MemoryCategory::kActivations);
-  Tensor rstd = Tensor::empty(Shape{rows}, DType::kF32, ctx.tracker(), MemoryCategory::kActivations);
+  Tensor mean =
+      Tensor::empty(Shape{rows}, DType::kF32, ctx.tracker(), MemoryCategory::kActivations);
+  Tensor rstd =
+      Tensor::empty(Shape{rows}, DType::kF32, ctx.tracker(), MemoryCategory::kActivations);
   ctx.kernels.layer_norm_forward(ctx.device, input, params[0], params[1], eps_, output, mean, rstd);
   ctx.saved.push(input);
   ctx.saved.push(mean);
@@ -47,8 +49,8 @@ Tensor LayerNorm::backward(ParameterViews params, ParameterViews grads, const Te
   expect_dtype(grad_output, input.dtype(), name_ + " grad_output");
   Tensor grad_input =
       Tensor::empty(input.shape(), input.dtype(), ctx.tracker(), MemoryCategory::kActivations);
-  ctx.kernels.layer_norm_backward(ctx.device, input, params[0], mean, rstd, grad_output,
-                                  grad_input, grads[0], grads[1]);
+  ctx.kernels.layer_norm_backward(ctx.device, input, params[0], mean, rstd, grad_output, grad_input,
+                                  grads[0], grads[1]);
   return grad_input;
 }
 

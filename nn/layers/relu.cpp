@@ -1,7 +1,6 @@
 // ReLU forward/backward on the kernel backend, in f32 whatever the activations' dtype.
 #include "nn/layers/relu.h"
 
-
 namespace zt::nn {
 
 // x (any shape) -> y (same shape and dtype)

@@ -28,8 +28,8 @@ struct Heads {
 };
 
 Heads heads_of(const Tensor& qkv, std::int64_t n_head) {
-  ZT_CHECK(qkv.rank() == 3 && qkv.dim(2) % 3 == 0, "attention qkv must be (B, T, 3C), got " +
-                                                       qkv.shape().to_string());
+  ZT_CHECK(qkv.rank() == 3 && qkv.dim(2) % 3 == 0,
+           "attention qkv must be (B, T, 3C), got " + qkv.shape().to_string());
   const std::int64_t channels = qkv.dim(2) / 3;
   ZT_CHECK(n_head > 0 && channels % n_head == 0, "attention channels not a multiple of n_head");
   return {qkv.dim(0), qkv.dim(1), channels, n_head, channels / n_head};
@@ -85,8 +85,8 @@ void backward_heads(const Heads& g, const float* qkv, const F32Rows& att, const 
         math::causal_softmax_backward_row(p + t * t_len, scratch + t * t_len, t, t_len);
       }
       // dq (T, hs) += scale * dS (T, T) · k (T, hs);  dk (T, hs) += scale * dS^T · q
-      gemm_f32(false, false, t_len, g.head_size, t_len, g.scale(), scratch, t_len, k, ld_qkv,
-               1.0f, dq, ld_qkv);
+      gemm_f32(false, false, t_len, g.head_size, t_len, g.scale(), scratch, t_len, k, ld_qkv, 1.0f,
+               dq, ld_qkv);
       gemm_f32(true, false, t_len, g.head_size, t_len, g.scale(), scratch, t_len, q, ld_qkv, 1.0f,
                dk, ld_qkv);
     }
@@ -106,8 +106,8 @@ void attention_forward(const Tensor& qkv, std::int64_t n_head, const Tensor& att
   y_f32.store();
 }
 
-void attention_backward(const Tensor& qkv, const Tensor& att, const Tensor& dy,
-                        std::int64_t n_head, const Tensor& dqkv, MemoryTracker& tracker) {
+void attention_backward(const Tensor& qkv, const Tensor& att, const Tensor& dy, std::int64_t n_head,
+                        const Tensor& dqkv, MemoryTracker& tracker) {
   const Heads g = heads_of(qkv, n_head);
   Tensor scratch =
       Tensor::zeros(Shape{g.seq_len, g.seq_len}, DType::kF32, tracker, MemoryCategory::kWorkspace);

@@ -13,7 +13,7 @@ namespace zt::nn::cpu {
 void attention_forward(const Tensor& qkv, std::int64_t n_head, const Tensor& att, const Tensor& y,
                        MemoryTracker& tracker);
 // dqkv (B, T, 3C) += the gradient at qkv of y, given dy (B, T, C) and att.
-void attention_backward(const Tensor& qkv, const Tensor& att, const Tensor& dy,
-                        std::int64_t n_head, const Tensor& dqkv, MemoryTracker& tracker);
+void attention_backward(const Tensor& qkv, const Tensor& att, const Tensor& dy, std::int64_t n_head,
+                        const Tensor& dqkv, MemoryTracker& tracker);
 
 }  // namespace zt::nn::cpu

@@ -46,8 +46,8 @@ class CpuKernelBackend final : public KernelBackend {
  public:
   const Device& device() const override { return device_; }
 
-  void gemm(DeviceContext& device, bool transpose_a, bool transpose_b, float alpha,
-            const Tensor& a, const Tensor& b, float beta, const Tensor& c) const override {
+  void gemm(DeviceContext& device, bool transpose_a, bool transpose_b, float alpha, const Tensor& a,
+            const Tensor& b, float beta, const Tensor& c) const override {
     MemoryTracker& tracker = tracker_of(device);
     ZT_CHECK(a.rank() == 2 && b.rank() == 2 && c.rank() == 2, "gemm over non-matrices");
     expect_dtype(b, a.dtype(), "gemm b");

@@ -81,8 +81,8 @@ void attention_forward(DeviceContext& device, const SharedCublasHandle& cublas, 
 }
 
 void attention_backward(DeviceContext& device, const SharedCublasHandle& cublas, void* stream,
-                        const Tensor& qkv, const Tensor& att, const Tensor& dy,
-                        std::int64_t n_head, const Tensor& dqkv) {
+                        const Tensor& qkv, const Tensor& att, const Tensor& dy, std::int64_t n_head,
+                        const Tensor& dqkv) {
   const Heads g = heads_of(qkv, n_head);
   const std::int64_t t = g.seq_len, hs = g.head_size, c = g.channels, ld_qkv = 3 * c;
   const Tensor qkv32 = f32_view(device, qkv, true);

@@ -57,7 +57,7 @@ class SharedCublasHandle {
 void attention_forward(DeviceContext& device, const SharedCublasHandle& cublas, void* stream,
                        const Tensor& qkv, std::int64_t n_head, const Tensor& att, const Tensor& y);
 void attention_backward(DeviceContext& device, const SharedCublasHandle& cublas, void* stream,
-                        const Tensor& qkv, const Tensor& att, const Tensor& dy,
-                        std::int64_t n_head, const Tensor& dqkv);
+                        const Tensor& qkv, const Tensor& att, const Tensor& dy, std::int64_t n_head,
+                        const Tensor& dqkv);
 
 }  // namespace zt::nn::cuda::detail

@@ -54,8 +54,8 @@ class CudaKernelBackend final : public KernelBackend {
 
   const Device& device() const override { return device_; }
 
-  void gemm(DeviceContext& device, bool transpose_a, bool transpose_b, float alpha,
-            const Tensor& a, const Tensor& b, float beta, const Tensor& c) const override {
+  void gemm(DeviceContext& device, bool transpose_a, bool transpose_b, float alpha, const Tensor& a,
+            const Tensor& b, float beta, const Tensor& c) const override {
     void* stream = stream_of(device);
     ZT_CHECK(a.rank() == 2 && b.rank() == 2 && c.rank() == 2, "gemm over non-matrices");
     expect_dtype(b, a.dtype(), "gemm b");
@@ -88,9 +88,9 @@ class CudaKernelBackend final : public KernelBackend {
     dispatch_cuda_floating(x.dtype(), [&](auto tag) {
       using T = decltype(tag);
       cublas_.with_stream(stream, [&](CublasHandle& handle) {
-        cuda::gemm<T, T>(handle, false, true, rows, out_features, in_features, 1.0f,
-                         x.data_as<T>(), in_features, weight.data_as<T>(), in_features, 0.0f,
-                         y.data_as<T>(), out_features);
+        cuda::gemm<T, T>(handle, false, true, rows, out_features, in_features, 1.0f, x.data_as<T>(),
+                         in_features, weight.data_as<T>(), in_features, 0.0f, y.data_as<T>(),
+                         out_features);
       });
       if (bias.defined()) {
         bias_add_forward<T>(y.data_as<T>(), bias.data_as<T>(), rows, out_features, stream);

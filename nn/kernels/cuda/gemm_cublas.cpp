@@ -100,10 +100,9 @@ void gemm_strided_batched(CublasHandle& handle, bool transpose_a, bool transpose
   if (m == 0 || n == 0 || batch == 0) return;
   ZT_CHECK(lda >= (transpose_a ? m : k) && ldb >= (transpose_b ? k : n) && ldc >= n,
            "gemm: a row stride is shorter than its matrix's row");
-  const std::string context = "batched gemm " + std::to_string(batch) + " x (" +
-                              std::to_string(m) + ", " + std::to_string(n) + ", " +
-                              std::to_string(k) + ")" + (transpose_a ? " A^T" : "") +
-                              (transpose_b ? " B^T" : "");
+  const std::string context = "batched gemm " + std::to_string(batch) + " x (" + std::to_string(m) +
+                              ", " + std::to_string(n) + ", " + std::to_string(k) + ")" +
+                              (transpose_a ? " A^T" : "") + (transpose_b ? " B^T" : "");
   // See Note [Row-major on cuBLAS]: B comes first, and n before m.
   ZT_CUBLAS_CHECK(
       cublasGemmStridedBatchedEx(

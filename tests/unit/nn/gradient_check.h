@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/random.h"
+#include "cpu_test_context.h"
 #include "nn/loss/softmax_cross_entropy.h"
 #include "nn/module.h"
 
@@ -38,7 +39,8 @@ inline ModuleState make_state(const Module& module, MemoryTracker& tracker, std:
 inline double weighted_output_sum(Module& module, const ModuleState& state, const Tensor& input,
                                   const std::vector<float>& weights, MemoryTracker& tracker) {
   SavedActivations saved;
-  ModuleContext ctx{tracker, saved};
+  testing::CpuTestContext cpu_context(tracker);
+  ModuleContext ctx = cpu_context.module(saved);
   Tensor y = module.forward(state.params, input, ctx);
   double sum = 0.0;
   const float* out = y.data_as<float>();
@@ -56,7 +58,8 @@ inline void check_against_finite_differences(Module& module, ModuleState& state,
                                              double tolerance, bool check_input) {
   MemoryTracker tracker(Device::cpu());
   SavedActivations saved;
-  ModuleContext ctx{tracker, saved};
+  testing::CpuTestContext cpu_context(tracker);
+  ModuleContext ctx = cpu_context.module(saved);
   Tensor y = module.forward(state.params, input, ctx);
   std::vector<float> weights(static_cast<std::size_t>(y.numel()));
   for (std::size_t i = 0; i < weights.size(); ++i) weights[i] = standard_normal(seed + 2, i);
