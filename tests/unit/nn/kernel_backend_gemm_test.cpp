@@ -72,9 +72,7 @@ TEST_P(KernelBackendGemm, MatchesDoubleLoopForEveryTransposeAndOutputDtype) {
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, KernelBackendGemm,
                          ::testing::Values(DType::kF32, DType::kBF16, DType::kF16),
-                         [](const ::testing::TestParamInfo<DType>& info) {
-                           return std::string(dtype_name(info.param));
-                         });
+                         testing::dtype_test_name);
 
 }  // namespace
 }  // namespace zt::nn
