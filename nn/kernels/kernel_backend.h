@@ -76,8 +76,8 @@ class KernelBackend {
   //   y (B, T, C) = att v, heads side by side.
   virtual void attention_forward(DeviceContext& device, const Tensor& qkv, std::int64_t n_head,
                                  const Tensor& att, const Tensor& y) const = 0;
-  // dqkv (B, T, 3C) = the gradient of attention_forward's y at qkv, given dy (B, T, C) and
-  // the att it saved (written, not accumulated).
+  // dqkv (B, T, 3C) += the gradient of attention_forward's y at qkv, given dy (B, T, C) and
+  // the att it saved. The per-head products accumulate into dqkv, so it comes zero-filled.
   virtual void attention_backward(DeviceContext& device, const Tensor& qkv, const Tensor& att,
                                   const Tensor& dy, std::int64_t n_head,
                                   const Tensor& dqkv) const = 0;
