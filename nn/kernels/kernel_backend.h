@@ -54,8 +54,9 @@ class KernelBackend {
   virtual void relu_backward(DeviceContext& device, const Tensor& x, const Tensor& dy,
                              const Tensor& dx) const = 0;
 
-  // Residual sum: out = a + b (same shape and dtype); out may be neither a nor b's storage
-  // when those are saved elsewhere, which the caller decides.
+  // Residual sum: out = a + b (same element count and dtype). out may be a or b (each
+  // element is read before it is written); the Residual layer writes a new tensor, because
+  // its child may have saved its output.
   virtual void add(DeviceContext& device, const Tensor& a, const Tensor& b,
                    const Tensor& out) const = 0;
 
