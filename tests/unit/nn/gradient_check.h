@@ -37,9 +37,8 @@ inline ModuleState make_state(const Module& module, MemoryTracker& tracker, std:
 // L(x, params) = Σ w_i · y_i with fixed random weights w: a scalar whose gradient exercises
 // every output element.
 inline double weighted_output_sum(Module& module, const ModuleState& state, const Tensor& input,
-                                  const std::vector<float>& weights, MemoryTracker& tracker) {
+                                  const std::vector<float>& weights, CpuTestContext& cpu_context) {
   SavedActivations saved;
-  testing::CpuTestContext cpu_context(tracker);
   ModuleContext ctx = cpu_context.module(saved);
   Tensor y = module.forward(state.params, input, ctx);
   double sum = 0.0;
@@ -75,9 +74,9 @@ inline void check_against_finite_differences(Module& module, ModuleState& state,
       const float original = v[i];
       const float h = 1e-2f * std::max(1.0f, std::fabs(original));
       v[i] = original + h;
-      const double plus = weighted_output_sum(module, state, input, weights, tracker);
+      const double plus = weighted_output_sum(module, state, input, weights, cpu_context);
       v[i] = original - h;
-      const double minus = weighted_output_sum(module, state, input, weights, tracker);
+      const double minus = weighted_output_sum(module, state, input, weights, cpu_context);
       v[i] = original;
       const double numeric = (plus - minus) / (2.0 * double{h});
       EXPECT_NEAR(g[i], numeric, tolerance * std::max(1.0, std::fabs(numeric)))
