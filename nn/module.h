@@ -6,8 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "core/device/device_context.h"
 #include "core/memory_tracker.h"
 #include "core/tensor.h"
+#include "nn/kernels/kernel_backend.h"
 #include "nn/parameter.h"
 
 namespace zt::nn {
@@ -26,10 +28,15 @@ class SavedActivations {
   std::vector<Tensor> stack_;
 };
 
-// Everything a module call needs besides its parameters.
+// Everything a module call needs besides its parameters: the device it runs on (outputs and
+// saved tensors are allocated as activations through its tracker), that device's kernels,
+// and where forward keeps what backward needs.
 struct ModuleContext {
-  MemoryTracker& tracker;  // outputs and saved tensors are allocated as activations here
+  DeviceContext& device;
+  const KernelBackend& kernels;
   SavedActivations& saved;
+
+  MemoryTracker& tracker() const { return device.tracker(); }
 };
 
 class Module {

@@ -1,11 +1,9 @@
-// LayerNorm forward/backward: loops over rows calling the per-row math shared with CUDA,
-// in f32 whatever the activations' dtype (bf16/f16 rows are widened one at a time).
+// LayerNorm forward/backward on the kernel backend, in f32 whatever the activations' dtype.
 // Forward saves the input and each row's mean and rstd, so backward need not recompute them.
 #include "nn/layers/layer_norm.h"
 
 #include "core/error.h"
-#include "nn/kernels/cpu/dtype_io.h"
-#include "nn/kernels/math/layer_norm_math.h"
+#include "nn/dtype_contract.h"
 
 namespace zt::nn {
 
@@ -29,21 +27,12 @@ Tensor LayerNorm::forward(ParameterViews params, const Tensor& input, ModuleCont
   check_parameters(params, input.dtype());
   const std::int64_t rows = input.numel() / channels_;
   Tensor output =
-      Tensor::zeros(input.shape(), input.dtype(), ctx.tracker, MemoryCategory::kActivations);
-  Tensor mean = Tensor::zeros(Shape{rows}, DType::kF32, ctx.tracker, MemoryCategory::kActivations);
-  Tensor rstd = Tensor::zeros(Shape{rows}, DType::kF32, ctx.tracker, MemoryCategory::kActivations);
-  const Tensor weight = cpu::to_f32_scratch(params[0], ctx.tracker);
-  const Tensor bias = cpu::to_f32_scratch(params[1], ctx.tracker);
-  const cpu::F32Rows x(input, channels_, ctx.tracker);
-  const cpu::F32Rows y(output, channels_, ctx.tracker);
-  const float* w = weight.data_as<float>();
-  const float* b = bias.data_as<float>();
-  float* m = mean.data_as<float>();
-  float* r = rstd.data_as<float>();
-  for (std::int64_t n = 0; n < rows; ++n) {
-    math::layer_norm_forward_row(x.load(n), w, b, channels_, eps_, y.out(n), m + n, r + n);
-    y.store(n);
-  }
+      Tensor::empty(input.shape(), input.dtype(), ctx.tracker(), MemoryCategory::kActivations);
+  Tensor mean =
+      Tensor::empty(Shape{rows}, DType::kF32, ctx.tracker(), MemoryCategory::kActivations);
+  Tensor rstd =
+      Tensor::empty(Shape{rows}, DType::kF32, ctx.tracker(), MemoryCategory::kActivations);
+  ctx.kernels.layer_norm_forward(ctx.device, input, params[0], params[1], eps_, output, mean, rstd);
   ctx.saved.push(input);
   ctx.saved.push(mean);
   ctx.saved.push(rstd);
@@ -57,31 +46,18 @@ Tensor LayerNorm::backward(ParameterViews params, ParameterViews grads, const Te
   const Tensor mean = ctx.saved.pop();
   const Tensor input = ctx.saved.pop();
   check_parameters(params, input.dtype());
-  cpu::expect_dtype(grad_output, input.dtype(), name_ + " grad_output");
-  const std::int64_t rows = input.numel() / channels_;
+  expect_dtype(grad_output, input.dtype(), name_ + " grad_output");
   Tensor grad_input =
-      Tensor::zeros(input.shape(), input.dtype(), ctx.tracker, MemoryCategory::kActivations);
-  const Tensor weight = cpu::to_f32_scratch(params[0], ctx.tracker);
-  const cpu::F32Rows x(input, channels_, ctx.tracker);
-  const cpu::F32Rows dy(grad_output, channels_, ctx.tracker);
-  const cpu::F32Rows dx(grad_input, channels_, ctx.tracker);
-  const float* w = weight.data_as<float>();
-  const float* m = mean.data_as<float>();
-  const float* r = rstd.data_as<float>();
-  float* dw = grads[0].data_as<float>();
-  float* db = grads[1].data_as<float>();
-  for (std::int64_t n = 0; n < rows; ++n) {
-    math::layer_norm_backward_row(dy.load(n), x.load(n), w, m[n], r[n], channels_, dx.out(n), dw,
-                                  db);
-    dx.store(n);
-  }
+      Tensor::empty(input.shape(), input.dtype(), ctx.tracker(), MemoryCategory::kActivations);
+  ctx.kernels.layer_norm_backward(ctx.device, input, params[0], mean, rstd, grad_output, grad_input,
+                                  grads[0], grads[1]);
   return grad_input;
 }
 
 // Parameters come in the compute dtype, which is the activations'.
 void LayerNorm::check_parameters(ParameterViews params, DType compute) const {
   ZT_CHECK(params.size() == 2, name_ + " given the wrong number of parameters");
-  for (const Tensor& p : params) cpu::expect_dtype(p, compute, name_ + " parameter");
+  for (const Tensor& p : params) expect_dtype(p, compute, name_ + " parameter");
 }
 
 }  // namespace zt::nn

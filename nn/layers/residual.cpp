@@ -6,7 +6,6 @@
 #include "nn/layers/residual.h"
 
 #include "core/error.h"
-#include "nn/kernels/cpu/dtype_io.h"
 
 namespace zt::nn {
 
@@ -23,18 +22,17 @@ Tensor Residual::forward(ParameterViews params, const Tensor& input, ModuleConte
                                                 input.shape().to_string() + " to " +
                                                 branch.shape().to_string());
   Tensor output =
-      Tensor::zeros(input.shape(), input.dtype(), ctx.tracker, MemoryCategory::kActivations);
-  cpu::zip_elements(input, branch, output, [](float x, float m) { return x + m; });
+      Tensor::empty(input.shape(), input.dtype(), ctx.tracker(), MemoryCategory::kActivations);
+  ctx.kernels.add(ctx.device, input, branch, output);
   return output;
 }
 
 Tensor Residual::backward(ParameterViews params, ParameterViews grads, const Tensor& grad_output,
                           ModuleContext& ctx) {
   const Tensor branch_grad = child_->backward(params, grads, grad_output, ctx);
-  Tensor grad_input = Tensor::zeros(grad_output.shape(), grad_output.dtype(), ctx.tracker,
+  Tensor grad_input = Tensor::empty(grad_output.shape(), grad_output.dtype(), ctx.tracker(),
                                     MemoryCategory::kActivations);
-  cpu::zip_elements(grad_output, branch_grad, grad_input,
-                    [](float dy, float dm) { return dy + dm; });
+  ctx.kernels.add(ctx.device, grad_output, branch_grad, grad_input);
   return grad_input;
 }
 

@@ -2,8 +2,9 @@
 // so the probabilities are never stored.
 #pragma once
 
-#include "core/memory_tracker.h"
+#include "core/device/device_context.h"
 #include "core/tensor.h"
+#include "nn/kernels/kernel_backend.h"
 
 namespace zt::nn {
 
@@ -16,8 +17,9 @@ struct LossResult {
 // logits (N, C) or (B, T, C), f32, bf16 or f16; targets (N) or (B, T) i32 in [0, C).
 // grad_logits, in the logits' dtype, is (p - onehot) * grad_scale computed in f32 and rounded
 // once; grad_scale is typically 1 / (rows in the global batch), times the loss scale in f16,
-// where a too-large scale gives inf (never a NaN) for the overflow check to catch.
+// where a too-large scale gives inf (never a NaN) for the overflow check to catch. Runs on
+// `kernels`, the backend of `device`, where logits and targets live; loss_sum is on the host.
 LossResult softmax_cross_entropy(const Tensor& logits, const Tensor& targets, float grad_scale,
-                                 MemoryTracker& tracker);
+                                 DeviceContext& device, const KernelBackend& kernels);
 
 }  // namespace zt::nn

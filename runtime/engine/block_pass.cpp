@@ -13,6 +13,7 @@ BlockPass::BlockPass(nn::Model& model, zero::ZeroStrategy& strategy, DeviceConte
       strategy_(strategy),
       device_(device),
       tracker_(device.tracker()),
+      kernels_(nn::kernel_backend_for(device.device())),
       checkpointing_(checkpointing),
       saved_(model.num_blocks()),
       checkpoint_inputs_(model.num_blocks()) {}
@@ -23,7 +24,7 @@ bool BlockPass::checkpointed(std::size_t block) const {
 }
 
 Tensor BlockPass::run_forward(std::size_t block, const Tensor& input) {
-  nn::ModuleContext ctx{tracker_, saved_[block]};
+  nn::ModuleContext ctx{device_, kernels_, saved_[block]};
   return model_.block(block).module->forward(strategy_.parameters(block), input, ctx);
 }
 
@@ -56,7 +57,7 @@ void BlockPass::backward(Tensor grad_output, bool last_micro_batch) {
       checkpoint_inputs_[b] = Tensor();
     }
     tracker_.set_phase("backward block " + std::to_string(b));
-    nn::ModuleContext ctx{tracker_, saved_[b]};
+    nn::ModuleContext ctx{device_, kernels_, saved_[b]};
     dy = model_.block(b).module->backward(strategy_.parameters(b), strategy_.gradients(b), dy, ctx);
     ZT_CHECK(saved_[b].empty(), model_.block(b).name + " left saved activations behind");
     strategy_.after_backward(b, last_micro_batch);

@@ -8,6 +8,7 @@
 #include "core/config/config.h"
 #include "core/device/device_context.h"
 #include "core/memory_tracker.h"
+#include "nn/kernels/kernel_backend.h"
 #include "nn/model.h"
 #include "sharding/zero_strategy.h"
 
@@ -31,7 +32,8 @@ class BlockPass {
   nn::Model& model_;
   zero::ZeroStrategy& strategy_;
   DeviceContext& device_;
-  MemoryTracker& tracker_;  // device_'s
+  MemoryTracker& tracker_;            // device_'s
+  const nn::KernelBackend& kernels_;  // device_'s
   const ActivationCheckpointingConfig checkpointing_;
   std::vector<nn::SavedActivations> saved_;  // per block
   std::vector<Tensor> checkpoint_inputs_;    // per block; set for checkpointed blocks only

@@ -217,8 +217,9 @@ double Trainer::micro_batch(std::int64_t step, std::int64_t micro) {
   Tensor logits = pass_->forward(inputs);
   tracker_.set_phase("loss");
   const double loss_scale = loss_scaler_ ? loss_scaler_->scale() : 1.0;
-  nn::LossResult loss = nn::softmax_cross_entropy(
-      logits, batch.targets, static_cast<float>(loss_scale / global_rows), tracker_);
+  nn::LossResult loss =
+      nn::softmax_cross_entropy(logits, batch.targets, static_cast<float>(loss_scale / global_rows),
+                                device_, nn::kernel_backend_for(device_.device()));
   logits = Tensor();
   if (options_.fault && options_.fault->poisons(comm_.rank(), step)) {
     const float infinity = std::numeric_limits<float>::infinity();

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/memory_tracker.h"
 #include "core/tensor.h"
+#include "nn/dtype_contract.h"
 
 namespace zt::nn::cpu {
 
@@ -21,12 +22,6 @@ decltype(auto) dispatch_floating(DType dtype, Fn&& fn) {
   if (dtype == DType::kBF16) return fn(BF16{});
   if (dtype == DType::kF16) return fn(F16{});
   return fn(float{});
-}
-
-// A broken contract between nn and whoever calls it (the sharding layer) is a bug.
-inline void expect_dtype(const Tensor& tensor, DType dtype, const std::string& what) {
-  ZT_CHECK(tensor.dtype() == dtype, what + " is " + std::string(dtype_name(tensor.dtype())) +
-                                        ", expected " + std::string(dtype_name(dtype)));
 }
 
 // dst[i] = f32(src[offset + i]) for i < count.

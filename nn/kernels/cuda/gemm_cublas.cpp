@@ -91,6 +91,36 @@ void gemm(CublasHandle& handle, bool transpose_a, bool transpose_b, std::int64_t
                   context);
 }
 
+template <typename In, typename Out>
+void gemm_strided_batched(CublasHandle& handle, bool transpose_a, bool transpose_b, std::int64_t m,
+                          std::int64_t n, std::int64_t k, float alpha, const In* a,
+                          std::int64_t lda, std::int64_t stride_a, const In* b, std::int64_t ldb,
+                          std::int64_t stride_b, float beta, Out* c, std::int64_t ldc,
+                          std::int64_t stride_c, std::int64_t batch) {
+  if (m == 0 || n == 0 || batch == 0) return;
+  ZT_CHECK(lda >= (transpose_a ? m : k) && ldb >= (transpose_b ? k : n) && ldc >= n,
+           "gemm: a row stride is shorter than its matrix's row");
+  const std::string context = "batched gemm " + std::to_string(batch) + " x (" + std::to_string(m) +
+                              ", " + std::to_string(n) + ", " + std::to_string(k) + ")" +
+                              (transpose_a ? " A^T" : "") + (transpose_b ? " B^T" : "");
+  // See Note [Row-major on cuBLAS]: B comes first, and n before m.
+  ZT_CUBLAS_CHECK(
+      cublasGemmStridedBatchedEx(
+          as_cublas(handle.native()), transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+          transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, checked_int(n, "n"), checked_int(m, "m"),
+          checked_int(k, "k"), &alpha, b, cuda_type<In>(), checked_int(ldb, "ldb"), stride_b, a,
+          cuda_type<In>(), checked_int(lda, "lda"), stride_a, &beta, c, cuda_type<Out>(),
+          checked_int(ldc, "ldc"), stride_c, checked_int(batch, "batch"), CUBLAS_COMPUTE_32F,
+          CUBLAS_GEMM_DEFAULT),
+      context);
+}
+
+template void gemm_strided_batched<float, float>(CublasHandle&, bool, bool, std::int64_t,
+                                                 std::int64_t, std::int64_t, float, const float*,
+                                                 std::int64_t, std::int64_t, const float*,
+                                                 std::int64_t, std::int64_t, float, float*,
+                                                 std::int64_t, std::int64_t, std::int64_t);
+
 #define ZT_INSTANTIATE(In, Out)                                                                    \
   template void gemm<In, Out>(CublasHandle&, bool, bool, std::int64_t, std::int64_t, std::int64_t, \
                               float, const In*, std::int64_t, const In*, std::int64_t, float,      \

@@ -39,4 +39,14 @@ void gemm(CublasHandle& handle, bool transpose_a, bool transpose_b, std::int64_t
           std::int64_t k, float alpha, const In* a, std::int64_t lda, const In* b, std::int64_t ldb,
           float beta, Out* c, std::int64_t ldc);
 
+// `batch` GEMMs as above, the i-th on a + i * stride_a, b + i * stride_b, c + i * stride_c
+// (strides in elements): the heads of attention, which sit side by side in one buffer.
+// Instantiated for (float, float).
+template <typename In, typename Out>
+void gemm_strided_batched(CublasHandle& handle, bool transpose_a, bool transpose_b, std::int64_t m,
+                          std::int64_t n, std::int64_t k, float alpha, const In* a,
+                          std::int64_t lda, std::int64_t stride_a, const In* b, std::int64_t ldb,
+                          std::int64_t stride_b, float beta, Out* c, std::int64_t ldc,
+                          std::int64_t stride_c, std::int64_t batch);
+
 }  // namespace zt::nn::cuda

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <vector>
 
+#include "cpu_test_context.h"
 #include "gradient_check.h"
 
 namespace zt::nn {
@@ -91,7 +92,8 @@ TEST(CausalSelfAttention, ForwardMatchesDoubleReference) {
   const testing::ModuleState state = testing::make_state(attention, tracker, 72);
   const Tensor x = random_input(tracker, 73);
   SavedActivations saved;
-  ModuleContext ctx{tracker, saved};
+  testing::CpuTestContext cpu_context(tracker);
+  ModuleContext ctx = cpu_context.module(saved);
   const Tensor y = attention.forward(state.params, x, ctx);
   const std::vector<double> expected = reference_attention(state.params, x);
   ASSERT_EQ(y.numel(), static_cast<std::int64_t>(expected.size()));
@@ -106,7 +108,8 @@ TEST(CausalSelfAttention, LaterTokensDoNotChangeEarlierOutputs) {
   const testing::ModuleState state = testing::make_state(attention, tracker, 74);
   const Tensor x = random_input(tracker, 75);
   SavedActivations saved;
-  ModuleContext ctx{tracker, saved};
+  testing::CpuTestContext cpu_context(tracker);
+  ModuleContext ctx = cpu_context.module(saved);
   const Tensor before = attention.forward(state.params, x, ctx);
   const std::int64_t changed_t = 3;
   for (std::int64_t c = 0; c < kChannels; ++c) {
@@ -136,7 +139,8 @@ TEST(CausalSelfAttention, FreesActivationsAndWorkspaceAfterBackward) {
   {
     const Tensor x = random_input(tracker, 77);
     SavedActivations saved;
-    ModuleContext ctx{tracker, saved};
+    testing::CpuTestContext cpu_context(tracker);
+    ModuleContext ctx = cpu_context.module(saved);
     const Tensor y = attention.forward(state.params, x, ctx);
     const Tensor dx = attention.backward(state.params, state.grads, y, ctx);
     EXPECT_TRUE(saved.empty());

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "cpu_test_context.h"
 #include "gradient_check.h"
 
 namespace zt::nn {
@@ -25,7 +26,8 @@ TEST(Embedding, OutputIsTokenPlusPositionRow) {
   const testing::ModuleState state = testing::make_state(embedding, tracker, 81);
   const Tensor ids = token_ids(tracker, 2, 3, {6, 0, 6, 2, 2, 5});
   SavedActivations saved;
-  ModuleContext ctx{tracker, saved};
+  testing::CpuTestContext cpu_context(tracker);
+  ModuleContext ctx = cpu_context.module(saved);
   const Tensor y = embedding.forward(state.params, ids, ctx);
   ASSERT_EQ(y.shape(), (Shape{2, 3, 3}));
   const float* wte = state.params[0].data_as<float>();
@@ -54,7 +56,8 @@ TEST(Embedding, BackwardReturnsNoInputGradient) {
   testing::ModuleState state = testing::make_state(embedding, tracker, 84);
   const Tensor ids = token_ids(tracker, 1, 2, {1, 4});
   SavedActivations saved;
-  ModuleContext ctx{tracker, saved};
+  testing::CpuTestContext cpu_context(tracker);
+  ModuleContext ctx = cpu_context.module(saved);
   const Tensor y = embedding.forward(state.params, ids, ctx);
   EXPECT_FALSE(embedding.backward(state.params, state.grads, y, ctx).defined());
   EXPECT_TRUE(saved.empty());
@@ -67,7 +70,8 @@ TEST(Embedding, TokenIdOutsideVocabularyIsAFormatErrorNamingIdAndVocabSize) {
   for (const std::int32_t bad : {5, -1, 1000}) {
     const Tensor ids = token_ids(tracker, 1, 3, {0, bad, 1});
     SavedActivations saved;
-    ModuleContext ctx{tracker, saved};
+    testing::CpuTestContext cpu_context(tracker);
+    ModuleContext ctx = cpu_context.module(saved);
     try {
       embedding.forward(state.params, ids, ctx);
       ADD_FAILURE() << "id " << bad << " was accepted";

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/random.h"
+#include "cpu_test_context.h"
 #include "nn/loss/softmax_cross_entropy.h"
 #include "nn/module.h"
 
@@ -36,9 +37,9 @@ inline ModuleState make_state(const Module& module, MemoryTracker& tracker, std:
 // L(x, params) = Σ w_i · y_i with fixed random weights w: a scalar whose gradient exercises
 // every output element.
 inline double weighted_output_sum(Module& module, const ModuleState& state, const Tensor& input,
-                                  const std::vector<float>& weights, MemoryTracker& tracker) {
+                                  const std::vector<float>& weights, CpuTestContext& cpu_context) {
   SavedActivations saved;
-  ModuleContext ctx{tracker, saved};
+  ModuleContext ctx = cpu_context.module(saved);
   Tensor y = module.forward(state.params, input, ctx);
   double sum = 0.0;
   const float* out = y.data_as<float>();
@@ -56,7 +57,8 @@ inline void check_against_finite_differences(Module& module, ModuleState& state,
                                              double tolerance, bool check_input) {
   MemoryTracker tracker(Device::cpu());
   SavedActivations saved;
-  ModuleContext ctx{tracker, saved};
+  testing::CpuTestContext cpu_context(tracker);
+  ModuleContext ctx = cpu_context.module(saved);
   Tensor y = module.forward(state.params, input, ctx);
   std::vector<float> weights(static_cast<std::size_t>(y.numel()));
   for (std::size_t i = 0; i < weights.size(); ++i) weights[i] = standard_normal(seed + 2, i);
@@ -72,9 +74,9 @@ inline void check_against_finite_differences(Module& module, ModuleState& state,
       const float original = v[i];
       const float h = 1e-2f * std::max(1.0f, std::fabs(original));
       v[i] = original + h;
-      const double plus = weighted_output_sum(module, state, input, weights, tracker);
+      const double plus = weighted_output_sum(module, state, input, weights, cpu_context);
       v[i] = original - h;
-      const double minus = weighted_output_sum(module, state, input, weights, tracker);
+      const double minus = weighted_output_sum(module, state, input, weights, cpu_context);
       v[i] = original;
       const double numeric = (plus - minus) / (2.0 * double{h});
       EXPECT_NEAR(g[i], numeric, tolerance * std::max(1.0, std::fabs(numeric)))

@@ -1,6 +1,7 @@
 // Every layer's backward against finite differences.
 #include <gtest/gtest.h>
 
+#include "cpu_test_context.h"
 #include "gradient_check.h"
 #include "nn/layers/linear.h"
 #include "nn/layers/relu.h"
@@ -49,7 +50,8 @@ TEST(SoftmaxCrossEntropy, LossAndGradientMatchDoubleReference) {
   targets.data_as<std::int32_t>()[0] = 0;
   targets.data_as<std::int32_t>()[1] = 4;
   targets.data_as<std::int32_t>()[2] = 2;
-  const LossResult result = softmax_cross_entropy(logits, targets, 0.5f, tracker);
+  const LossResult result = softmax_cross_entropy(
+      logits, targets, 0.5f, *make_cpu_device_context(tracker), testing::cpu_kernels());
   double expected_loss = 0.0;
   for (std::int64_t r = 0; r < rows; ++r) {
     const float* z = logits.data_as<float>() + r * classes;
@@ -73,7 +75,8 @@ TEST(SoftmaxCrossEntropy, IsStableForHugeLogits) {
   logits.data_as<float>()[0] = 1000.0f;
   logits.data_as<float>()[1] = 999.0f;
   logits.data_as<float>()[2] = -1000.0f;
-  const LossResult result = softmax_cross_entropy(logits, targets, 1.0f, tracker);
+  const LossResult result = softmax_cross_entropy(
+      logits, targets, 1.0f, *make_cpu_device_context(tracker), testing::cpu_kernels());
   EXPECT_NEAR(result.loss_sum, std::log(1.0 + std::exp(-1.0)), 1e-5);
   EXPECT_TRUE(std::isfinite(result.grad_logits.data_as<float>()[2]));
 }
@@ -83,7 +86,9 @@ TEST(SoftmaxCrossEntropy, TargetOutOfRangeIsAnError) {
   Tensor logits = Tensor::zeros(Shape{1, 3}, DType::kF32, tracker, MemoryCategory::kActivations);
   Tensor targets = Tensor::zeros(Shape{1}, DType::kI32, tracker, MemoryCategory::kActivations);
   targets.data_as<std::int32_t>()[0] = 3;
-  EXPECT_THROW(softmax_cross_entropy(logits, targets, 1.0f, tracker), InternalError);
+  EXPECT_THROW(softmax_cross_entropy(logits, targets, 1.0f, *make_cpu_device_context(tracker),
+                                     testing::cpu_kernels()),
+               InternalError);
 }
 
 }  // namespace

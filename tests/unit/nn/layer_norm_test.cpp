@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cpu_test_context.h"
 #include "gradient_check.h"
 
 namespace zt::nn {
@@ -37,7 +38,8 @@ TEST(LayerNorm, RowsHaveZeroMeanAndUnitVarianceBeforeAffine) {
     x.data_as<float>()[i] = 5.0f + 3.0f * standard_normal(41, static_cast<std::uint64_t>(i));
   }
   SavedActivations saved;
-  ModuleContext ctx{tracker, saved};
+  testing::CpuTestContext cpu_context(tracker);
+  ModuleContext ctx = cpu_context.module(saved);
   const std::vector<Tensor> params{weight, bias};
   const Tensor y = norm.forward(params, x, ctx);
   for (std::int64_t r = 0; r < rows; ++r) {

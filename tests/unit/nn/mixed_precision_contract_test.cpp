@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "cpu_test_context.h"
 #include "nn/kernels/cpu/gemm_cpu.h"
 #include "nn/layers/embedding.h"
 #include "nn/layers/layer_norm.h"
@@ -72,7 +73,8 @@ TEST(MixedPrecisionContract, ParametersInAnotherDtypeThanTheInputAreAnError) {
       Tensor::zeros(Shape{3}, DType::kF32, tracker, MemoryCategory::kParameters)};
   const Tensor x = Tensor::zeros(Shape{2, 4}, DType::kBF16, tracker, MemoryCategory::kActivations);
   SavedActivations saved;
-  ModuleContext ctx{tracker, saved};
+  testing::CpuTestContext cpu_context(tracker);
+  ModuleContext ctx = cpu_context.module(saved);
   EXPECT_THROW(linear.forward(params, x, ctx), InternalError);
 }
 
@@ -85,7 +87,8 @@ TEST(MixedPrecisionContract, LowPrecisionGradientViewsAreAnError) {
   const std::vector<Tensor> grads = params;  // bf16: not where f32 accumulation can happen
   const Tensor x = Tensor::zeros(Shape{2, 4}, DType::kBF16, tracker, MemoryCategory::kActivations);
   SavedActivations saved;
-  ModuleContext ctx{tracker, saved};
+  testing::CpuTestContext cpu_context(tracker);
+  ModuleContext ctx = cpu_context.module(saved);
   const Tensor y = norm.forward(params, x, ctx);
   EXPECT_THROW(norm.backward(params, grads, y, ctx), InternalError);
 }
@@ -104,7 +107,8 @@ TEST(MixedPrecisionContract, WorkspaceScratchIsTrackedAndFreedAfterEachCall) {
       Tensor::zeros(Shape{32}, DType::kF32, tracker, MemoryCategory::kGradients)};
   const Tensor x = Tensor::zeros(Shape{8, 64}, DType::kBF16, tracker, MemoryCategory::kActivations);
   SavedActivations saved;
-  ModuleContext ctx{tracker, saved};
+  testing::CpuTestContext cpu_context(tracker);
+  ModuleContext ctx = cpu_context.module(saved);
   const Tensor y = linear.forward(params, x, ctx);
   EXPECT_EQ(tracker.current_bytes(MemoryCategory::kWorkspace), 0);
   const bool bf16_gemm = cpu::bf16_gemm_available();

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <vector>
 
+#include "cpu_test_context.h"
 #include "nn/loss/softmax_cross_entropy.h"
 #include "nn/models/gpt.h"
 #include "precision_check.h"
@@ -64,7 +65,8 @@ GptRun run_gpt(Model& model, DType dtype, const std::vector<BlockValues>& weight
   GptRun run;
   {
     SavedActivations saved;
-    ModuleContext ctx{tracker, saved};
+    testing::CpuTestContext cpu_context(tracker);
+    ModuleContext ctx = cpu_context.module(saved);
     Tensor x = Tensor::wrap(ids.data(), Shape{kBatch, kTiny.seq_len}, DType::kI32);
     for (std::size_t b = 0; b < model.num_blocks(); ++b) {
       x = model.block(b).module->forward(params[b], x, ctx);
@@ -72,8 +74,8 @@ GptRun run_gpt(Model& model, DType dtype, const std::vector<BlockValues>& weight
     }
     run.logits = testing::to_floats(x);
     const Tensor t = Tensor::wrap(targets.data(), Shape{kBatch, kTiny.seq_len}, DType::kI32);
-    const LossResult loss =
-        softmax_cross_entropy(x, t, 1.0f / static_cast<float>(targets.size()), tracker);
+    const LossResult loss = softmax_cross_entropy(x, t, 1.0f / static_cast<float>(targets.size()),
+                                                  cpu_context.device(), ctx.kernels);
     run.loss_sum = loss.loss_sum;
     Tensor dy = loss.grad_logits;
     for (std::size_t b = model.num_blocks(); b-- > 0;) {

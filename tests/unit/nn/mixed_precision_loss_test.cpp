@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "cpu_test_context.h"
 #include "nn/loss/softmax_cross_entropy.h"
 #include "precision_check.h"
 
@@ -23,7 +24,8 @@ LossResult run_loss(const LossInputs& in, DType dtype, float grad_scale, MemoryT
   std::vector<std::int32_t> targets = in.targets;
   const Tensor t = Tensor::wrap(
       targets.data(), Shape{in.shape.numel() / in.shape[in.shape.rank() - 1]}, DType::kI32);
-  return softmax_cross_entropy(logits, t, grad_scale, tracker);
+  return softmax_cross_entropy(logits, t, grad_scale, *make_cpu_device_context(tracker),
+                               testing::cpu_kernels());
 }
 
 class MixedPrecisionLoss : public ::testing::TestWithParam<DType> {};

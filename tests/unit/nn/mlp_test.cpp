@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cpu_test_context.h"
 #include "gradient_check.h"
 
 namespace zt::nn {
@@ -31,7 +32,8 @@ TEST(Mlp, ActivationsAreFreedAfterBackward) {
   {
     Tensor x = Tensor::zeros(Shape{2, 4}, DType::kF32, tracker, MemoryCategory::kActivations);
     SavedActivations saved;
-    ModuleContext ctx{tracker, saved};
+    testing::CpuTestContext cpu_context(tracker);
+    ModuleContext ctx = cpu_context.module(saved);
     Tensor y = model.block(0).module->forward(state.params, x, ctx);
     EXPECT_GT(tracker.current_bytes(MemoryCategory::kActivations), x.nbytes());
     Tensor dx = model.block(0).module->backward(state.params, state.grads, y, ctx);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/random.h"
+#include "cpu_test_context.h"
 #include "nn/module.h"
 
 namespace zt::nn::testing {
@@ -112,7 +113,8 @@ inline PrecisionRun run_in_dtype(Module& module, DType dtype,
                                          : make_tensor(c.input, c.input_shape, dtype, tracker,
                                                        MemoryCategory::kActivations);
     SavedActivations saved;
-    ModuleContext ctx{tracker, saved};
+    testing::CpuTestContext cpu_context(tracker);
+    ModuleContext ctx = cpu_context.module(saved);
     const Tensor y = module.forward(params, input, ctx);
     EXPECT_EQ(y.dtype(), dtype) << "forward output dtype";
     EXPECT_EQ(tracker.current_bytes(MemoryCategory::kWorkspace), 0) << "forward kept scratch";

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cpu_test_context.h"
 #include "gradient_check.h"
 #include "nn/kernels/math/gelu_math.h"
 #include "nn/layers/gelu.h"
@@ -32,7 +33,8 @@ TEST(Residual, AddsTheBranchToTheInput) {
   for (std::int64_t i = 0; i < x.numel(); ++i)
     x.data_as<float>()[i] = 0.5f * static_cast<float>(i - 2);
   SavedActivations saved;
-  ModuleContext ctx{tracker, saved};
+  testing::CpuTestContext cpu_context(tracker);
+  ModuleContext ctx = cpu_context.module(saved);
   const Tensor y = residual.forward({}, x, ctx);
   for (std::int64_t i = 0; i < x.numel(); ++i) {
     const float xi = x.data_as<float>()[i];

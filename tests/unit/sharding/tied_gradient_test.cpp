@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 
+#include "core/device/device_context.h"
 #include "core/random.h"
 #include "nn/loss/softmax_cross_entropy.h"
 #include "nn/models/gpt.h"
@@ -17,6 +19,7 @@ struct TiedGpt {
   FlatLayout layout = make_flat_layout(model, 1);
   MemoryTracker tracker{Device::cpu()};
   std::unique_ptr<DeviceContext> device = make_cpu_device_context(tracker);
+  const nn::KernelBackend& kernels = nn::kernel_backend_for(device->device());
   Tensor params =
       Tensor::zeros(Shape{layout.padded_numel}, DType::kF32, tracker, MemoryCategory::kParameters);
   Tensor grads =
@@ -37,14 +40,14 @@ struct TiedGpt {
     std::vector<nn::SavedActivations> saved(model.num_blocks());
     Tensor x = tokens;
     for (std::size_t b = 0; b < model.num_blocks(); ++b) {
-      nn::ModuleContext ctx{tracker, saved[b]};
+      nn::ModuleContext ctx{*device, kernels, saved[b]};
       x = model.block(b).module->forward(block_views(layout, b, params), x, ctx);
     }
-    nn::LossResult result = nn::softmax_cross_entropy(x, targets, 1.0f / 12.0f, tracker);
+    nn::LossResult result = nn::softmax_cross_entropy(x, targets, 1.0f / 12.0f, *device, kernels);
     if (backward) {
       Tensor dy = result.grad_logits;
       for (std::size_t b = model.num_blocks(); b-- > 0;) {
-        nn::ModuleContext ctx{tracker, saved[b]};
+        nn::ModuleContext ctx{*device, kernels, saved[b]};
         dy = model.block(b).module->backward(block_views(layout, b, params),
                                              block_views(layout, b, grads), dy, ctx);
       }

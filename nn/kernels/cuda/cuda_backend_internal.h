@@ -1,0 +1,63 @@
+// What the CUDA backend's files share: the compute stream of a context, the dtype dispatch
+// and the cuBLAS handle of one GPU. Private to nn/kernels/cuda.
+#pragma once
+
+#include <memory>
+#include <mutex>
+
+#include "core/device/device_context.h"
+#include "core/dtype.h"
+#include "core/error.h"
+#include "core/tensor.h"
+#include "nn/kernels/cuda/gemm_cublas.h"
+
+namespace zt::nn::cuda::detail {
+
+// The cudaStream_t of `device`'s compute stream, after checking that it is GPU `expected`'s.
+inline void* compute_stream_of(DeviceContext& device, const Device& expected) {
+  ZT_CHECK(device.device() == expected, "the " + expected.to_string() +
+                                            " kernel backend was given the context of " +
+                                            device.device().to_string());
+  return device.compute_stream().native_handle();
+}
+
+// Calls fn(T{}) with T float or BF16, the storage types the CUDA kernels are built for.
+template <typename Fn>
+decltype(auto) dispatch_cuda_floating(DType dtype, Fn&& fn) {
+  if (dtype == DType::kBF16) return fn(BF16{});
+  if (dtype == DType::kF32) return fn(float{});
+  throw Error(std::string("the CUDA kernels compute in f32 or bf16 activations, not ") +
+              std::string(dtype_name(dtype)) + ": use bf16 mixed precision on the GPU");
+}
+
+// One cuBLAS handle for one GPU, created at the first GEMM. A handle is not thread-safe, so
+// every use holds the lock, and binds the handle to the caller's stream first.
+class SharedCublasHandle {
+ public:
+  explicit SharedCublasHandle(int device_index) : device_index_(device_index) {}
+
+  template <typename Fn>
+  void with_stream(void* stream, Fn&& fn) const {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (handle_ == nullptr) handle_ = make_handle();
+    handle_->set_stream(stream);
+    fn(*handle_);
+  }
+
+ private:
+  std::unique_ptr<CublasHandle> make_handle() const;
+
+  int device_index_;
+  mutable std::mutex mutex_;
+  mutable std::unique_ptr<CublasHandle> handle_;  // guarded by mutex_
+};
+
+// The attention core (cuda_attention.cpp): batched GEMMs over the heads and the causal
+// softmax kernels, in f32 (bf16 tensors are widened with the context's DeviceOps).
+void attention_forward(DeviceContext& device, const SharedCublasHandle& cublas, void* stream,
+                       const Tensor& qkv, std::int64_t n_head, const Tensor& att, const Tensor& y);
+void attention_backward(DeviceContext& device, const SharedCublasHandle& cublas, void* stream,
+                        const Tensor& qkv, const Tensor& att, const Tensor& dy, std::int64_t n_head,
+                        const Tensor& dqkv);
+
+}  // namespace zt::nn::cuda::detail

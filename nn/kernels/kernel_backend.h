@@ -1,0 +1,107 @@
+// KernelBackend: every computation nn's layers, models and loss do, over Tensors on one
+// device. One backend per device, chosen once (kernel_backend_for) and reached through the
+// ModuleContext, so no layer names a CPU or CUDA kernel. The ops are coarse (a Linear's
+// GEMMs and bias together, the whole attention core) so that a backend may fuse, thread or
+// replace them (flash attention) without the layers changing.
+#pragma once
+
+#include <cstdint>
+
+#include "core/device.h"
+#include "core/device/device_context.h"
+#include "core/tensor.h"
+
+namespace zt::nn {
+
+// Conventions of every op:
+// - Tensors live on the backend's device; `device` is the rank's context for that device:
+//   workspace is allocated through its tracker (MemoryCategory::kWorkspace, freed before the
+//   op returns) and work is enqueued on its compute stream (CPU: done when the call returns).
+// - Activations are f32, bf16 or f16 (the compute dtype; a backend may support fewer and
+//   then says so); arithmetic is fp32 and each result is rounded once into its dtype.
+//   Parameters come in the compute dtype; parameter gradients are always f32 and are
+//   accumulated into (+=), so accumulation across micro-batches stays in fp32.
+// - Outputs are written in full; their old contents are never read (they may come from
+//   Tensor::empty), except where an op says it accumulates.
+// - Shapes: N is every leading axis of an activation flattened, C its last axis.
+class KernelBackend {
+ public:
+  virtual ~KernelBackend() = default;
+  virtual const Device& device() const = 0;
+
+  // c (m, n) = alpha op(a) op(b) + beta c, row-major 2-D tensors: op(a) is a (m, k) or, with
+  // transpose_a, a^T of a (k, m); likewise b. a and b share one floating dtype; c is f32 or
+  // that dtype. Products accumulate in fp32 (bf16 operands on bf16 hardware paths).
+  // beta == 0 ignores c's old contents.
+  virtual void gemm(DeviceContext& device, bool transpose_a, bool transpose_b, float alpha,
+                    const Tensor& a, const Tensor& b, float beta, const Tensor& c) const = 0;
+
+  // Linear forward: y (N, out) = x (N, in) · weight^T (in, out) + bias (out); `bias` may be
+  // undefined (no bias).
+  virtual void linear_forward(DeviceContext& device, const Tensor& x, const Tensor& weight,
+                              const Tensor& bias, const Tensor& y) const = 0;
+  // Linear backward: dx (N, in) = dy (N, out) · weight (out, in) is written;
+  // dweight (out, in) += dy^T · x and, when dbias is defined, dbias (out) += Σ_n dy[n, :].
+  virtual void linear_backward(DeviceContext& device, const Tensor& x, const Tensor& weight,
+                               const Tensor& dy, const Tensor& dx, const Tensor& dweight,
+                               const Tensor& dbias) const = 0;
+
+  // Element-wise activations, y and dx of x's shape and dtype (GELU: tanh approximation).
+  virtual void gelu_forward(DeviceContext& device, const Tensor& x, const Tensor& y) const = 0;
+  virtual void gelu_backward(DeviceContext& device, const Tensor& x, const Tensor& dy,
+                             const Tensor& dx) const = 0;
+  virtual void relu_forward(DeviceContext& device, const Tensor& x, const Tensor& y) const = 0;
+  virtual void relu_backward(DeviceContext& device, const Tensor& x, const Tensor& dy,
+                             const Tensor& dx) const = 0;
+
+  // Residual sum: out = a + b (same element count and dtype). out may be a or b (each
+  // element is read before it is written); the Residual layer writes a new tensor, because
+  // its child may have saved its output.
+  virtual void add(DeviceContext& device, const Tensor& a, const Tensor& b,
+                   const Tensor& out) const = 0;
+
+  // LayerNorm over the last axis: x, y (N, C); weight, bias (C); mean, rstd (N) f32, written
+  // for backward.
+  virtual void layer_norm_forward(DeviceContext& device, const Tensor& x, const Tensor& weight,
+                                  const Tensor& bias, float eps, const Tensor& y,
+                                  const Tensor& mean, const Tensor& rstd) const = 0;
+  // dx (N, C) is written; dweight, dbias (C) f32 accumulate.
+  virtual void layer_norm_backward(DeviceContext& device, const Tensor& x, const Tensor& weight,
+                                   const Tensor& mean, const Tensor& rstd, const Tensor& dy,
+                                   const Tensor& dx, const Tensor& dweight,
+                                   const Tensor& dbias) const = 0;
+
+  // The core of causal multi-head self-attention, between the two projections:
+  //   qkv (B, T, 3C) holds q, k, v side by side; head h is columns [h hs, (h+1) hs) of each.
+  //   att (B, nh, T, T) = causal_softmax(q k^T / sqrt(hs)), saved for backward;
+  //   y (B, T, C) = att v, heads side by side.
+  virtual void attention_forward(DeviceContext& device, const Tensor& qkv, std::int64_t n_head,
+                                 const Tensor& att, const Tensor& y) const = 0;
+  // dqkv (B, T, 3C) += the gradient of attention_forward's y at qkv, given dy (B, T, C) and
+  // the att it saved. The per-head products accumulate into dqkv, so it comes zero-filled.
+  virtual void attention_backward(DeviceContext& device, const Tensor& qkv, const Tensor& att,
+                                  const Tensor& dy, std::int64_t n_head,
+                                  const Tensor& dqkv) const = 0;
+
+  // Token + position embedding: ids (B, T) i32, wte (V, C), wpe (maxT, C) -> out (B, T, C)
+  // = wte[ids] + wpe[t]. An id outside [0, V) comes from user data and throws FormatError
+  // naming its batch row and position, before anything is written.
+  virtual void embedding_forward(DeviceContext& device, const Tensor& ids, const Tensor& wte,
+                                 const Tensor& wpe, const Tensor& out) const = 0;
+  // dwte[ids] += dout;  dwpe[t] += dout  (f32 gradients; a token seen twice gets both).
+  virtual void embedding_backward(DeviceContext& device, const Tensor& ids, const Tensor& dout,
+                                  const Tensor& dwte, const Tensor& dwpe) const = 0;
+
+  // Fused softmax cross-entropy over the last axis of logits (N, C) with targets (N) i32 in
+  // [0, C): returns Σ_n -log p_n(target) summed in double in row order (on the host), and
+  // writes dlogits (logits' shape and dtype) = (softmax - onehot) * grad_scale.
+  virtual double softmax_cross_entropy(DeviceContext& device, const Tensor& logits,
+                                       const Tensor& targets, float grad_scale,
+                                       const Tensor& dlogits) const = 0;
+};
+
+// The backend for `device`, created at its first use and kept for the process. Throws
+// ConfigError for a CUDA device when this binary was built without the CUDA backend.
+const KernelBackend& kernel_backend_for(const Device& device);
+
+}  // namespace zt::nn

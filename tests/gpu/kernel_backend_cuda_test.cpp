@@ -1,0 +1,172 @@
+// Every KernelBackend op on the CUDA backend against the CPU backend on the same inputs, in
+// f32 (tight: summation order only) and bf16 (a stated one-to-two-rounding tolerance, see
+// kernel_backend_test_util.h). Skips without a GPU.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "tests/gpu/kernel_backend_test_util.h"
+
+namespace zt::gpu_test {
+namespace {
+
+constexpr std::int64_t kBatch = 2, kSeq = 5, kChannels = 8, kHeads = 2, kOut = 12, kVocab = 11;
+const Shape kActivation{kBatch, kSeq, kChannels};
+
+using CudaKernelBackend = BackendPair;
+
+TEST_P(CudaKernelBackend, GemmMatchesCpuForEveryTranspose) {
+  for (const bool ta : {false, true}) {
+    for (const bool tb : {false, true}) {
+      SCOPED_TRACE(std::string(ta ? "A^T " : "A ") + (tb ? "B^T" : "B"));
+      const Tensor a = host(ta ? Shape{9, 5} : Shape{5, 9}, dtype(), 1);
+      const Tensor b = host(tb ? Shape{7, 9} : Shape{9, 7}, dtype(), 2);
+      const Tensor c_cpu = host(Shape{5, 7}, DType::kF32, 3);
+      const Tensor c_gpu = to_gpu(c_cpu);
+      cpu_kernels().gemm(cpu(), ta, tb, 0.5f, a, b, 0.25f, c_cpu);
+      gpu_kernels().gemm(gpu(), ta, tb, 0.5f, to_gpu(a), to_gpu(b), 0.25f, c_gpu);
+      expect_same(c_cpu, c_gpu, dtype(), "c");
+    }
+  }
+}
+
+TEST_P(CudaKernelBackend, LinearForwardAndBackwardMatchCpu) {
+  const Tensor x = host(kActivation, dtype(), 4);
+  const Tensor w = host(Shape{kOut, kChannels}, dtype(), 5, 0.3f);
+  const Tensor bias = host(Shape{kOut}, dtype(), 6);
+  const Tensor dy = host(Shape{kBatch, kSeq, kOut}, dtype(), 7);
+  const Tensor y_cpu = host_zeros(Shape{kBatch, kSeq, kOut}, dtype());
+  const Tensor y_gpu = to_gpu(y_cpu);
+  cpu_kernels().linear_forward(cpu(), x, w, bias, y_cpu);
+  gpu_kernels().linear_forward(gpu(), to_gpu(x), to_gpu(w), to_gpu(bias), y_gpu);
+  expect_same(y_cpu, y_gpu, dtype(), "y");
+
+  const Tensor dx_cpu = host_zeros(kActivation, dtype());
+  const Tensor dw_cpu = host(Shape{kOut, kChannels}, DType::kF32, 8);  // accumulated into
+  const Tensor db_cpu = host(Shape{kOut}, DType::kF32, 9);
+  const Tensor dx_gpu = to_gpu(dx_cpu), dw_gpu = to_gpu(dw_cpu), db_gpu = to_gpu(db_cpu);
+  cpu_kernels().linear_backward(cpu(), x, w, dy, dx_cpu, dw_cpu, db_cpu);
+  gpu_kernels().linear_backward(gpu(), to_gpu(x), to_gpu(w), to_gpu(dy), dx_gpu, dw_gpu, db_gpu);
+  expect_same(dx_cpu, dx_gpu, dtype(), "dx");
+  expect_same(dw_cpu, dw_gpu, dtype(), "dweight");
+  expect_same(db_cpu, db_gpu, dtype(), "dbias");
+}
+
+TEST_P(CudaKernelBackend, ActivationsAndResidualAddMatchCpu) {
+  const Tensor x = host(kActivation, dtype(), 10);
+  const Tensor dy = host(kActivation, dtype(), 11);
+  const Tensor x_gpu = to_gpu(x), dy_gpu = to_gpu(dy);
+  for (const bool gelu : {true, false}) {
+    SCOPED_TRACE(gelu ? "gelu" : "relu");
+    const Tensor y_cpu = host_zeros(kActivation, dtype()),
+                 dx_cpu = host_zeros(kActivation, dtype());
+    const Tensor y_gpu = to_gpu(y_cpu), dx_gpu = to_gpu(dx_cpu);
+    if (gelu) {
+      cpu_kernels().gelu_forward(cpu(), x, y_cpu);
+      gpu_kernels().gelu_forward(gpu(), x_gpu, y_gpu);
+      cpu_kernels().gelu_backward(cpu(), x, dy, dx_cpu);
+      gpu_kernels().gelu_backward(gpu(), x_gpu, dy_gpu, dx_gpu);
+    } else {
+      cpu_kernels().relu_forward(cpu(), x, y_cpu);
+      gpu_kernels().relu_forward(gpu(), x_gpu, y_gpu);
+      cpu_kernels().relu_backward(cpu(), x, dy, dx_cpu);
+      gpu_kernels().relu_backward(gpu(), x_gpu, dy_gpu, dx_gpu);
+    }
+    expect_same(y_cpu, y_gpu, dtype(), "y");
+    expect_same(dx_cpu, dx_gpu, dtype(), "dx");
+  }
+  const Tensor sum_cpu = host_zeros(kActivation, dtype()), sum_gpu = to_gpu(sum_cpu);
+  cpu_kernels().add(cpu(), x, dy, sum_cpu);
+  gpu_kernels().add(gpu(), x_gpu, dy_gpu, sum_gpu);
+  expect_same(sum_cpu, sum_gpu, dtype(), "x + dy");
+}
+
+TEST_P(CudaKernelBackend, LayerNormForwardAndBackwardMatchCpu) {
+  const std::int64_t rows = kBatch * kSeq;
+  const Tensor x = host(kActivation, dtype(), 12, 2.0f);
+  const Tensor w = host(Shape{kChannels}, dtype(), 13);
+  const Tensor b = host(Shape{kChannels}, dtype(), 14);
+  const Tensor dy = host(kActivation, dtype(), 15);
+  const Tensor y_cpu = host_zeros(kActivation, dtype()), y_gpu = to_gpu(y_cpu);
+  const Tensor mean_cpu = host_zeros(Shape{rows}, DType::kF32), mean_gpu = to_gpu(mean_cpu);
+  const Tensor rstd_cpu = host_zeros(Shape{rows}, DType::kF32), rstd_gpu = to_gpu(rstd_cpu);
+  cpu_kernels().layer_norm_forward(cpu(), x, w, b, 1e-5f, y_cpu, mean_cpu, rstd_cpu);
+  gpu_kernels().layer_norm_forward(gpu(), to_gpu(x), to_gpu(w), to_gpu(b), 1e-5f, y_gpu, mean_gpu,
+                                   rstd_gpu);
+  expect_same(y_cpu, y_gpu, dtype(), "y");
+  expect_same(mean_cpu, mean_gpu, DType::kF32, "mean");
+  expect_same(rstd_cpu, rstd_gpu, DType::kF32, "rstd");
+
+  const Tensor dx_cpu = host_zeros(kActivation, dtype()), dx_gpu = to_gpu(dx_cpu);
+  const Tensor dw_cpu = host(Shape{kChannels}, DType::kF32, 16), dw_gpu = to_gpu(dw_cpu);
+  const Tensor db_cpu = host(Shape{kChannels}, DType::kF32, 17), db_gpu = to_gpu(db_cpu);
+  cpu_kernels().layer_norm_backward(cpu(), x, w, mean_cpu, rstd_cpu, dy, dx_cpu, dw_cpu, db_cpu);
+  gpu_kernels().layer_norm_backward(gpu(), to_gpu(x), to_gpu(w), mean_gpu, rstd_gpu, to_gpu(dy),
+                                    dx_gpu, dw_gpu, db_gpu);
+  expect_same(dx_cpu, dx_gpu, dtype(), "dx");
+  expect_same(dw_cpu, dw_gpu, dtype(), "dweight");
+  expect_same(db_cpu, db_gpu, dtype(), "dbias");
+}
+
+TEST_P(CudaKernelBackend, AttentionForwardAndBackwardMatchCpu) {
+  const Tensor qkv = host(Shape{kBatch, kSeq, 3 * kChannels}, dtype(), 18);
+  const Tensor dy = host(kActivation, dtype(), 19);
+  const Shape att_shape{kBatch, kHeads, kSeq, kSeq};
+  const Tensor att_cpu = host_zeros(att_shape, dtype()), att_gpu = to_gpu(att_cpu);
+  const Tensor y_cpu = host_zeros(kActivation, dtype()), y_gpu = to_gpu(y_cpu);
+  const Tensor qkv_gpu = to_gpu(qkv);
+  cpu_kernels().attention_forward(cpu(), qkv, kHeads, att_cpu, y_cpu);
+  gpu_kernels().attention_forward(gpu(), qkv_gpu, kHeads, att_gpu, y_gpu);
+  expect_same(att_cpu, att_gpu, dtype(), "att");
+  expect_same(y_cpu, y_gpu, dtype(), "y");
+
+  const Tensor dqkv_cpu = host_zeros(qkv.shape(), dtype()), dqkv_gpu = to_gpu(dqkv_cpu);
+  cpu_kernels().attention_backward(cpu(), qkv, att_cpu, dy, kHeads, dqkv_cpu);
+  gpu_kernels().attention_backward(gpu(), qkv_gpu, att_gpu, to_gpu(dy), kHeads, dqkv_gpu);
+  expect_same(dqkv_cpu, dqkv_gpu, dtype(), "dqkv");
+}
+
+TEST_P(CudaKernelBackend, EmbeddingForwardAndBackwardMatchCpu) {
+  const Tensor ids = host_ids(Shape{kBatch, kSeq}, kVocab, 20);
+  const Tensor wte = host(Shape{kVocab, kChannels}, dtype(), 21);
+  const Tensor wpe = host(Shape{kSeq + 2, kChannels}, dtype(), 22);
+  const Tensor out_cpu = host_zeros(kActivation, dtype()), out_gpu = to_gpu(out_cpu);
+  const Tensor ids_gpu = to_gpu(ids);
+  cpu_kernels().embedding_forward(cpu(), ids, wte, wpe, out_cpu);
+  gpu_kernels().embedding_forward(gpu(), ids_gpu, to_gpu(wte), to_gpu(wpe), out_gpu);
+  expect_same(out_cpu, out_gpu, dtype(), "out");
+
+  const Tensor dout = host(kActivation, dtype(), 23);
+  const Tensor dwte_cpu = host_zeros(wte.shape(), DType::kF32), dwte_gpu = to_gpu(dwte_cpu);
+  const Tensor dwpe_cpu = host_zeros(wpe.shape(), DType::kF32), dwpe_gpu = to_gpu(dwpe_cpu);
+  cpu_kernels().embedding_backward(cpu(), ids, dout, dwte_cpu, dwpe_cpu);
+  gpu_kernels().embedding_backward(gpu(), ids_gpu, to_gpu(dout), dwte_gpu, dwpe_gpu);
+  expect_same(dwte_cpu, dwte_gpu, DType::kF32, "dwte");
+  expect_same(dwpe_cpu, dwpe_gpu, DType::kF32, "dwpe");
+}
+
+TEST_P(CudaKernelBackend, EmbeddingRejectsAnIdOutsideTheVocabularyLikeTheCpu) {
+  Tensor ids = host_ids(Shape{kBatch, kSeq}, kVocab, 24);
+  ids.data_as<std::int32_t>()[7] = kVocab;
+  const Tensor wte = to_gpu(host(Shape{kVocab, kChannels}, dtype(), 25));
+  const Tensor wpe = to_gpu(host(Shape{kSeq, kChannels}, dtype(), 26));
+  const Tensor out = to_gpu(host_zeros(kActivation, dtype()));
+  EXPECT_THROW(gpu_kernels().embedding_forward(gpu(), to_gpu(ids), wte, wpe, out), FormatError);
+}
+
+TEST_P(CudaKernelBackend, SoftmaxCrossEntropyMatchesCpu) {
+  const Tensor logits = host(Shape{kBatch, kSeq, kVocab}, dtype(), 27, 3.0f);
+  const Tensor targets = host_ids(Shape{kBatch, kSeq}, kVocab, 28);
+  const Tensor dz_cpu = host_zeros(logits.shape(), dtype()), dz_gpu = to_gpu(dz_cpu);
+  const double loss_cpu = cpu_kernels().softmax_cross_entropy(cpu(), logits, targets, 0.1f, dz_cpu);
+  const double loss_gpu =
+      gpu_kernels().softmax_cross_entropy(gpu(), to_gpu(logits), to_gpu(targets), 0.1f, dz_gpu);
+  EXPECT_NEAR(loss_gpu, loss_cpu, 1e-5 * std::fabs(loss_cpu));
+  expect_same(dz_cpu, dz_gpu, dtype(), "dlogits");
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, CudaKernelBackend, ::testing::Values(DType::kF32, DType::kBF16),
+                         dtype_param_name);
+
+}  // namespace
+}  // namespace zt::gpu_test

@@ -1,0 +1,38 @@
+# Fails when a file under nn/layers, nn/models or nn/loss names a kernel backend: the
+# namespace cpu::, the words cuda or cublas (any case), or an include of nn/kernels/cpu or
+# nn/kernels/cuda. Layers reach kernels only through the KernelBackend of their context.
+#   cmake -DZT_ROOT=<source root> [-DZT_DIRS=<dir;dir>] -P no_backend_names.cmake
+if(NOT ZT_DIRS)
+  set(ZT_DIRS "${ZT_ROOT}/nn/layers" "${ZT_ROOT}/nn/models" "${ZT_ROOT}/nn/loss")
+endif()
+set(forbidden "cpu::" "[Cc][Uu][Dd][Aa]" "[Cc][Uu][Bb][Ll][Aa][Ss]" "nn/kernels/cpu"
+              "nn/kernels/cuda")
+set(violations "")
+set(scanned 0)
+foreach(dir IN LISTS ZT_DIRS)
+  if(NOT IS_DIRECTORY "${dir}")
+    message(FATAL_ERROR "no directory ${dir} to check")
+  endif()
+  file(GLOB_RECURSE files LIST_DIRECTORIES false "${dir}/*")
+  foreach(file IN LISTS files)
+    math(EXPR scanned "${scanned} + 1")
+    file(STRINGS "${file}" lines)
+    set(line_number 0)
+    foreach(line IN LISTS lines)
+      math(EXPR line_number "${line_number} + 1")
+      foreach(pattern IN LISTS forbidden)
+        if(line MATCHES "${pattern}")
+          string(APPEND violations "\n  ${file}:${line_number}: names '${CMAKE_MATCH_0}': ${line}")
+        endif()
+      endforeach()
+    endforeach()
+  endforeach()
+endforeach()
+if(scanned EQUAL 0)
+  message(FATAL_ERROR "no files under ${ZT_DIRS}: nothing was checked")
+endif()
+if(violations)
+  message(FATAL_ERROR "layers, models and the loss must reach kernels through the "
+                      "ModuleContext's KernelBackend, not name a backend:${violations}")
+endif()
+message(STATUS "${scanned} files name no kernel backend")
