@@ -1,6 +1,7 @@
 // The rank's device and collectives backend, from the config.
 #include "runtime/engine/device_selection.h"
 
+#include "comm/communicator_factory.h"
 #include "core/config/config_enums.h"
 #include "core/error.h"
 
@@ -13,19 +14,11 @@ Device rank_device(const Config& config, int local_rank) {
   return Device::cuda(index);
 }
 
-bool nccl_backend_built() {
-#if defined(ZT_HAVE_NCCL)
-  return true;
-#else
-  return false;
-#endif
-}
-
 CommBackendKind resolved_comm_backend(const Config& config) {
   const bool cuda = config.runtime.device == DeviceKind::kCuda;
   CommBackendKind backend = config.comm.backend;
   if (backend == CommBackendKind::kAuto) {
-    backend = cuda && nccl_backend_built() ? CommBackendKind::kNccl : CommBackendKind::kGloo;
+    backend = cuda && comm::nccl_backend_built() ? CommBackendKind::kNccl : CommBackendKind::kGloo;
   }
   if (backend == CommBackendKind::kNccl && !cuda) {
     throw ConfigError(where_set(config, "comm.backend") +
@@ -33,7 +26,7 @@ CommBackendKind resolved_comm_backend(const Config& config) {
                       std::string(config_name(config.runtime.device)) +
                       "\"; use comm.backend = \"gloo\" (or \"auto\") on the CPU");
   }
-  if (backend == CommBackendKind::kNccl && !nccl_backend_built()) {
+  if (backend == CommBackendKind::kNccl && !comm::nccl_backend_built()) {
     throw ConfigError(where_set(config, "comm.backend") +
                       ": comm.backend = \"nccl\", but this zerotrain was built without NCCL "
                       "(install NCCL with the CUDA toolkit and rebuild), so only "

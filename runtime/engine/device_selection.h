@@ -17,7 +17,4 @@ Device rank_device(const Config& config, int local_rank);
 // both keys for NCCL on the CPU, and for NCCL in a build without it.
 CommBackendKind resolved_comm_backend(const Config& config);
 
-// Whether this binary can run NCCL collectives (built with CUDA and NCCL found).
-bool nccl_backend_built();
-
 }  // namespace zt::engine

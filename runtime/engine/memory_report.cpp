@@ -84,8 +84,9 @@ void check_memory_report_writable(const std::filesystem::path& run_dir) {
 }
 
 std::string rank_memory_json(int rank, const MemorySnapshot& after_first_step,
-                             const MemorySnapshot& end) {
-  std::string json = "{\"rank\": " + std::to_string(rank) + ", \"categories\": {";
+                             const MemorySnapshot& end, const std::string& device) {
+  std::string json = "{\"rank\": " + std::to_string(rank) + ", \"device\": " + json_string(device) +
+                     ", \"categories\": {";
   for (std::size_t c = 0; c < kMemoryCategoryCount; ++c) {
     if (c > 0) json += ", ";
     json += json_string(memory_category_name(static_cast<MemoryCategory>(c))) + ": " +
@@ -101,7 +102,7 @@ std::string publish_memory_report(comm::Store& store, const MemoryReportRun& run
                                   const std::filesystem::path& path,
                                   std::chrono::milliseconds timeout) {
   const std::string key = std::string(kKeyPrefix) + std::to_string(run.rank);
-  store.set(key + "/json", rank_memory_json(run.rank, after_first_step, end));
+  store.set(key + "/json", rank_memory_json(run.rank, after_first_step, end, run.device));
   store.set(key + "/summary", summary_numbers(end));
   if (run.rank != 0) return "";
 

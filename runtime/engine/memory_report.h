@@ -20,7 +20,8 @@ struct MemoryReportRun {
   int rank = 0;
   int world_size = 1;
   const Config* config = nullptr;
-  std::int64_t parameters = 0;  // Ψ, real (unpadded) parameters
+  std::int64_t parameters = 0;   // Ψ, real (unpadded) parameters
+  std::string device = "cpu:0";  // where the rank's tracked bytes live ("cuda:1")
 };
 
 // Throws IoError naming run.dir when memory.json could not be written there, so a run
@@ -29,7 +30,7 @@ void check_memory_report_writable(const std::filesystem::path& run_dir);
 
 // One rank's entry: {"rank": r, "categories": {...}, "total": {...}}.
 std::string rank_memory_json(int rank, const MemorySnapshot& after_first_step,
-                             const MemorySnapshot& end);
+                             const MemorySnapshot& end, const std::string& device = "cpu:0");
 
 // Collective over `store`: every rank publishes its entry; rank 0 waits for all of them
 // (bounded by `timeout`), writes `path`, and returns the summary for the end-of-run line:

@@ -16,8 +16,10 @@
 #include "comm/local_address.h"
 #include "comm/store/memory_store.h"
 #include "core/config/byte_size.h"
+#include "core/device/device_context.h"
 #include "data/markov_corpus.h"
 #include "nn/kernels/cpu/gemm_cpu.h"
+#include "runtime/engine/device_selection.h"
 #include "runtime/engine/fault_injection.h"
 #include "runtime/engine/memory_report.h"
 #include "runtime/engine/run_directory.h"
@@ -63,16 +65,22 @@ int run_training(const Config& config) {
     local_store = std::make_unique<comm::MemoryStore>();
   }
   comm::Store& store = rendezvous ? rendezvous->store() : *local_store;
-  MemoryTracker tracker(Device::cpu(env ? env->local_rank : 0),
-                        config.runtime.device_memory_limit_bytes);
+  const CommBackendKind backend = resolved_comm_backend(config);
+  const std::unique_ptr<DeviceContext> device = make_device_context(
+      rank_device(config, env ? env->local_rank : 0), config.runtime.device_memory_limit_bytes);
+  MemoryTracker& tracker = device->tracker();
   nn::cpu::set_blas_threads(blas_threads_for(config, env ? env->local_world_size : 1));
 
   comm::CommOptions options;
   options.timeout = timeout;
-  options.memory_tracker = &tracker;
+  options.device = device.get();
+  options.backend =
+      backend == CommBackendKind::kNccl ? comm::CommBackend::kNccl : comm::CommBackend::kGloo;
+  // Gloo's scratch buffers are host memory: counted in the rank's tracker on the CPU only.
+  if (device->device().kind == DeviceKind::kCpu) options.memory_tracker = &tracker;
   if (env) options.bind_address = gloo_bind_address(*env);
   // One communicator per lane, so the loss reduction never waits behind bulk traffic.
-  const comm::OwnedCommLanes lanes = comm::create_cpu_comm_lanes(store, rank, world_size, options);
+  const comm::OwnedCommLanes lanes = comm::create_comm_lanes(store, rank, world_size, options);
   comm::Communicator* comm = &lanes.lanes().control;
 
   TrainerOptions trainer_options;
@@ -87,7 +95,7 @@ int run_training(const Config& config) {
     }
   };
   const std::unique_ptr<Trainer> trainer_owner = explained(
-      [&] { return std::make_unique<Trainer>(config, lanes.lanes(), tracker, trainer_options); });
+      [&] { return std::make_unique<Trainer>(config, lanes.lanes(), *device, trainer_options); });
   Trainer& trainer = *trainer_owner;
   if (rank == 0) {
     std::printf("zerotrain: %s, %lld parameters, %d rank%s, zero.stage %lld, global batch %lld\n",
@@ -110,10 +118,11 @@ int run_training(const Config& config) {
     std::fflush(stdout);
   }
   const TrainResult result = explained([&] { return trainer.run(); });
-  const std::string memory_summary =
-      publish_memory_report(store, {rank, world_size, &config, trainer.model().parameter_count()},
-                            result.memory_after_first_step, tracker.snapshot(),
-                            std::filesystem::path(config.run.dir) / "memory.json", timeout);
+  const std::string memory_summary = publish_memory_report(
+      store,
+      {rank, world_size, &config, trainer.model().parameter_count(), device->device().to_string()},
+      result.memory_after_first_step, tracker.snapshot(),
+      std::filesystem::path(config.run.dir) / "memory.json", timeout);
   // Ranks leave together, so no rank tears down its comm while a peer still reads from it.
   comm->barrier()->wait();
   if (rendezvous) rendezvous->finish(timeout);

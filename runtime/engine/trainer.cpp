@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "core/config/batch_size.h"
+#include "core/config/config_enums.h"
 #include "core/error.h"
 #include "data/distributed_sampler.h"
 #include "nn/loss/softmax_cross_entropy.h"
@@ -23,11 +24,6 @@ namespace zt::engine {
 
 void check_supported(const Config& config) {
   resolved_comm_backend(config);  // throws for a backend this device or build cannot use
-  if (config.runtime.device == DeviceKind::kCuda) {
-    throw ConfigError(where_set(config, "runtime.device") +
-                      ": runtime.device = \"cuda\": this version trains on the CPU only; the "
-                      "CUDA training path is not implemented yet (use runtime.device = \"cpu\")");
-  }
 }
 
 namespace {
@@ -73,6 +69,16 @@ Trainer::Trainer(const Config& config, comm::CommLanes lanes, DeviceContext& dev
       options_(options),
       model_(make_model(config)) {
   check_supported(config);
+  if (config.runtime.device != device_.device().kind) {
+    throw ConfigError(where_set(config, "runtime.device") + ": runtime.device = \"" +
+                      std::string(config_name(config.runtime.device)) +
+                      "\", but this trainer was given " + device_.device().to_string() +
+                      " to train on");
+  }
+  if (device_.device().kind != DeviceKind::kCpu) {
+    // Batch sources write on the host: batches are read there, then copied over.
+    host_batches_ = std::make_unique<MemoryTracker>(Device::cpu());
+  }
   tracker_.set_phase("initialization");
   source_ = make_batch_source(config);
   optimizer_ = optim::make_optimizer(config.optimizer);
@@ -200,7 +206,12 @@ double Trainer::micro_batch(std::int64_t step, std::int64_t micro) {
                                          config_.train.grad_accum_steps, comm_.world_size(),
                                          comm_.rank());
   tracker_.set_phase("data");
-  const data::Batch batch = source_->load(sampler.micro_batch(step - 1, micro), tracker_);
+  data::Batch batch = source_->load(sampler.micro_batch(step - 1, micro),
+                                    host_batches_ ? *host_batches_ : tracker_);
+  if (host_batches_) {
+    batch.inputs = on_device(batch.inputs);
+    batch.targets = on_device(batch.targets);
+  }
   const std::int64_t rows = batch.targets.numel();
   rows_this_step_ += rows;
   // Every rank's gradient is scaled by 1 / (rows in the global batch), so summing the
@@ -210,9 +221,8 @@ double Trainer::micro_batch(std::int64_t step, std::int64_t micro) {
   Tensor inputs = batch.inputs;
   if (is_floating(inputs.dtype()) && inputs.dtype() != compute_dtype_) {
     inputs =
-        Tensor::zeros(batch.inputs.shape(), compute_dtype_, tracker_, MemoryCategory::kActivations);
-    convert_elements(batch.inputs.data(), batch.inputs.dtype(), inputs.data(), compute_dtype_,
-                     static_cast<std::size_t>(inputs.numel()));
+        Tensor::empty(batch.inputs.shape(), compute_dtype_, tracker_, MemoryCategory::kActivations);
+    device_.ops().cast(batch.inputs, inputs);
   }
   Tensor logits = pass_->forward(inputs);
   tracker_.set_phase("loss");
@@ -222,11 +232,16 @@ double Trainer::micro_batch(std::int64_t step, std::int64_t micro) {
                                 device_, nn::kernel_backend_for(device_.device()));
   logits = Tensor();
   if (options_.fault && options_.fault->poisons(comm_.rank(), step)) {
-    const float infinity = std::numeric_limits<float>::infinity();
-    convert_elements(&infinity, DType::kF32, loss.grad_logits.data(), loss.grad_logits.dtype(), 1);
+    device_.ops().fill(loss.grad_logits.view(0, Shape{1}), std::numeric_limits<float>::infinity());
   }
   pass_->backward(std::move(loss.grad_logits), micro == config_.train.grad_accum_steps - 1);
   return loss.loss_sum;
+}
+
+Tensor Trainer::on_device(const Tensor& host) {
+  Tensor copy = Tensor::empty(host.shape(), host.dtype(), tracker_, MemoryCategory::kActivations);
+  device_.ops().copy(host, copy);
+  return copy;
 }
 
 double Trainer::global_mean_loss(double local_loss_sum, std::int64_t local_rows) {

@@ -83,6 +83,8 @@ class Trainer {
   double apply_gradients(std::int64_t step, float lr, bool& skipped);
   double micro_batch(std::int64_t step, std::int64_t micro);
   double global_mean_loss(double local_loss_sum, std::int64_t local_rows);
+  // A copy of host tensor `host` on the device, counted as activations.
+  Tensor on_device(const Tensor& host);
 
   const BatchSizes batch_sizes_;  // resolved once, before config_ copies them in
   const Config config_;           // as given, with the batch sizes resolved
@@ -91,6 +93,8 @@ class Trainer {
   std::unique_ptr<DeviceContext> owned_device_;  // set by the MemoryTracker constructors
   DeviceContext& device_;
   MemoryTracker& tracker_;  // device_'s
+  // Off the CPU: batches are loaded into host memory counted here, then copied over.
+  std::unique_ptr<MemoryTracker> host_batches_;
   TrainerOptions options_;
   nn::Model model_;
   std::unique_ptr<data::BatchSource> source_;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "comm/communicator_factory.h"
 #include "core/config/config_loader.h"
 #include "core/device/device_context.h"
 #include "core/error.h"
@@ -45,7 +46,7 @@ TEST(DeviceSelection, AutoIsGlooOnTheCpu) {
 
 TEST(DeviceSelection, AutoIsNcclOnCudaWhereBuilt) {
   const CommBackendKind expected =
-      nccl_backend_built() ? CommBackendKind::kNccl : CommBackendKind::kGloo;
+      comm::nccl_backend_built() ? CommBackendKind::kNccl : CommBackendKind::kGloo;
   EXPECT_EQ(resolved_comm_backend(config_with({"runtime.device=cuda"})), expected);
   EXPECT_EQ(resolved_comm_backend(config_with({"runtime.device=cuda", "comm.backend=gloo"})),
             CommBackendKind::kGloo);
@@ -63,7 +64,7 @@ TEST(DeviceSelection, NcclOnTheCpuIsRefusedNamingBothKeys) {
 }
 
 TEST(DeviceSelection, NcclWithoutNcclInTheBuildIsRefused) {
-  if (nccl_backend_built()) GTEST_SKIP() << "this build has NCCL";
+  if (comm::nccl_backend_built()) GTEST_SKIP() << "this build has NCCL";
   EXPECT_THROW(resolved_comm_backend(config_with({"runtime.device=cuda", "comm.backend=nccl"})),
                ConfigError);
 }
