@@ -11,6 +11,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "nn/kernels/attention_heads.h"
 #include "nn/kernels/cpu/dtype_io.h"
 #include "nn/kernels/cpu/gemm_cpu.h"
 #include "nn/kernels/math/attention_math.h"
@@ -18,22 +19,7 @@
 namespace zt::nn::cpu {
 namespace {
 
-struct Heads {
-  std::int64_t batch;
-  std::int64_t seq_len;
-  std::int64_t channels;
-  std::int64_t n_head;
-  std::int64_t head_size;
-  float scale() const { return 1.0f / std::sqrt(static_cast<float>(head_size)); }
-};
-
-Heads heads_of(const Tensor& qkv, std::int64_t n_head) {
-  ZT_CHECK(qkv.rank() == 3 && qkv.dim(2) % 3 == 0,
-           "attention qkv must be (B, T, 3C), got " + qkv.shape().to_string());
-  const std::int64_t channels = qkv.dim(2) / 3;
-  ZT_CHECK(n_head > 0 && channels % n_head == 0, "attention channels not a multiple of n_head");
-  return {qkv.dim(0), qkv.dim(1), channels, n_head, channels / n_head};
-}
+using Heads = AttentionHeads;
 
 // qkv (B, T, 3C) -> att (B, nh, T, T) probabilities (one row of `att` per head), y (B, T, C)
 void forward_heads(const Heads& g, const float* qkv, const F32Rows& att, float* y) {
@@ -97,7 +83,7 @@ void backward_heads(const Heads& g, const float* qkv, const F32Rows& att, const 
 
 void attention_forward(const Tensor& qkv, std::int64_t n_head, const Tensor& att, const Tensor& y,
                        MemoryTracker& tracker) {
-  const Heads g = heads_of(qkv, n_head);
+  const Heads g = attention_heads_of(qkv, n_head);
   // the f32 scratch lives only while the heads are computed
   const Tensor qkv_f32 = to_f32_scratch(qkv, tracker);
   const F32Rows att_heads(att, g.seq_len * g.seq_len, tracker);
@@ -108,7 +94,7 @@ void attention_forward(const Tensor& qkv, std::int64_t n_head, const Tensor& att
 
 void attention_backward(const Tensor& qkv, const Tensor& att, const Tensor& dy, std::int64_t n_head,
                         const Tensor& dqkv, MemoryTracker& tracker) {
-  const Heads g = heads_of(qkv, n_head);
+  const Heads g = attention_heads_of(qkv, n_head);
   Tensor scratch =
       Tensor::zeros(Shape{g.seq_len, g.seq_len}, DType::kF32, tracker, MemoryCategory::kWorkspace);
   const Tensor qkv_f32 = to_f32_scratch(qkv, tracker);

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "nn/kernels/attention_heads.h"
 #include "nn/kernels/cuda/causal_softmax_cuda.h"
 #include "nn/kernels/cuda/cuda_backend_internal.h"
 #include "nn/kernels/cuda/gemm_cublas.h"
@@ -14,22 +15,7 @@
 namespace zt::nn::cuda::detail {
 namespace {
 
-struct Heads {
-  std::int64_t batch;
-  std::int64_t seq_len;
-  std::int64_t channels;
-  std::int64_t n_head;
-  std::int64_t head_size;
-  float scale() const { return 1.0f / std::sqrt(static_cast<float>(head_size)); }
-};
-
-Heads heads_of(const Tensor& qkv, std::int64_t n_head) {
-  ZT_CHECK(qkv.rank() == 3 && qkv.dim(2) % 3 == 0,
-           "attention qkv must be (B, T, 3C), got " + qkv.shape().to_string());
-  const std::int64_t channels = qkv.dim(2) / 3;
-  ZT_CHECK(n_head > 0 && channels % n_head == 0, "attention channels not a multiple of n_head");
-  return {qkv.dim(0), qkv.dim(1), channels, n_head, channels / n_head};
-}
+using Heads = AttentionHeads;
 
 // `tensor` itself when it is f32, else an f32 workspace copy (`copy`) or an uninitialized one.
 Tensor f32_view(DeviceContext& device, const Tensor& tensor, bool copy) {
@@ -49,7 +35,7 @@ void store(DeviceContext& device, const Tensor& f32, const Tensor& dst) {
 
 void attention_forward(DeviceContext& device, const SharedCublasHandle& cublas, void* stream,
                        const Tensor& qkv, std::int64_t n_head, const Tensor& att, const Tensor& y) {
-  const Heads g = heads_of(qkv, n_head);
+  const Heads g = attention_heads_of(qkv, n_head);
   const std::int64_t t = g.seq_len, hs = g.head_size, c = g.channels, ld_qkv = 3 * c;
   const Tensor qkv32 = f32_view(device, qkv, true);
   const Tensor att32 = f32_view(device, att, false);
@@ -83,7 +69,7 @@ void attention_forward(DeviceContext& device, const SharedCublasHandle& cublas, 
 void attention_backward(DeviceContext& device, const SharedCublasHandle& cublas, void* stream,
                         const Tensor& qkv, const Tensor& att, const Tensor& dy, std::int64_t n_head,
                         const Tensor& dqkv) {
-  const Heads g = heads_of(qkv, n_head);
+  const Heads g = attention_heads_of(qkv, n_head);
   const std::int64_t t = g.seq_len, hs = g.head_size, c = g.channels, ld_qkv = 3 * c;
   const Tensor qkv32 = f32_view(device, qkv, true);
   const Tensor att32 = f32_view(device, att, true);
