@@ -45,6 +45,11 @@ Tensor BlockPass::forward(const Tensor& input) {
   return x;
 }
 
+void BlockPass::discard_forward() {
+  for (nn::SavedActivations& saved : saved_) saved.clear();
+  for (Tensor& input : checkpoint_inputs_) input = Tensor();
+}
+
 void BlockPass::backward(Tensor grad_output, bool last_micro_batch) {
   Tensor dy = std::move(grad_output);
   for (std::size_t b = model_.num_blocks(); b-- > 0;) {

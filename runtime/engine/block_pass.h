@@ -24,6 +24,9 @@ class BlockPass {
   // Backward from dL/d(last output); every block's saved tensors are freed on return.
   void backward(Tensor grad_output, bool last_micro_batch);
 
+  // Drops what forward kept for a backward that will not come (evaluation).
+  void discard_forward();
+
   bool checkpointed(std::size_t block) const;
 
  private:

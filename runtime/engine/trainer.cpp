@@ -37,7 +37,32 @@ Config with_batch_sizes(const Config& config, const BatchSizes& sizes) {
   return resolved;
 }
 
+// A model the strategies can shard: at least one block, and parameters to train.
+void check_trainable(const nn::Model& model) {
+  if (model.num_blocks() == 0) {
+    throw Error("model '" + model.name() +
+                "' has no blocks: add its layers with Model::add_block before training");
+  }
+  if (model.parameter_count() == 0) {
+    std::string blocks;
+    for (std::size_t b = 0; b < model.num_blocks(); ++b) {
+      blocks += (b == 0 ? "" : ", ") + model.block(b).name;
+    }
+    throw Error("model '" + model.name() + "' has no parameters to train (its blocks: " + blocks +
+                ")");
+  }
+}
+
 }  // namespace
+
+TrainingParts training_parts_from_config(const Config& config) {
+  TrainingParts parts;
+  parts.model = make_model(config);
+  parts.source = make_batch_source(config);
+  parts.loss = nn::make_softmax_cross_entropy_loss();
+  parts.targets_are_tokens = config.model.type == ModelType::kGpt;
+  return parts;
+}
 
 Trainer::Trainer(const Config& config, comm::Communicator& comm, MemoryTracker& tracker,
                  TrainerOptions options)
@@ -45,20 +70,28 @@ Trainer::Trainer(const Config& config, comm::Communicator& comm, MemoryTracker& 
 
 Trainer::Trainer(const Config& config, comm::CommLanes lanes, MemoryTracker& tracker,
                  TrainerOptions options)
-    : Trainer(config, lanes, make_cpu_device_context(tracker), std::move(options)) {}
+    : Trainer(config, training_parts_from_config(config), lanes, make_cpu_device_context(tracker),
+              std::move(options)) {}
 
 Trainer::Trainer(const Config& config, comm::CommLanes lanes, DeviceContext& device,
                  TrainerOptions options)
-    : Trainer(config, lanes, device, nullptr, std::move(options)) {}
+    : Trainer(config, training_parts_from_config(config), lanes, device, nullptr,
+              std::move(options)) {}
 
-Trainer::Trainer(const Config& config, comm::CommLanes lanes,
+Trainer::Trainer(const Config& config, TrainingParts parts, comm::CommLanes lanes,
+                 DeviceContext& device, TrainerOptions options)
+    : Trainer(config, std::move(parts), lanes, device, nullptr, std::move(options)) {}
+
+Trainer::Trainer(const Config& config, TrainingParts parts, comm::CommLanes lanes,
                  std::unique_ptr<DeviceContext> owned_device, TrainerOptions options)
-    : Trainer(config, lanes, *owned_device, std::move(owned_device), std::move(options)) {}
+    : Trainer(config, std::move(parts), lanes, *owned_device, std::move(owned_device),
+              std::move(options)) {}
 
 // `owned_device` is taken by reference so that `device`, which may be *owned_device, is
 // bound before anything moves from it.
-Trainer::Trainer(const Config& config, comm::CommLanes lanes, DeviceContext& device,
-                 std::unique_ptr<DeviceContext>&& owned_device, TrainerOptions options)
+Trainer::Trainer(const Config& config, TrainingParts parts, comm::CommLanes lanes,
+                 DeviceContext& device, std::unique_ptr<DeviceContext>&& owned_device,
+                 TrainerOptions options)
     : batch_sizes_(resolve_batch_sizes(config, lanes.world_size())),
       config_(with_batch_sizes(config, batch_sizes_)),
       lanes_(lanes),
@@ -66,9 +99,13 @@ Trainer::Trainer(const Config& config, comm::CommLanes lanes, DeviceContext& dev
       owned_device_(std::move(owned_device)),
       device_(device),
       tracker_(device.tracker()),
-      options_(options),
-      model_(make_model(config)) {
+      options_(std::move(options)),
+      model_(std::move(parts.model)),
+      source_(std::move(parts.source)),
+      loss_(parts.loss ? std::move(parts.loss) : nn::make_softmax_cross_entropy_loss()),
+      targets_are_tokens_(parts.targets_are_tokens) {
   check_supported(config);
+  check_trainable(model_);
   if (config.runtime.device != device_.device().kind) {
     throw ConfigError(where_set(config, "runtime.device") + ": runtime.device = \"" +
                       std::string(config_name(config.runtime.device)) +
@@ -80,7 +117,6 @@ Trainer::Trainer(const Config& config, comm::CommLanes lanes, DeviceContext& dev
     host_batches_ = std::make_unique<MemoryTracker>(Device::cpu());
   }
   tracker_.set_phase("initialization");
-  source_ = make_batch_source(config);
   optimizer_ = optim::make_optimizer(config.optimizer);
   strategy_ = zero::make_zero_strategy({model_, config_, lanes_, device_, *optimizer_});
   pass_ =
@@ -93,77 +129,164 @@ Trainer::Trainer(const Config& config, comm::CommLanes lanes, DeviceContext& dev
                                                   p.loss_scale_growth_interval, 2.0,
                                                   p.loss_scale_backoff, p.min_loss_scale});
   }
+  counters_before_ = strategy_->comm_counters();
 }
 
 Trainer::~Trainer() = default;
 
-TrainResult Trainer::run() {
-  const bool leader = comm_.rank() == 0;
-  std::optional<MetricsLog> metrics_log;
-  std::unique_ptr<RunDirectory> own_run_directory;  // held, and so locked, until run() ends
-  if (leader && options_.write_run_dir) {
-    const RunDirectory* run_directory = options_.run_directory;
-    if (run_directory == nullptr) {
-      own_run_directory = RunDirectory::claim(config_);
-      run_directory = own_run_directory.get();
-    }
-    run_directory->write_config(config_);
-    metrics_log.emplace(run_directory->metrics_path());
+void Trainer::open_run_directory() {
+  if (run_directory_opened_) return;
+  run_directory_opened_ = true;
+  if (comm_.rank() != 0 || !options_.write_run_dir) return;
+  const RunDirectory* run_directory = options_.run_directory;
+  if (run_directory == nullptr) {
+    own_run_directory_ = RunDirectory::claim(config_);
+    run_directory = own_run_directory_.get();
   }
+  run_directory->write_config(config_);
+  metrics_log_.emplace(run_directory->metrics_path());
+}
+
+TrainResult Trainer::run() {
+  if (!source_) {
+    throw Error(
+        "Trainer::run() needs a batch source; this trainer was built without one "
+        "(feed it with step(batch) instead)");
+  }
+  open_run_directory();
   std::optional<ProgressLine> progress;
-  if (leader && options_.show_progress)
+  if (comm_.rank() == 0 && options_.show_progress) {
     progress.emplace(config_.train.steps, config_.run.log_every);
-  const std::int64_t global_batch = config_.train.global_batch_size;
+    progress_ = &*progress;
+  }
+  struct ClearProgress {
+    ProgressLine*& progress;
+    ~ClearProgress() { progress = nullptr; }
+  } clear_progress{progress_};
 
   TrainResult result;
-  comm::CommCounters counters_before = strategy_->comm_counters();
-  for (std::int64_t step = 1; step <= config_.train.steps; ++step) {
+  while (steps_done_ < config_.train.steps) {
+    const std::int64_t step = steps_done_ + 1;
     maybe_inject_fault(options_.fault, comm_.rank(), step);
-    const auto start = std::chrono::steady_clock::now();
-    const double loss_scale = loss_scaler_ ? loss_scaler_->scale() : 1.0;
-    const double local_loss = train_step(step);
-    const auto lr = static_cast<float>(
-        optim::learning_rate(config_.scheduler, config_.optimizer.lr, step, config_.train.steps));
-    bool skipped = false;
-    const double grad_norm = apply_gradients(step, lr, skipped);
-    const double loss = global_mean_loss(local_loss, rows_this_step_);
-    const double step_ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-
-    const comm::CommCounters counters = strategy_->comm_counters();
-    const auto sent = [&](comm::CollectiveKind kind) {
-      return counters.bytes(kind) - counters_before.bytes(kind);
-    };
-    StepMetrics metrics;
-    metrics.step = step;
-    metrics.loss = loss;
-    metrics.lr = lr;
-    metrics.grad_norm = grad_norm;
-    metrics.samples_per_s = static_cast<double>(global_batch) / (step_ms / 1000.0);
-    // An MLP's samples are not tokens: its tokens_per_s is NaN (null in metrics.jsonl).
-    metrics.tokens_per_s = config_.model.type == ModelType::kGpt
-                               ? global_rows_ / (step_ms / 1000.0)
-                               : std::numeric_limits<double>::quiet_NaN();
-    metrics.step_ms = step_ms;
-    metrics.loss_scale = loss_scale;
-    metrics.skipped = skipped;
-    metrics.all_reduce_bytes = sent(comm::CollectiveKind::kAllReduce);
-    metrics.reduce_scatter_bytes = sent(comm::CollectiveKind::kReduceScatter);
-    metrics.all_gather_bytes = sent(comm::CollectiveKind::kAllGather);
-    counters_before = counters;
-    if (step == 1) result.memory_after_first_step = tracker_.snapshot();
-    result.losses.push_back(loss);
+    const StepMetrics metrics =
+        run_step([&](std::int64_t micro) { return load_from_source(step, micro); });
+    result.losses.push_back(metrics.loss);
     result.metrics.push_back(metrics);
-    if (metrics_log) metrics_log->append(metrics);
-    if (progress) progress->update(metrics);
-    if (!std::isfinite(loss)) {
-      throw Error("training diverged at step " + std::to_string(step) + ": the loss is " +
-                  std::to_string(loss) + "; lower optimizer.lr (now " +
-                  std::to_string(config_.optimizer.lr) + ")");
-    }
   }
   if (progress) progress->finish();
+  result.memory_after_first_step = memory_after_first_step_;
   return result;
+}
+
+StepMetrics Trainer::step(const data::Batch& batch) {
+  const std::int64_t micro_rows = config_.train.micro_batch_size;
+  check_batch(batch, micro_rows * config_.train.grad_accum_steps, "step(batch)");
+  open_run_directory();
+  return run_step([&](std::int64_t micro) {
+    data::Batch part;
+    part.samples = micro_rows;
+    part.inputs = batch.inputs.slice_rows(micro * micro_rows, (micro + 1) * micro_rows);
+    part.targets = batch.targets.slice_rows(micro * micro_rows, (micro + 1) * micro_rows);
+    return part;
+  });
+}
+
+void Trainer::check_batch(const data::Batch& batch, std::int64_t samples, const char* what) const {
+  const auto shape_of = [](const Tensor& t) {
+    return t.defined() ? t.shape().to_string() + " " + std::string(dtype_name(t.dtype()))
+                       : std::string("(none)");
+  };
+  const std::string shapes =
+      "inputs " + shape_of(batch.inputs) + ", targets " + shape_of(batch.targets);
+  if (!batch.inputs.defined() || !batch.targets.defined() || batch.inputs.rank() == 0 ||
+      batch.targets.rank() == 0) {
+    throw Error(std::string(what) +
+                ": a batch needs inputs and targets with a sample axis first; "
+                "got " +
+                shapes);
+  }
+  if (batch.samples != batch.inputs.dim(0) || batch.samples != batch.targets.dim(0)) {
+    throw Error(std::string(what) + ": the batch says " + std::to_string(batch.samples) +
+                " samples, but its first axes hold " + shapes);
+  }
+  if (samples > 0 && batch.samples != samples) {
+    throw Error(std::string(what) + ": expected this rank's share of the global batch, " +
+                std::to_string(samples) + " samples (train.micro_batch_size " +
+                std::to_string(config_.train.micro_batch_size) + " × train.grad_accum_steps " +
+                std::to_string(config_.train.grad_accum_steps) + "), got " +
+                std::to_string(batch.samples) + ": " + shapes);
+  }
+  if (samples == 0 && batch.samples == 0) {
+    throw Error(std::string(what) + ": the batch is empty: " + shapes);
+  }
+}
+
+StepMetrics Trainer::run_step(const std::function<data::Batch(std::int64_t micro)>& load_micro) {
+  const std::int64_t step = steps_done_ + 1;
+  if (step > config_.train.steps) {
+    throw Error("step " + std::to_string(step) +
+                " is past train.steps = " + std::to_string(config_.train.steps) +
+                ", the length of the learning-rate schedule; raise train.steps");
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const double loss_scale = loss_scaler_ ? loss_scaler_->scale() : 1.0;
+  strategy_->zero_gradients();
+  rows_this_step_ = 0;
+  double local_loss = 0.0;
+  for (std::int64_t micro = 0; micro < config_.train.grad_accum_steps; ++micro) {
+    local_loss += micro_batch(step, micro, load_micro(micro));
+  }
+  const auto lr = static_cast<float>(
+      optim::learning_rate(config_.scheduler, config_.optimizer.lr, step, config_.train.steps));
+  bool skipped = false;
+  const double grad_norm = apply_gradients(step, lr, skipped);
+  const double loss = global_mean_loss(local_loss, rows_this_step_);
+  const double step_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  steps_done_ = step;
+
+  const comm::CommCounters counters = strategy_->comm_counters();
+  const auto sent = [&](comm::CollectiveKind kind) {
+    return counters.bytes(kind) - counters_before_.bytes(kind);
+  };
+  StepMetrics metrics;
+  metrics.step = step;
+  metrics.loss = loss;
+  metrics.lr = lr;
+  metrics.grad_norm = grad_norm;
+  metrics.samples_per_s = static_cast<double>(config_.train.global_batch_size) / (step_ms / 1000.0);
+  // Samples that are not token sequences have no tokens/s: NaN (null in metrics.jsonl).
+  metrics.tokens_per_s = targets_are_tokens_ ? global_rows_ / (step_ms / 1000.0)
+                                             : std::numeric_limits<double>::quiet_NaN();
+  metrics.step_ms = step_ms;
+  metrics.loss_scale = loss_scale;
+  metrics.skipped = skipped;
+  metrics.all_reduce_bytes = sent(comm::CollectiveKind::kAllReduce);
+  metrics.reduce_scatter_bytes = sent(comm::CollectiveKind::kReduceScatter);
+  metrics.all_gather_bytes = sent(comm::CollectiveKind::kAllGather);
+  counters_before_ = counters;
+  if (step == 1) memory_after_first_step_ = tracker_.snapshot();
+  if (metrics_log_) metrics_log_->append(metrics);
+  if (progress_) progress_->update(metrics);
+  if (!std::isfinite(loss)) {
+    throw Error("training diverged at step " + std::to_string(step) + ": the loss is " +
+                std::to_string(loss) + "; lower optimizer.lr (now " +
+                std::to_string(config_.optimizer.lr) + ")");
+  }
+  if (options_.on_step) options_.on_step(metrics);
+  return metrics;
+}
+
+double Trainer::evaluate(const data::Batch& batch) {
+  check_batch(batch, 0, "evaluate(batch)");
+  const std::string phase = tracker_.phase();
+  const double global_targets =
+      static_cast<double>(batch.targets.numel()) * static_cast<double>(comm_.world_size());
+  const nn::LossResult loss =
+      forward_loss(batch, static_cast<float>(1.0 / global_targets), steps_done_, 0);
+  pass_->discard_forward();
+  tracker_.set_phase(phase);
+  return global_mean_loss(loss.loss_sum, loss.rows);
 }
 
 double Trainer::apply_gradients(std::int64_t step, float lr, bool& skipped) {
@@ -191,46 +314,66 @@ double Trainer::apply_gradients(std::int64_t step, float lr, bool& skipped) {
   return grad_norm;
 }
 
-double Trainer::train_step(std::int64_t step) {
-  strategy_->zero_gradients();
-  rows_this_step_ = 0;
-  double loss_sum = 0.0;
-  for (std::int64_t micro = 0; micro < config_.train.grad_accum_steps; ++micro) {
-    loss_sum += micro_batch(step, micro);
-  }
-  return loss_sum;
-}
-
-double Trainer::micro_batch(std::int64_t step, std::int64_t micro) {
+data::Batch Trainer::load_from_source(std::int64_t step, std::int64_t micro) {
   const data::DistributedSampler sampler(config_.train.micro_batch_size,
                                          config_.train.grad_accum_steps, comm_.world_size(),
                                          comm_.rank());
   tracker_.set_phase("data");
   data::Batch batch = source_->load(sampler.micro_batch(step - 1, micro),
                                     host_batches_ ? *host_batches_ : tracker_);
-  if (host_batches_) {
-    batch.inputs = on_device(batch.inputs);
-    batch.targets = on_device(batch.targets);
+  check_batch(batch, config_.train.micro_batch_size, "the batch source's batch");
+  return batch;
+}
+
+nn::LossResult Trainer::forward_loss(const data::Batch& batch, float grad_scale, std::int64_t step,
+                                     std::int64_t micro) {
+  Tensor inputs = batch.inputs;
+  Tensor targets = batch.targets;
+  if (inputs.device() != device_.device()) inputs = on_device(inputs);
+  if (targets.device() != device_.device()) targets = on_device(targets);
+  if (is_floating(inputs.dtype()) && inputs.dtype() != compute_dtype_) {
+    Tensor cast =
+        Tensor::empty(inputs.shape(), compute_dtype_, tracker_, MemoryCategory::kActivations);
+    device_.ops().cast(inputs, cast);
+    inputs = cast;
   }
+  Tensor output = pass_->forward(inputs);
+  tracker_.set_phase("loss");
+  nn::LossContext ctx{device_, nn::kernel_backend_for(device_.device())};
+  nn::LossResult loss = loss_->compute(output, targets, grad_scale, ctx);
+  if (loss.rows != targets.numel() || !loss.grad_logits.defined() ||
+      loss.grad_logits.shape() != output.shape() || loss.grad_logits.dtype() != output.dtype()) {
+    throw Error("the loss '" + std::string(loss_->name()) + "' returned rows " +
+                std::to_string(loss.rows) + " and a gradient " +
+                (loss.grad_logits.defined() ? loss.grad_logits.shape().to_string() : "(none)") +
+                "; it must return rows = the targets' " + std::to_string(targets.numel()) +
+                " elements and a gradient shaped like the output " + output.shape().to_string() +
+                " " + std::string(dtype_name(output.dtype())));
+  }
+  if (!std::isfinite(loss.loss_sum)) {
+    throw Error("the loss '" + std::string(loss_->name()) + "' is " +
+                std::to_string(loss.loss_sum) + " at step " + std::to_string(step) +
+                ", micro-batch " + std::to_string(micro) + " on rank " +
+                std::to_string(comm_.rank()) +
+                ": the model's output or the loss is not finite (lower optimizer.lr, now " +
+                std::to_string(config_.optimizer.lr) + ", or check the loss and the data)");
+  }
+  return loss;
+}
+
+double Trainer::micro_batch(std::int64_t step, std::int64_t micro, data::Batch batch) {
+  const data::DistributedSampler sampler(config_.train.micro_batch_size,
+                                         config_.train.grad_accum_steps, comm_.world_size(),
+                                         comm_.rank());
   const std::int64_t rows = batch.targets.numel();
   rows_this_step_ += rows;
   // Every rank's gradient is scaled by 1 / (rows in the global batch), so summing the
   // ranks' gradients gives the gradient of the global mean loss.
   const double global_rows = static_cast<double>(rows) / static_cast<double>(batch.samples) *
                              static_cast<double>(sampler.global_batch_size());
-  Tensor inputs = batch.inputs;
-  if (is_floating(inputs.dtype()) && inputs.dtype() != compute_dtype_) {
-    inputs =
-        Tensor::empty(batch.inputs.shape(), compute_dtype_, tracker_, MemoryCategory::kActivations);
-    device_.ops().cast(batch.inputs, inputs);
-  }
-  Tensor logits = pass_->forward(inputs);
-  tracker_.set_phase("loss");
   const double loss_scale = loss_scaler_ ? loss_scaler_->scale() : 1.0;
   nn::LossResult loss =
-      nn::softmax_cross_entropy(logits, batch.targets, static_cast<float>(loss_scale / global_rows),
-                                device_, nn::kernel_backend_for(device_.device()));
-  logits = Tensor();
+      forward_loss(batch, static_cast<float>(loss_scale / global_rows), step, micro);
   if (options_.fault && options_.fault->poisons(comm_.rank(), step)) {
     device_.ops().fill(loss.grad_logits.view(0, Shape{1}), std::numeric_limits<float>::infinity());
   }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "core/device/device_context.h"
 #include "core/memory_tracker.h"
 #include "data/batch.h"
+#include "nn/loss/loss.h"
 #include "nn/model.h"
 #include "optim/loss_scaler.h"
 #include "optim/optimizer.h"
@@ -25,6 +27,21 @@
 namespace zt::engine {
 
 class BlockPass;
+class ProgressLine;
+
+// What a run trains: the model, where its batches come from and what it minimizes. The CLI
+// builds them from the config (training_parts_from_config); library users bring their own.
+struct TrainingParts {
+  nn::Model model{"model"};
+  // Batches for run(); may be null when the caller feeds every step through step(batch).
+  std::unique_ptr<data::BatchSource> source;
+  std::unique_ptr<nn::Loss> loss;  // null: softmax cross-entropy
+  // The targets are tokens, so metrics report tokens/s (a language model); otherwise
+  // tokens_per_s is NaN (null in metrics.jsonl) and samples_per_s is the throughput.
+  bool targets_are_tokens = false;
+};
+
+TrainingParts training_parts_from_config(const Config& config);
 
 struct TrainerOptions {
   bool write_run_dir = true;  // rank 0 writes metrics.jsonl and config.toml under run.dir
@@ -33,6 +50,9 @@ struct TrainerOptions {
   const RunDirectory* run_directory = nullptr;
   bool show_progress = true;       // rank 0 prints the progress line
   std::optional<FaultPlan> fault;  // deliberate failures for tests (ZEROTRAIN_FAULT)
+  // Called on every rank after each optimizer step (run() and step()), with the step's
+  // metrics: logging, evaluation (Trainer::evaluate is collective: call it on every rank).
+  std::function<void(const StepMetrics&)> on_step;
 };
 
 // Options for a run that writes nothing and prints nothing (tests, benchmarks).
@@ -51,10 +71,15 @@ struct TrainResult {
 
 class Trainer {
  public:
-  // Validates what this build can run (throws ConfigError), builds model, data and strategy.
+  // Trains `parts` as the config says (stage, precision, accumulation, optimizer, schedule).
+  // Validates what this build can run (throws ConfigError) and the model (Error for one
+  // without blocks or parameters), then builds the strategy.
   // Each lane is its own ordered queue: the loss and norm reductions (control) never wait
   // behind parameter all-gathers or gradient reductions.
   // Everything lives on `device` (its tracker counts every byte).
+  Trainer(const Config& config, TrainingParts parts, comm::CommLanes lanes, DeviceContext& device,
+          TrainerOptions options = {});
+  // The model and data the config describes.
   Trainer(const Config& config, comm::CommLanes lanes, DeviceContext& device,
           TrainerOptions options = {});
   // On the CPU, counting into `tracker` (which the caller reads after the run).
@@ -65,23 +90,44 @@ class Trainer {
           TrainerOptions options = {});
   ~Trainer();
 
+  // Trains from the step after the last one made to train.steps, loading batches from the
+  // parts' source (Error when it has none).
   TrainResult run();
+  // One optimizer step on `batch`: this rank's share of the global batch, micro_batch_size ×
+  // grad_accum_steps samples along the first axis of inputs and targets (Error naming the
+  // shapes otherwise). Collective: every rank calls it with its own share.
+  StepMetrics step(const data::Batch& batch);
+  // The global mean loss on `batch` (any number of samples, the same on every rank) without
+  // changing the model. Collective.
+  double evaluate(const data::Batch& batch);
+  std::int64_t steps_done() const { return steps_done_; }
   zero::ZeroStrategy& strategy() { return *strategy_; }
+  const Config& config() const { return config_; }
+  // The tracker at the end of step 1 (memory.json's "after_first_step"); empty before it.
+  const MemorySnapshot& memory_after_first_step() const { return memory_after_first_step_; }
   const nn::Model& model() const { return model_; }
   // The resolved batch sizes and what was inferred (for the run log).
   const BatchSizes& batch_sizes() const { return batch_sizes_; }
 
  private:
-  Trainer(const Config& config, comm::CommLanes lanes, std::unique_ptr<DeviceContext> owned_device,
-          TrainerOptions options);
-  Trainer(const Config& config, comm::CommLanes lanes, DeviceContext& device,
+  Trainer(const Config& config, TrainingParts parts, comm::CommLanes lanes,
+          std::unique_ptr<DeviceContext> owned_device, TrainerOptions options);
+  Trainer(const Config& config, TrainingParts parts, comm::CommLanes lanes, DeviceContext& device,
           std::unique_ptr<DeviceContext>&& owned_device, TrainerOptions options);
+  void open_run_directory();  // rank 0, once: config.toml and metrics.jsonl
 
-  double train_step(std::int64_t step);  // returns the local loss sum of the step
+  // One optimizer step from micro-batches that `load_micro` returns (by index); the
+  // metrics of the step, also handed to the log, the progress line and on_step.
+  StepMetrics run_step(const std::function<data::Batch(std::int64_t micro)>& load_micro);
+  void check_batch(const data::Batch& batch, std::int64_t samples, const char* what) const;
   // Unscales, clips and applies the step's gradients unless they overflowed; returns the
   // (unscaled) global gradient norm and sets `skipped`.
   double apply_gradients(std::int64_t step, float lr, bool& skipped);
-  double micro_batch(std::int64_t step, std::int64_t micro);
+  double micro_batch(std::int64_t step, std::int64_t micro, data::Batch batch);
+  // The loss of `batch`'s forward as the loss computes it (backward not run).
+  nn::LossResult forward_loss(const data::Batch& batch, float grad_scale, std::int64_t step,
+                              std::int64_t micro);
+  data::Batch load_from_source(std::int64_t step, std::int64_t micro);
   double global_mean_loss(double local_loss_sum, std::int64_t local_rows);
   // A copy of host tensor `host` on the device, counted as activations.
   Tensor on_device(const Tensor& host);
@@ -98,6 +144,15 @@ class Trainer {
   TrainerOptions options_;
   nn::Model model_;
   std::unique_ptr<data::BatchSource> source_;
+  std::unique_ptr<nn::Loss> loss_;
+  bool targets_are_tokens_ = false;
+  std::optional<MetricsLog> metrics_log_;
+  std::unique_ptr<RunDirectory> own_run_directory_;  // held, and so locked, while training
+  bool run_directory_opened_ = false;
+  comm::CommCounters counters_before_;  // at the end of the last step
+  std::int64_t steps_done_ = 0;
+  ProgressLine* progress_ = nullptr;  // run()'s, while it runs
+  MemorySnapshot memory_after_first_step_;
   std::unique_ptr<optim::Optimizer> optimizer_;
   std::unique_ptr<zero::ZeroStrategy> strategy_;
   std::unique_ptr<BlockPass> pass_;

@@ -1,0 +1,106 @@
+// Engine: a RankSession (the job, the device, the communicators) with a Trainer on it.
+#include "zerotrain/engine.h"
+
+#include <cstdio>
+#include <exception>
+#include <optional>
+
+#include "runtime/engine/fault_injection.h"
+#include "runtime/engine/rank_session.h"
+#include "runtime/engine/trainer.h"
+
+namespace zerotrain {
+
+struct Engine::Impl {
+  Impl(Engine& self, const Config& config, zt::engine::TrainingParts parts,
+       EngineOptions engine_options)
+      : options(std::move(engine_options)), session(config) {
+    zt::engine::TrainerOptions trainer_options;
+    trainer_options.write_run_dir = options.write_run_dir;
+    trainer_options.show_progress = options.show_progress;
+    trainer_options.run_directory = session.run_directory();
+    trainer_options.fault = zt::engine::fault_plan_from_env();
+    if (options.on_step) {
+      // The trainer knows the metrics; the user's callback also gets the Engine.
+      trainer_options.on_step = [&self, callback = options.on_step](const StepMetrics& metrics) {
+        callback(self, metrics);
+      };
+    }
+    trainer = session.explained([&] {
+      return std::make_unique<zt::engine::Trainer>(config, std::move(parts), session.lanes(),
+                                                   session.device(), trainer_options);
+    });
+  }
+
+  EngineOptions options;
+  zt::engine::RankSession session;
+  std::unique_ptr<zt::engine::Trainer> trainer;
+  std::string memory_summary;
+};
+
+namespace {
+
+zt::engine::TrainingParts user_parts(nn::Model model, std::unique_ptr<BatchSource> source,
+                                     std::unique_ptr<Loss> loss, const EngineOptions& options) {
+  zt::engine::TrainingParts parts;
+  parts.model = std::move(model);
+  parts.source = std::move(source);
+  parts.loss = std::move(loss);
+  parts.targets_are_tokens = options.targets_are_tokens;
+  return parts;
+}
+
+}  // namespace
+
+Engine::Engine(const Config& config, nn::Model model, std::unique_ptr<BatchSource> source,
+               std::unique_ptr<Loss> loss, EngineOptions options) {
+  zt::engine::TrainingParts parts =
+      user_parts(std::move(model), std::move(source), std::move(loss), options);
+  impl_ = std::make_unique<Impl>(*this, config, std::move(parts), std::move(options));
+}
+
+Engine::Engine(const Config& config, EngineOptions options)
+    : impl_(std::make_unique<Impl>(*this, config, zt::engine::training_parts_from_config(config),
+                                   std::move(options))) {}
+
+Engine::~Engine() {
+  if (!impl_ || impl_->session.finished() || std::uncaught_exceptions() > 0) return;
+  try {
+    finish();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "zerotrain: leaving the job failed: %s\n", e.what());
+  }
+}
+
+TrainSummary Engine::train() {
+  zt::engine::TrainResult result = impl_->session.explained([&] { return impl_->trainer->run(); });
+  return {std::move(result.losses), std::move(result.metrics)};
+}
+
+StepMetrics Engine::step(const Batch& batch) {
+  return impl_->session.explained([&] { return impl_->trainer->step(batch); });
+}
+
+double Engine::evaluate(const Batch& batch) {
+  return impl_->session.explained([&] { return impl_->trainer->evaluate(batch); });
+}
+
+void Engine::finish() {
+  impl_->memory_summary = impl_->session.finish(impl_->trainer->memory_after_first_step(),
+                                                impl_->trainer->model().parameter_count());
+}
+
+int Engine::rank() const { return impl_->session.rank(); }
+int Engine::world_size() const { return impl_->session.world_size(); }
+int Engine::local_rank() const { return impl_->session.local_rank(); }
+std::int64_t Engine::steps_done() const { return impl_->trainer->steps_done(); }
+const Config& Engine::config() const { return impl_->trainer->config(); }
+const nn::Model& Engine::model() const { return impl_->trainer->model(); }
+std::int64_t Engine::parameter_count() const { return impl_->trainer->model().parameter_count(); }
+std::vector<float> Engine::full_parameters() {
+  return impl_->trainer->strategy().full_parameters();
+}
+DeviceContext& Engine::device() { return impl_->session.device(); }
+const std::string& Engine::memory_summary() const { return impl_->memory_summary; }
+
+}  // namespace zerotrain

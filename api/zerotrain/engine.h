@@ -1,0 +1,101 @@
+// Engine: trains a model across the ranks of a job, ZeRO-sharded as its Config says. It owns
+// everything between the model and the hardware: the rank environment (zerotrain launch,
+// torchrun-style variables, Slurm, Open MPI; a single rank when none is set), the store the
+// ranks meet on, the device and its communicators, the ZeRO strategy, precision and loss
+// scaling, gradient accumulation, clipping, the learning-rate schedule, metrics.jsonl and
+// memory.json in run.dir.
+//
+//   zerotrain::Engine engine(config, std::move(model), std::move(source));
+//   engine.train();   // or: for (...) engine.step(batch);
+//   engine.finish();
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/engine/step_metrics.h"
+#include "zerotrain/config.h"
+#include "zerotrain/data.h"
+#include "zerotrain/errors.h"
+#include "zerotrain/loss.h"
+#include "zerotrain/modules.h"
+#include "zerotrain/tensor.h"
+
+namespace zerotrain {
+
+// One optimizer step as measured: step, loss (the global mean), lr, grad_norm, samples/s,
+// tokens/s (NaN unless the targets are tokens), step_ms, loss_scale, skipped, bytes sent.
+using StepMetrics = zt::engine::StepMetrics;
+
+class Engine;
+
+struct EngineOptions {
+  // Rank 0 writes config.toml, metrics.jsonl and memory.json under run.dir.
+  bool write_run_dir = true;
+  // Rank 0 prints a progress line during train().
+  bool show_progress = true;
+  // The targets are tokens: metrics report tokens/s (a language model).
+  bool targets_are_tokens = false;
+  // Called on every rank after every optimizer step, train() and step() alike: log, or
+  // evaluate (evaluate() is collective: call it on every rank at the same steps).
+  std::function<void(Engine& engine, const StepMetrics& metrics)> on_step;
+};
+
+struct TrainSummary {
+  std::vector<double> losses;  // the global mean loss of every step train() made
+  std::vector<StepMetrics> metrics;
+};
+
+class Engine {
+ public:
+  // Joins the job, opens the rank's device and communicators, and shards `model` as
+  // config.zero.stage says. `source` feeds train() (it may be null when every step comes
+  // through step(batch)); `loss` null means softmax cross-entropy. Throws ConfigError for a
+  // setting this build cannot run, Error for a model without parameters.
+  Engine(const Config& config, nn::Model model, std::unique_ptr<BatchSource> source,
+         std::unique_ptr<Loss> loss = nullptr, EngineOptions options = {});
+  // The model and data the config describes: what `zerotrain train CONFIG` runs.
+  explicit Engine(const Config& config, EngineOptions options = {});
+  // Calls finish() unless it was called or an exception is unwinding (then the job's other
+  // ranks see this one leave and stop with a message naming it).
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Trains from the step after the last one made to config.train.steps.
+  TrainSummary train();
+  // One optimizer step on this rank's share of the global batch: train.micro_batch_size ×
+  // train.grad_accum_steps samples (split into micro-batches here). Collective.
+  StepMetrics step(const Batch& batch);
+  // The global mean loss on `batch` (the same number of samples on every rank) without
+  // changing the model. Collective.
+  double evaluate(const Batch& batch);
+  // Writes memory.json and leaves the job together with every rank. Collective; once.
+  void finish();
+
+  int rank() const;
+  int world_size() const;
+  int local_rank() const;
+  std::int64_t steps_done() const;
+  // The config as resolved (batch sizes filled in).
+  const Config& config() const;
+  const nn::Model& model() const;
+  // Distinct parameters (a tied parameter counts once).
+  std::int64_t parameter_count() const;
+  // The full parameters in the model's order, gathered from their shards: the same on every
+  // rank. Collective.
+  std::vector<float> full_parameters();
+  // This rank's device, and the tracker counting its bytes per category.
+  DeviceContext& device();
+  // "peak 12.3 MiB (parameters ..., ...)" of the largest rank, after finish(), on rank 0.
+  const std::string& memory_summary() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace zerotrain

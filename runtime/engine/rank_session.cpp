@@ -1,0 +1,82 @@
+// Joining a job: store connection, run.dir, device, communicators, BLAS threads; leaving it.
+#include "runtime/engine/rank_session.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <thread>
+
+#include "comm/local_address.h"
+#include "comm/store/memory_store.h"
+#include "nn/kernels/cpu/gemm_cpu.h"
+#include "runtime/engine/device_selection.h"
+#include "runtime/engine/memory_report.h"
+#include "runtime/launch/rank_env.h"
+#include "runtime/launch/rendezvous_store.h"
+
+namespace zt::engine {
+namespace {
+
+int blas_threads_for(const Config& config, int local_world_size) {
+  if (config.runtime.blas_threads > 0) return static_cast<int>(config.runtime.blas_threads);
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return std::max(1, cores / std::max(1, local_world_size));
+}
+
+}  // namespace
+
+RankSession::RankSession(const Config& config) : config_(config) {
+  const std::optional<launch::RankEnv> env = launch::read_rank_env();
+  rank_ = env ? env->rank : 0;
+  world_size_ = env ? env->world_size : 1;
+  local_rank_ = env ? env->local_rank : 0;
+  timeout_ =
+      std::chrono::milliseconds(static_cast<std::int64_t>(config.runtime.comm_timeout_s * 1000.0));
+  if (rank_ == 0) {
+    check_memory_report_writable(config.run.dir);
+    // Before any connection, so a second run into a run.dir in use stops at once.
+    run_directory_ = RunDirectory::claim(config);
+  }
+
+  // Several ranks meet on the launcher's store, or on rank 0's when no launcher runs.
+  if (world_size_ > 1) {
+    rendezvous_ = std::make_unique<launch::RendezvousStore>(*env, timeout_);
+    store_ = &rendezvous_->store();
+  } else {
+    local_store_ = std::make_unique<comm::MemoryStore>();
+    store_ = local_store_.get();
+  }
+  const CommBackendKind backend = resolved_comm_backend(config);
+  device_ = make_device_context(rank_device(config, local_rank_),
+                                config.runtime.device_memory_limit_bytes);
+  nn::cpu::set_blas_threads(blas_threads_for(config, env ? env->local_world_size : 1));
+
+  comm::CommOptions options;
+  options.timeout = timeout_;
+  options.device = device_.get();
+  options.backend =
+      backend == CommBackendKind::kNccl ? comm::CommBackend::kNccl : comm::CommBackend::kGloo;
+  // Gloo's scratch buffers are host memory: counted in the rank's tracker on the CPU only.
+  if (device_->device().kind == DeviceKind::kCpu) options.memory_tracker = &device_->tracker();
+  // Peers reach this rank's Gloo device at the address this machine talks to the store's
+  // host from (on the network all nodes share; loopback for a one-machine run).
+  if (env) options.bind_address = comm::local_address_toward(env->master_addr);
+  // One communicator per lane, so the loss reduction never waits behind bulk traffic.
+  lanes_ = std::make_unique<comm::OwnedCommLanes>(
+      comm::create_comm_lanes(*store_, rank_, world_size_, options));
+}
+
+RankSession::~RankSession() = default;
+
+std::string RankSession::finish(const MemorySnapshot& after_first_step, std::int64_t parameters) {
+  ZT_CHECK(!finished_, "RankSession::finish called twice");
+  finished_ = true;
+  const std::string summary = publish_memory_report(
+      *store_, {rank_, world_size_, &config_, parameters, device_->device().to_string()},
+      after_first_step, device_->tracker().snapshot(),
+      std::filesystem::path(config_.run.dir) / "memory.json", timeout_);
+  lanes_->lanes().control.barrier()->wait();
+  if (rendezvous_) rendezvous_->finish(timeout_);
+  return summary;
+}
+
+}  // namespace zt::engine

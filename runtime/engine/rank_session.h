@@ -1,0 +1,77 @@
+// RankSession: this process's place in a training job. The rank the environment describes
+// (zerotrain launch, torchrun-style variables, Slurm, Open MPI; one rank when none), run.dir
+// (rank 0 claims it before connecting), the store the ranks meet on, the rank's device and
+// its communication lanes. A Trainer runs on top; finish() leaves the job with every rank.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <new>
+#include <string>
+
+#include "comm/comm_lanes.h"
+#include "comm/store/store.h"
+#include "core/config/config.h"
+#include "core/device/device_context.h"
+#include "core/memory_tracker.h"
+#include "runtime/engine/run_directory.h"
+
+namespace zt::comm {
+class MemoryStore;
+}
+namespace zt::launch {
+class RendezvousStore;
+}
+
+namespace zt::engine {
+
+class RankSession {
+ public:
+  // Joins the job (blocks until every rank has, within runtime.comm_timeout_s).
+  explicit RankSession(const Config& config);
+  ~RankSession();
+  RankSession(const RankSession&) = delete;
+  RankSession& operator=(const RankSession&) = delete;
+
+  int rank() const { return rank_; }
+  int world_size() const { return world_size_; }
+  int local_rank() const { return local_rank_; }
+  DeviceContext& device() { return *device_; }
+  comm::CommLanes lanes() const { return lanes_->lanes(); }
+  // run.dir as rank 0 claimed it; null on the other ranks.
+  const RunDirectory* run_directory() const { return run_directory_.get(); }
+
+  // Collective: every rank's memory entry (`after_first_step` and the tracker now) goes into
+  // run.dir/memory.json, then the ranks leave together, so none tears down its
+  // communicator while a peer still reads from it. Rank 0 returns the peak summary.
+  std::string finish(const MemorySnapshot& after_first_step, std::int64_t parameters);
+  bool finished() const { return finished_; }
+
+  // Runs `step`; a std::bad_alloc from memory outside the tracker gets the tracker's
+  // explanation (what was live, what to try).
+  template <class Step>
+  auto explained(Step&& step) {
+    try {
+      return step();
+    } catch (const std::bad_alloc&) {
+      throw device_->tracker().untracked_allocation_failed();
+    }
+  }
+
+ private:
+  const Config config_;
+  int rank_ = 0;
+  int world_size_ = 1;
+  int local_rank_ = 0;
+  std::chrono::milliseconds timeout_{0};
+  std::unique_ptr<RunDirectory> run_directory_;
+  std::unique_ptr<launch::RendezvousStore> rendezvous_;
+  std::unique_ptr<comm::MemoryStore> local_store_;
+  comm::Store* store_ = nullptr;
+  std::unique_ptr<DeviceContext> device_;
+  std::unique_ptr<comm::OwnedCommLanes> lanes_;
+  bool finished_ = false;
+};
+
+}  // namespace zt::engine

@@ -1,0 +1,28 @@
+// StepMetrics: what one optimizer step measured, as metrics.jsonl, the progress line and a
+// library user's step callback see it.
+#pragma once
+
+#include <cstdint>
+
+namespace zt::engine {
+
+struct StepMetrics {
+  std::int64_t step = 0;
+  double loss = 0;
+  double lr = 0;
+  double grad_norm = 0;
+  double samples_per_s = 0;
+  // Predicted positions per second (GPT: samples × seq_len); NaN, written as null, for
+  // models without tokens (the MLP), whose throughput is samples_per_s.
+  double tokens_per_s = 0;
+  double step_ms = 0;
+  double loss_scale = 1;  // fp16 dynamic loss scale used by the step
+  bool skipped = false;   // the step's gradients overflowed and no update was made
+                          // (grad_norm is then NaN, written as null)
+  // Bytes this rank sent in the step, per collective (payload, as the counters count them).
+  std::uint64_t all_reduce_bytes = 0;
+  std::uint64_t reduce_scatter_bytes = 0;
+  std::uint64_t all_gather_bytes = 0;
+};
+
+}  // namespace zt::engine
