@@ -14,7 +14,7 @@ namespace zerotrain {
 struct Engine::Impl {
   Impl(Engine& self, const Config& config, zt::engine::TrainingParts parts,
        EngineOptions engine_options)
-      : options(std::move(engine_options)), session(config) {
+      : options(std::move(engine_options)), session(config, options.write_run_dir) {
     zt::engine::TrainerOptions trainer_options;
     trainer_options.write_run_dir = options.write_run_dir;
     trainer_options.show_progress = options.show_progress;

@@ -35,7 +35,11 @@ std::vector<ParameterSpec> Linear::parameter_specs() const {
 
 // x (N, in) -> y (N, out), in x's dtype; saves x.
 Tensor Linear::forward(ParameterViews params, const Tensor& input, ModuleContext& ctx) {
-  ZT_CHECK(input.numel() % in_features_ == 0, name_ + ": input does not end in in_features");
+  if (input.rank() == 0 || input.dim(input.rank() - 1) != in_features_) {
+    // A user's batch or block of the wrong width: a caller's mistake, not an invariant.
+    throw Error(name_ + ": expects inputs whose last axis is its " + std::to_string(in_features_) +
+                " in_features, got " + input.shape().to_string());
+  }
   check_parameters(params, input.dtype());
   Tensor output = Tensor::empty(input.shape().with_extent(input.rank() - 1, out_features_),
                                 input.dtype(), ctx.tracker(), MemoryCategory::kActivations);

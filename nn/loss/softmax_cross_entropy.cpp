@@ -11,7 +11,12 @@ LossResult softmax_cross_entropy(const Tensor& logits, const Tensor& targets, fl
                                  DeviceContext& device, const KernelBackend& kernels) {
   const std::int64_t classes = logits.dim(logits.rank() - 1);
   const std::int64_t rows = logits.numel() / classes;
-  ZT_CHECK(targets.numel() == rows, "cross-entropy: one target per row expected");
+  if (targets.numel() != rows || targets.dtype() != DType::kI32) {
+    throw Error("softmax_cross_entropy: expects one i32 class index per row of the logits " +
+                logits.shape().to_string() + " (" + std::to_string(rows) + " rows of " +
+                std::to_string(classes) + " classes), got targets " + targets.shape().to_string() +
+                " " + std::string(dtype_name(targets.dtype())));
+  }
   LossResult result;
   result.rows = rows;
   result.grad_logits =

@@ -24,14 +24,15 @@ int blas_threads_for(const Config& config, int local_world_size) {
 
 }  // namespace
 
-RankSession::RankSession(const Config& config) : config_(config) {
+RankSession::RankSession(const Config& config, bool write_run_dir)
+    : config_(config), write_run_dir_(write_run_dir) {
   const std::optional<launch::RankEnv> env = launch::read_rank_env();
   rank_ = env ? env->rank : 0;
   world_size_ = env ? env->world_size : 1;
   local_rank_ = env ? env->local_rank : 0;
   timeout_ =
       std::chrono::milliseconds(static_cast<std::int64_t>(config.runtime.comm_timeout_s * 1000.0));
-  if (rank_ == 0) {
+  if (rank_ == 0 && write_run_dir_) {
     check_memory_report_writable(config.run.dir);
     // Before any connection, so a second run into a run.dir in use stops at once.
     run_directory_ = RunDirectory::claim(config);
@@ -70,10 +71,13 @@ RankSession::~RankSession() = default;
 std::string RankSession::finish(const MemorySnapshot& after_first_step, std::int64_t parameters) {
   ZT_CHECK(!finished_, "RankSession::finish called twice");
   finished_ = true;
-  const std::string summary = publish_memory_report(
-      *store_, {rank_, world_size_, &config_, parameters, device_->device().to_string()},
-      after_first_step, device_->tracker().snapshot(),
-      std::filesystem::path(config_.run.dir) / "memory.json", timeout_);
+  std::string summary;
+  if (write_run_dir_) {
+    summary = publish_memory_report(
+        *store_, {rank_, world_size_, &config_, parameters, device_->device().to_string()},
+        after_first_step, device_->tracker().snapshot(),
+        std::filesystem::path(config_.run.dir) / "memory.json", timeout_);
+  }
   lanes_->lanes().control.barrier()->wait();
   if (rendezvous_) rendezvous_->finish(timeout_);
   return summary;

@@ -28,8 +28,9 @@ namespace zt::engine {
 
 class RankSession {
  public:
-  // Joins the job (blocks until every rank has, within runtime.comm_timeout_s).
-  explicit RankSession(const Config& config);
+  // Joins the job (blocks until every rank has, within runtime.comm_timeout_s). With
+  // `write_run_dir`, rank 0 claims run.dir first and finish() writes memory.json there.
+  explicit RankSession(const Config& config, bool write_run_dir = true);
   ~RankSession();
   RankSession(const RankSession&) = delete;
   RankSession& operator=(const RankSession&) = delete;
@@ -43,8 +44,8 @@ class RankSession {
   const RunDirectory* run_directory() const { return run_directory_.get(); }
 
   // Collective: every rank's memory entry (`after_first_step` and the tracker now) goes into
-  // run.dir/memory.json, then the ranks leave together, so none tears down its
-  // communicator while a peer still reads from it. Rank 0 returns the peak summary.
+  // run.dir/memory.json (when writing run.dir), then the ranks leave together, so none tears down
+  // its communicator while a peer still reads from it. Rank 0 returns the peak summary.
   std::string finish(const MemorySnapshot& after_first_step, std::int64_t parameters);
   bool finished() const { return finished_; }
 
@@ -71,6 +72,7 @@ class RankSession {
   comm::Store* store_ = nullptr;
   std::unique_ptr<DeviceContext> device_;
   std::unique_ptr<comm::OwnedCommLanes> lanes_;
+  bool write_run_dir_ = true;
   bool finished_ = false;
 };
 

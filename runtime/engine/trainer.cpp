@@ -233,8 +233,15 @@ StepMetrics Trainer::run_step(const std::function<data::Batch(std::int64_t micro
   strategy_->zero_gradients();
   rows_this_step_ = 0;
   double local_loss = 0.0;
-  for (std::int64_t micro = 0; micro < config_.train.grad_accum_steps; ++micro) {
-    local_loss += micro_batch(step, micro, load_micro(micro));
+  try {
+    for (std::int64_t micro = 0; micro < config_.train.grad_accum_steps; ++micro) {
+      local_loss += micro_batch(step, micro, load_micro(micro));
+    }
+  } catch (...) {
+    // A bad batch or loss fails in forward or at the loss, before any gradient was reduced:
+    // drop what forward kept, so the next step starts clean.
+    pass_->discard_forward();
+    throw;
   }
   const auto lr = static_cast<float>(
       optim::learning_rate(config_.scheduler, config_.optimizer.lr, step, config_.train.steps));
@@ -282,8 +289,13 @@ double Trainer::evaluate(const data::Batch& batch) {
   const std::string phase = tracker_.phase();
   const double global_targets =
       static_cast<double>(batch.targets.numel()) * static_cast<double>(comm_.world_size());
-  const nn::LossResult loss =
-      forward_loss(batch, static_cast<float>(1.0 / global_targets), steps_done_, 0);
+  nn::LossResult loss;
+  try {
+    loss = forward_loss(batch, static_cast<float>(1.0 / global_targets), steps_done_, 0);
+  } catch (...) {
+    pass_->discard_forward();
+    throw;
+  }
   pass_->discard_forward();
   tracker_.set_phase(phase);
   return global_mean_loss(loss.loss_sum, loss.rows);

@@ -1,0 +1,248 @@
+// The public API at one rank (no rank variables in the environment): a user's model, batch
+// source and loss train through Engine::train, Engine::step and Engine::evaluate, and bad
+// input is an exception naming what is wrong. Only <zerotrain/...> headers are used, as a
+// library user would.
+#include <gtest/gtest.h>
+#include <zerotrain/zerotrain.h>
+
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "support/temp_dir.h"
+
+namespace {
+
+using zerotrain::Batch;
+using zerotrain::DType;
+using zerotrain::MemoryCategory;
+using zerotrain::MemoryTracker;
+using zerotrain::SampleRange;
+using zerotrain::Shape;
+using zerotrain::Tensor;
+
+constexpr std::int64_t kFeatures = 6;
+
+// y = Σ_j (j + 1)/features · x_j with x_j a fixed function of the sample index: a linear
+// regression a small MLP fits quickly.
+class RegressionSource final : public zerotrain::BatchSource {
+ public:
+  Batch load(SampleRange range, MemoryTracker& tracker) const override {
+    Batch batch;
+    batch.samples = range.count;
+    batch.inputs = Tensor::empty(Shape{range.count, kFeatures}, DType::kF32, tracker,
+                                 MemoryCategory::kActivations);
+    batch.targets =
+        Tensor::empty(Shape{range.count, 1}, DType::kF32, tracker, MemoryCategory::kActivations);
+    float* x = batch.inputs.data_as<float>();
+    float* y = batch.targets.data_as<float>();
+    for (std::int64_t i = 0; i < range.count; ++i) {
+      const auto index = static_cast<double>(range.first + i);
+      double target = 0;
+      for (std::int64_t j = 0; j < kFeatures; ++j) {
+        const double value = std::sin(0.37 * index * static_cast<double>(j + 1) + 0.11 * index);
+        x[i * kFeatures + j] = static_cast<float>(value);
+        target += static_cast<double>(j + 1) / kFeatures * value;
+      }
+      y[i] = static_cast<float>(target);
+    }
+    return batch;
+  }
+};
+
+zerotrain::nn::Model regression_mlp() {
+  zerotrain::nn::Model model("regression");
+  model.add_block("hidden", std::make_unique<zerotrain::nn::Linear>("hidden", kFeatures, 16, true));
+  model.add_block("relu", std::make_unique<zerotrain::nn::Relu>());
+  model.add_block("head", std::make_unique<zerotrain::nn::Linear>("head", 16, 1, true));
+  return model;
+}
+
+zerotrain::Config config(std::vector<std::string> overrides = {}) {
+  overrides.insert(overrides.begin(), {"train.steps=40", "train.micro_batch_size=16",
+                                       "optimizer.lr=0.02", "run.overwrite=true"});
+  return zerotrain::parse_config("", overrides, "engine_test.toml");
+}
+
+zerotrain::EngineOptions quiet() {
+  zerotrain::EngineOptions options;
+  options.write_run_dir = false;
+  options.show_progress = false;
+  return options;
+}
+
+template <class F>
+std::string error_of(F&& body) {
+  try {
+    body();
+  } catch (const zerotrain::Error& e) {
+    return e.what();
+  }
+  return "(no zerotrain::Error thrown)";
+}
+
+TEST(Engine, TrainsAUserModelOnAUserSourceWithMeanSquaredError) {
+  const zt::testing::TempDir temp;
+  zerotrain::EngineOptions options;
+  options.show_progress = false;
+  std::vector<double> seen;
+  options.on_step = [&](zerotrain::Engine& engine, const zerotrain::StepMetrics& metrics) {
+    EXPECT_EQ(metrics.step, engine.steps_done());
+    seen.push_back(metrics.loss);
+  };
+  zerotrain::Engine engine(config({"run.dir=" + (temp / "run").string()}), regression_mlp(),
+                           std::make_unique<RegressionSource>(),
+                           zerotrain::make_mean_squared_error_loss(), options);
+  EXPECT_EQ(engine.world_size(), 1);
+  EXPECT_EQ(engine.parameter_count(), kFeatures * 16 + 16 + 16 + 1);
+  const zerotrain::TrainSummary summary = engine.train();
+  engine.finish();
+  ASSERT_EQ(summary.losses.size(), 40u);
+  EXPECT_EQ(seen, summary.losses);
+  EXPECT_LT(summary.losses.back(), 0.2 * summary.losses.front())
+      << "first " << summary.losses.front() << " last " << summary.losses.back();
+  EXPECT_TRUE(std::isnan(summary.metrics.back().tokens_per_s));
+  EXPECT_TRUE(std::filesystem::exists(temp / "run" / "metrics.jsonl"));
+  EXPECT_TRUE(std::filesystem::exists(temp / "run" / "memory.json"));
+  EXPECT_NE(engine.memory_summary().find("parameters"), std::string::npos);
+}
+
+TEST(Engine, StepOnTheBatchesTrainWouldLoadGivesTrainsLosses) {
+  const zerotrain::Config settings = config({"train.steps=8", "train.grad_accum_steps=2"});
+  zerotrain::Engine trained(settings, regression_mlp(), std::make_unique<RegressionSource>(),
+                            zerotrain::make_mean_squared_error_loss(), quiet());
+  const std::vector<double> expected = trained.train().losses;
+  trained.finish();
+
+  // One rank: step s takes samples [(s-1)·32, s·32), its two micro-batches in order.
+  zerotrain::Engine stepped(settings, regression_mlp(), nullptr,
+                            zerotrain::make_mean_squared_error_loss(), quiet());
+  const RegressionSource source;
+  std::vector<double> losses;
+  for (std::int64_t step = 1; step <= 8; ++step) {
+    const Batch batch = source.load(SampleRange{(step - 1) * 32, 32}, stepped.device().tracker());
+    losses.push_back(stepped.step(batch).loss);
+  }
+  stepped.finish();
+  EXPECT_EQ(losses, expected);
+}
+
+TEST(Engine, EvaluateReportsTheLossWithoutChangingTheModel) {
+  zerotrain::Engine engine(config({"train.steps=4"}), regression_mlp(), nullptr,
+                           zerotrain::make_mean_squared_error_loss(), quiet());
+  const RegressionSource source;
+  const Batch held_out = source.load(SampleRange{100000, 64}, engine.device().tracker());
+  const Batch batch = source.load(SampleRange{0, 16}, engine.device().tracker());
+  const double first = engine.evaluate(held_out);
+  EXPECT_EQ(engine.evaluate(held_out), first);
+  EXPECT_EQ(engine.steps_done(), 0);
+  const std::vector<float> before = engine.full_parameters();
+  const double on_batch = engine.evaluate(batch);
+  EXPECT_EQ(engine.full_parameters(), before);
+  // The step's loss is the forward on the same batch before the update.
+  EXPECT_NEAR(engine.step(batch).loss, on_batch, 1e-6 * std::abs(on_batch));
+  EXPECT_NE(engine.full_parameters(), before);
+  engine.finish();
+}
+
+TEST(EngineBadInput, AModelWithoutParametersIsRefusedNamingItsBlocks) {
+  zerotrain::nn::Model model("activations_only");
+  model.add_block("relu", std::make_unique<zerotrain::nn::Relu>());
+  const std::string error = error_of([&] {
+    zerotrain::Engine engine(config(), std::move(model), std::make_unique<RegressionSource>(),
+                             nullptr, quiet());
+  });
+  EXPECT_NE(error.find("'activations_only' has no parameters"), std::string::npos) << error;
+  EXPECT_NE(error.find("relu"), std::string::npos) << error;
+
+  const std::string empty = error_of([&] {
+    zerotrain::Engine engine(config(), zerotrain::nn::Model("empty"), nullptr, nullptr, quiet());
+  });
+  EXPECT_NE(empty.find("'empty' has no blocks"), std::string::npos) << empty;
+}
+
+TEST(EngineBadInput, ABatchOfTheWrongShapeNamesTheShapes) {
+  zerotrain::Engine engine(config(), regression_mlp(), nullptr,
+                           zerotrain::make_mean_squared_error_loss(), quiet());
+  MemoryTracker& tracker = engine.device().tracker();
+  const RegressionSource source;
+
+  const std::string too_few = error_of([&] { engine.step(source.load({0, 10}, tracker)); });
+  EXPECT_NE(too_few.find("16 samples"), std::string::npos) << too_few;
+  EXPECT_NE(too_few.find("got 10"), std::string::npos) << too_few;
+
+  Batch wide;
+  wide.samples = 16;
+  wide.inputs =
+      Tensor::zeros(Shape{16, kFeatures + 1}, DType::kF32, tracker, MemoryCategory::kActivations);
+  wide.targets = Tensor::zeros(Shape{16, 1}, DType::kF32, tracker, MemoryCategory::kActivations);
+  const std::string width = error_of([&] { engine.step(wide); });
+  EXPECT_NE(width.find("hidden: expects inputs whose last axis is its 6 in_features"),
+            std::string::npos)
+      << width;
+  EXPECT_NE(width.find("(16, 7)"), std::string::npos) << width;
+
+  Batch mismatched = source.load({0, 16}, tracker);
+  mismatched.targets =
+      Tensor::zeros(Shape{16, 2}, DType::kF32, tracker, MemoryCategory::kActivations);
+  const std::string targets = error_of([&] { engine.step(mismatched); });
+  EXPECT_NE(targets.find("mean_squared_error"), std::string::npos) << targets;
+  EXPECT_NE(targets.find("(16, 2)"), std::string::npos) << targets;
+
+  Batch miscounted = source.load({0, 16}, tracker);
+  miscounted.samples = 8;
+  const std::string count = error_of([&] { engine.evaluate(miscounted); });
+  EXPECT_NE(count.find("says 8 samples"), std::string::npos) << count;
+
+  // Nothing above changed the model: a good batch still trains.
+  EXPECT_TRUE(std::isfinite(engine.step(source.load({0, 16}, tracker)).loss));
+  engine.finish();
+}
+
+// A loss that returns NaN: the engine stops before backward, naming the loss and the step.
+class NanLoss final : public zerotrain::Loss {
+ public:
+  std::string_view name() const override { return "nan_loss"; }
+  zerotrain::LossResult compute(const Tensor& output, const Tensor& targets, float grad_scale,
+                                zerotrain::LossContext& ctx) const override {
+    zerotrain::LossResult result =
+        zerotrain::make_mean_squared_error_loss()->compute(output, targets, grad_scale, ctx);
+    result.loss_sum = std::numeric_limits<double>::quiet_NaN();
+    return result;
+  }
+};
+
+TEST(EngineBadInput, ALossThatReturnsNanNamesTheLossAndTheStep) {
+  zerotrain::Engine engine(config(), regression_mlp(), std::make_unique<RegressionSource>(),
+                           std::make_unique<NanLoss>(), quiet());
+  const std::string error = error_of([&] { engine.train(); });
+  EXPECT_NE(error.find("the loss 'nan_loss' is nan at step 1, micro-batch 0 on rank 0"),
+            std::string::npos)
+      << error;
+  engine.finish();
+}
+
+TEST(EngineBadInput, TrainWithoutABatchSourceSaysToUseStep) {
+  zerotrain::Engine engine(config(), regression_mlp(), nullptr,
+                           zerotrain::make_mean_squared_error_loss(), quiet());
+  const std::string error = error_of([&] { engine.train(); });
+  EXPECT_NE(error.find("needs a batch source"), std::string::npos) << error;
+  engine.finish();
+}
+
+TEST(EngineBadInput, StepsPastTheScheduleAreRefused) {
+  zerotrain::Engine engine(config({"train.steps=1"}), regression_mlp(), nullptr,
+                           zerotrain::make_mean_squared_error_loss(), quiet());
+  const RegressionSource source;
+  engine.step(source.load({0, 16}, engine.device().tracker()));
+  const std::string error = error_of([&] {
+    engine.step(source.load({16, 16}, engine.device().tracker()));
+  });
+  EXPECT_NE(error.find("step 2 is past train.steps = 1"), std::string::npos) << error;
+  engine.finish();
+}
+
+}  // namespace
