@@ -87,6 +87,7 @@ double Engine::evaluate(const Batch& batch) {
 
 void Engine::finish() {
   impl_->memory_summary = impl_->session.finish(impl_->trainer->memory_after_first_step(),
+                                                impl_->trainer->memory_snapshot(),
                                                 impl_->trainer->model().parameter_count());
 }
 

@@ -15,12 +15,18 @@ MemoryPlan plan_memory(const MemoryPlanInputs& in) {
   plan.full_parameters = in.stage < 3;
   plan.full_gradients = in.stage == 0 || (in.stage == 1 && in.grad_accum_steps > 1);
   plan.transient_block_gradients = !plan.full_gradients || in.gradient_dtype != DType::kF32;
-  plan.separate_master = in.compute_dtype != DType::kF32;
+  plan.offloaded_optimizer = in.offload_optimizer && in.stage > 0;
+  plan.separate_master = in.compute_dtype != DType::kF32 && !plan.offloaded_optimizer;
   plan.parameter_bytes = (plan.full_parameters ? in.padded_numel : shard) * compute_bytes;
   plan.gradient_bytes = (plan.full_gradients ? in.padded_numel : shard) *
                         static_cast<std::int64_t>(dtype_size(in.gradient_dtype));
-  plan.optimizer_state_bytes =
+  const std::int64_t state_bytes =
       shard * kF32Bytes * (in.states_per_element + (plan.separate_master ? 1 : 0));
+  if (plan.offloaded_optimizer) {
+    plan.host_offload_bytes = shard * kF32Bytes * (in.states_per_element + 1);
+  } else {
+    plan.optimizer_state_bytes = state_bytes;
+  }
   return plan;
 }
 

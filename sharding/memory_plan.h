@@ -21,6 +21,8 @@ struct MemoryPlanInputs {
   std::int64_t shard_numel = 0;   // elements of this rank's shard (stages 1-3)
   int states_per_element = 0;     // fp32 optimizer states per parameter (Adam: 2)
   std::int64_t grad_accum_steps = 1;
+  // offload.optimizer = "cpu": fp32 masters and optimizer states live in host memory.
+  bool offload_optimizer = false;
 };
 
 struct MemoryPlan {
@@ -34,13 +36,18 @@ struct MemoryPlan {
   // is then reduced or folded into the standing gradients: whenever there are no full fp32
   // gradients for it to write into directly.
   bool transient_block_gradients = false;
-  // fp32 master weights of their own: only when the compute dtype is not fp32; in fp32 the
-  // master is the parameter storage itself (the rank's slices of it in stages 1-2).
+  // fp32 master weights of their own on the device: only when the compute dtype is not fp32
+  // and the optimizer is not offloaded; in fp32 the master is the parameter storage itself
+  // (the rank's slices of it in stages 1-2).
   bool separate_master = false;
+  // Masters and optimizer states in host memory (category host_offload, host tracker).
+  bool offloaded_optimizer = false;
 
   std::int64_t parameter_bytes = 0;        // category parameters
   std::int64_t gradient_bytes = 0;         // category gradients
   std::int64_t optimizer_state_bytes = 0;  // category optimizer_states (master included)
+  // Host memory of an offloaded optimizer: masters and states (its transfer buffers apart).
+  std::int64_t host_offload_bytes = 0;
   std::int64_t model_state_bytes() const {
     return parameter_bytes + gradient_bytes + optimizer_state_bytes;
   }

@@ -33,12 +33,18 @@ ShardedStrategy::ShardedStrategy(const StrategyInputs& inputs, int stage)
       memory_plan_(
           plan_memory({stage, dtype_, grad_dtype_, lanes_.world_size(), layout_.padded_numel,
                        plan_.shard_numel(), inputs.optimizer.states_per_element(),
-                       inputs.config.train.grad_accum_steps})),
+                       inputs.config.train.grad_accum_steps,
+                       inputs.config.offload.optimizer == OffloadTarget::kCpu})),
       grad_views_(layout_.blocks.size()),
       block_grads_(layout_.blocks.size()),
       shard_fresh_(layout_.blocks.size(), true),
       refresh_works_(layout_.blocks.size()) {
   ZT_CHECK(stage >= 1 && stage <= 3, "ShardedStrategy runs stages 1-3");
+  if (memory_plan_.offloaded_optimizer) {
+    offloaded_ = std::make_unique<offload::OffloadedOptimizer>(
+        device_, optimizer_, plan_.shard_numel(), largest_slice_numel(), dtype_,
+        inputs.config.offload);
+  }
   allocate();
   initialize(static_cast<std::uint64_t>(inputs.config.run.seed));
   reducer_.emplace(lanes_.gradients, plan_, grad_shard_, device_);
@@ -77,13 +83,13 @@ void ShardedStrategy::allocate() {
         ShardBuffer::own(plan_, zeros(shard, tracker, MemoryCategory::kGradients, grad_dtype_));
   }
   if (grad_dtype_ != DType::kF32) {
-    std::int64_t largest_slice = 0;
-    for (std::size_t b = 0; b < layout_.blocks.size(); ++b) {
-      for (const Segment& segment : plan_.segments(b)) {
-        largest_slice = std::max(largest_slice, plan_.slice_numel(segment));
-      }
-    }
-    grad_workspace_ = zeros(largest_slice, tracker, MemoryCategory::kWorkspace);
+    grad_workspace_ = zeros(largest_slice_numel(), tracker, MemoryCategory::kWorkspace);
+  }
+  if (offloaded_) {
+    // Masters and optimizer states are the offloaded optimizer's, in host memory.
+    master_shard_ = ShardBuffer::own(plan_, offloaded_->master());
+    norm_buffer_ = zeros(1, tracker, MemoryCategory::kCommBuffers);
+    return;
   }
   if (memory_plan_.separate_master) {
     master_shard_ =
@@ -103,15 +109,39 @@ void ShardedStrategy::allocate() {
 // by parameter, so the values equal the single-rank model's; the rest of a full parameter
 // buffer arrives by the first all-gather, so initialization needs no full fp32 workspace.
 void ShardedStrategy::initialize(std::uint64_t seed) {
+  DeviceContext& master_device = offloaded_ ? offloaded_->host() : device_;
   master_shard_.for_each_slice([&](const Segment& segment, const Tensor& slice) {
     const std::int64_t slice_begin = plan_.slice_offset(segment, plan_.rank());
-    write_from_host(device_, slice, [&](std::int64_t first, std::span<float> out) {
+    write_from_host(master_device, slice, [&](std::int64_t first, std::span<float> out) {
       initialize_parameter_range(layout_, seed, slice_begin + first, out);
     });
   });
+  if (offloaded_) {
+    // The device's compute copy of the rank's own slices (the rest arrives by all-gather).
+    master_shard_.for_each_slice([&](const Segment& segment, const Tensor&) {
+      offloaded_->write_parameters(segment.shard_offset, own_parameters(segment));
+    });
+    return;
+  }
   if (memory_plan_.separate_master && !memory_plan_.full_parameters) {
     copy_master_to_compute(device_.ops(), master_shard_.storage(), param_shard_.storage());
   }
+}
+
+std::int64_t ShardedStrategy::largest_slice_numel() const {
+  std::int64_t largest = 0;
+  for (std::size_t b = 0; b < layout_.blocks.size(); ++b) {
+    for (const Segment& segment : plan_.segments(b)) {
+      largest = std::max(largest, plan_.slice_numel(segment));
+    }
+  }
+  return largest;
+}
+
+Tensor ShardedStrategy::own_parameters(const Segment& segment) const {
+  if (memory_plan_.full_parameters)
+    return ShardBuffer::in_place(plan_, full_params_).slice(segment);
+  return param_shard_.slice(segment);
 }
 
 Tensor ShardedStrategy::block_region(const Tensor& flat, std::size_t block) const {
@@ -238,6 +268,20 @@ void ShardedStrategy::optimizer_step(std::int64_t step, float lr) {
   // before it changes. Stage 3's gathered copies are stale after the step anyway.
   wait_for_all_refreshes();
   if (gatherer_) gatherer_->release_all();
+  if (offloaded_) {
+    // Slice by slice: the gradients go to the host, the CPU optimizer updates the masters,
+    // the compute-dtype parameters come back into this rank's own slices.
+    master_shard_.for_each_slice([&](const Segment& segment, const Tensor&) {
+      offloaded_->update(segment.shard_offset, f32_gradients(segment), own_parameters(segment),
+                         step, lr);
+    });
+    if (gatherer_) {
+      prefetch_first_blocks();
+    } else {
+      refresh_full_parameters();  // own slices are current: all-gather only
+    }
+    return;
+  }
   // The optimizer is elementwise, so one call per slice updates exactly what one call over
   // a contiguous shard would.
   std::vector<Tensor> states(states_.size());
@@ -294,9 +338,16 @@ std::vector<float> ShardedStrategy::full_parameters() {
   wait_for_all_refreshes();
   if (master_shard_.is_in_place()) return unpadded_parameters(layout_, full_params_, device_);
   Tensor full = zeros(layout_.padded_numel, device_.tracker(), MemoryCategory::kWorkspace);
+  ShardBuffer masters = master_shard_;
+  if (offloaded_) {
+    // The collectives run on the device: bring the host masters over first.
+    masters = ShardBuffer::own(
+        plan_, zeros(plan_.shard_numel(), device_.tracker(), MemoryCategory::kWorkspace));
+    device_.ops().copy(offloaded_->master(), masters.storage());
+  }
   std::vector<std::shared_ptr<comm::Work>> works;
   for (std::size_t b = 0; b < layout_.blocks.size(); ++b) {
-    for (auto& work : all_gather_block(b, master_shard_, full)) works.push_back(std::move(work));
+    for (auto& work : all_gather_block(b, masters, full)) works.push_back(std::move(work));
   }
   for (const auto& work : works) work->wait();
   return unpadded_parameters(layout_, full, device_);

@@ -10,6 +10,7 @@
 #include <optional>
 #include <vector>
 
+#include "offload/offloaded_optimizer.h"
 #include "sharding/gradient_reducer.h"
 #include "sharding/memory_plan.h"
 #include "sharding/parameter_gatherer.h"
@@ -39,6 +40,9 @@ class ShardedStrategy final : public ZeroStrategy {
   std::int64_t peak_gathered_parameter_bytes() const override {
     return gatherer_ ? gatherer_->peak_live_bytes() : 0;
   }
+  const MemoryTracker* host_offload_tracker() const override {
+    return offloaded_ ? &offloaded_->host_tracker() : nullptr;
+  }
 
  private:
   void allocate();
@@ -54,6 +58,10 @@ class ShardedStrategy final : public ZeroStrategy {
                                                             const ShardBuffer& shard,
                                                             const Tensor& flat);
   Tensor block_region(const Tensor& flat, std::size_t block) const;
+  // This rank's compute-dtype parameters of `segment` on the device: its slice of the full
+  // parameters (stages 1-2) or of the parameter shard (stage 3).
+  Tensor own_parameters(const Segment& segment) const;
+  std::int64_t largest_slice_numel() const;
   void ensure_block_grads(std::size_t block);  // transient per-block gradients
   // Full gradients in a narrower dtype: adds the block's transient fp32 gradients into them.
   void fold_block_grads(std::size_t block);
@@ -87,6 +95,8 @@ class ShardedStrategy final : public ZeroStrategy {
 
   std::optional<GradientReducer> reducer_;
   std::optional<ParameterGatherer> gatherer_;  // stage 3
+  // offload.optimizer = "cpu": masters and states in host memory, updated there.
+  std::unique_ptr<offload::OffloadedOptimizer> offloaded_;
 };
 
 }  // namespace zt::zero

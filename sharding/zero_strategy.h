@@ -49,6 +49,9 @@ class ZeroStrategy {
   // Stage 3: the most gathered parameter bytes live at once so far; 0 where nothing is
   // gathered (stages 0-2 keep full parameters).
   virtual std::int64_t peak_gathered_parameter_bytes() const { return 0; }
+  // offload.optimizer = "cpu": the host tracker counting the offloaded states
+  // (host_offload); null when nothing is offloaded.
+  virtual const MemoryTracker* host_offload_tracker() const { return nullptr; }
 };
 
 struct StrategyInputs {

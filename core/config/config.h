@@ -21,6 +21,8 @@ enum class PrecisionDType { kFp32, kBf16, kFp16 };
 enum class GradDType { kAuto, kCompute, kFp32 };
 // Which collectives library moves the tensors; kAuto: NCCL on CUDA, Gloo on the CPU.
 enum class CommBackendKind { kAuto, kGloo, kNccl };
+// Where offloaded model states live: on the device (none), in host memory, or on NVMe.
+enum class OffloadTarget { kNone, kCpu, kNvme };
 
 struct RunConfig {
   std::string dir;             // where metrics.jsonl and config.toml go ("" = runs/<model.type>)
@@ -108,6 +110,17 @@ struct ZeroConfig {
   friend bool operator==(const ZeroConfig&, const ZeroConfig&) = default;
 };
 
+struct OffloadConfig {
+  OffloadTarget optimizer = OffloadTarget::kNone;  // fp32 masters and optimizer states
+  OffloadTarget params = OffloadTarget::kNone;     // stage 3 parameter shards
+  std::int64_t sub_group_size = 0;                 // elements the CPU optimizer updates per task
+  std::int64_t cpu_threads = 0;                    // CPU optimizer threads; 0 = cores / local ranks
+  std::string nvme_path;      // offload.optimizer = "nvme": directory of state files
+  bool overlap_step = false;  // the step of iteration t overlaps the forward of t+1
+
+  friend bool operator==(const OffloadConfig&, const OffloadConfig&) = default;
+};
+
 struct RuntimeConfig {
   DeviceKind device = DeviceKind::kCpu;
   std::int64_t device_index = -1;              // GPU ordinal; -1 = LOCAL_RANK
@@ -154,6 +167,7 @@ struct Config {
   SchedulerConfig scheduler;
   PrecisionConfig precision;
   ZeroConfig zero;
+  OffloadConfig offload;
   RuntimeConfig runtime;
   CommConfig comm;
   ActivationCheckpointingConfig activation_checkpointing;

@@ -23,6 +23,10 @@ std::string_view config_name(SchedulerType type) { return name_of(kSchedulerType
 std::string_view config_name(PrecisionDType dtype) { return name_of(kPrecisionDTypeNames, dtype); }
 std::string_view config_name(GradDType dtype) { return name_of(kGradDTypeNames, dtype); }
 std::string_view config_name(DeviceKind device) { return name_of(kDeviceKindNames, device); }
+std::string_view config_name(OffloadTarget target) {
+  return name_of(kOptimizerOffloadNames, target);
+}
+
 std::string_view config_name(CommBackendKind backend) {
   return name_of(kCommBackendNames, backend);
 }

@@ -39,6 +39,11 @@ inline constexpr std::array<EnumName<CommBackendKind>, 3> kCommBackendNames{
      {"gloo", CommBackendKind::kGloo},
      {"nccl", CommBackendKind::kNccl}}};
 
+inline constexpr std::array<EnumName<OffloadTarget>, 3> kOptimizerOffloadNames{
+    {{"none", OffloadTarget::kNone}, {"cpu", OffloadTarget::kCpu}, {"nvme", OffloadTarget::kNvme}}};
+inline constexpr std::array<EnumName<OffloadTarget>, 2> kParameterOffloadNames{
+    {{"none", OffloadTarget::kNone}, {"cpu", OffloadTarget::kCpu}}};
+
 // The config-file name of a value, for logs and messages ("adamw").
 std::string_view config_name(ModelType type);
 std::string_view config_name(OptimizerType type);
@@ -47,5 +52,6 @@ std::string_view config_name(PrecisionDType dtype);
 std::string_view config_name(GradDType dtype);
 std::string_view config_name(DeviceKind device);
 std::string_view config_name(CommBackendKind backend);
+std::string_view config_name(OffloadTarget target);
 
 }  // namespace zt

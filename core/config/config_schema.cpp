@@ -280,6 +280,30 @@ void add_precision_zero_runtime(std::vector<SectionSpec>& schema) {
             "Stage 3: prefetching stops while gathered parameters would exceed this many "
             "bytes (the block being computed is always gathered).");
 
+  auto offload = section(schema, "offload", &Config::offload,
+                         "Model states kept off the device (ZeRO-Offload, ZeRO-Infinity).");
+  offload.choice("optimizer", &OffloadConfig::optimizer, kOptimizerOffloadNames,
+                 OffloadTarget::kNone,
+                 "Stages 1-3: where this rank's fp32 master weights and optimizer states live; "
+                 "cpu = host memory, updated there by the CPU optimizer (the gradient shard "
+                 "goes over, the compute-dtype parameters come back); nvme = not yet built.");
+  offload.choice("params", &OffloadConfig::params, kParameterOffloadNames, OffloadTarget::kNone,
+                 "Stage 3: where parameter shards live between their all-gathers; cpu = not "
+                 "yet built.");
+  offload.integer("sub_group_size", &OffloadConfig::sub_group_size, 16777216, Range::at_least(1024),
+                  "elements",
+                  "Offloaded optimizer: elements the CPU optimizer updates as one task (and "
+                  "copies back as one transfer).");
+  offload.integer("cpu_threads", &OffloadConfig::cpu_threads, 0, Range::between(0, 256), "threads",
+                  "Offloaded optimizer: CPU threads that update sub-groups; 0 = "
+                  "cores / local ranks.");
+  offload.string("nvme_path", &OffloadConfig::nvme_path, "", Emptiness::kMayBeEmpty,
+                 "offload.optimizer = \"nvme\": the directory of the optimizer-state files (not "
+                 "yet built).");
+  offload.boolean("overlap_step", &OffloadConfig::overlap_step, false,
+                  "Offloaded optimizer: run iteration t's update during iteration t+1's "
+                  "forward (one step of staleness; not yet built).");
+
   auto runtime = section(schema, "runtime", &Config::runtime, "Devices, threads and timeouts.");
   runtime.choice("device", &RuntimeConfig::device, kDeviceKindNames, DeviceKind::kCpu,
                  "Where tensors live and kernels run: the CPU, or one NVIDIA GPU per rank.");
@@ -309,7 +333,7 @@ std::vector<SectionSpec> build_schema() {
   return schema;
 }
 
-constexpr std::array<std::string_view, 3> kPlannedSections{"offload", "checkpoint", "profile"};
+constexpr std::array<std::string_view, 2> kPlannedSections{"checkpoint", "profile"};
 
 }  // namespace
 

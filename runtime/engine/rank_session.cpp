@@ -68,15 +68,15 @@ RankSession::RankSession(const Config& config, bool write_run_dir)
 
 RankSession::~RankSession() = default;
 
-std::string RankSession::finish(const MemorySnapshot& after_first_step, std::int64_t parameters) {
+std::string RankSession::finish(const MemorySnapshot& after_first_step, const MemorySnapshot& end,
+                                std::int64_t parameters) {
   ZT_CHECK(!finished_, "RankSession::finish called twice");
   finished_ = true;
   std::string summary;
   if (write_run_dir_) {
     summary = publish_memory_report(
         *store_, {rank_, world_size_, &config_, parameters, device_->device().to_string()},
-        after_first_step, device_->tracker().snapshot(),
-        std::filesystem::path(config_.run.dir) / "memory.json", timeout_);
+        after_first_step, end, std::filesystem::path(config_.run.dir) / "memory.json", timeout_);
   }
   lanes_->lanes().control.barrier()->wait();
   if (rendezvous_) rendezvous_->finish(timeout_);

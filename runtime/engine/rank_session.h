@@ -43,10 +43,11 @@ class RankSession {
   // run.dir as rank 0 claimed it; null on the other ranks.
   const RunDirectory* run_directory() const { return run_directory_.get(); }
 
-  // Collective: every rank's memory entry (`after_first_step` and the tracker now) goes into
+  // Collective: every rank's memory entry (`after_first_step` and `end`) goes into
   // run.dir/memory.json (when writing run.dir), then the ranks leave together, so none tears down
   // its communicator while a peer still reads from it. Rank 0 returns the peak summary.
-  std::string finish(const MemorySnapshot& after_first_step, std::int64_t parameters);
+  std::string finish(const MemorySnapshot& after_first_step, const MemorySnapshot& end,
+                     std::int64_t parameters);
   bool finished() const { return finished_; }
 
   // Runs `step`; a std::bad_alloc from memory outside the tracker gets the tracker's

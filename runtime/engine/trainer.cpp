@@ -24,6 +24,30 @@ namespace zt::engine {
 
 void check_supported(const Config& config) {
   resolved_comm_backend(config);  // throws for a backend this device or build cannot use
+  const OffloadConfig& offload = config.offload;
+  if (offload.optimizer == OffloadTarget::kNvme) {
+    throw ConfigError(where_set(config, "offload.optimizer") +
+                      ": offload.optimizer = \"nvme\" is not built yet; use \"cpu\" (host "
+                      "memory) or \"none\"");
+  }
+  if (offload.params == OffloadTarget::kCpu) {
+    throw ConfigError(where_set(config, "offload.params") +
+                      ": offload.params = \"cpu\" is not built yet; use offload.optimizer = "
+                      "\"cpu\" with zero.stage = 3, or \"none\"");
+  }
+  if (offload.overlap_step) {
+    throw ConfigError(where_set(config, "offload.overlap_step") +
+                      ": offload.overlap_step = true is not built yet; set it to false");
+  }
+  if (!offload.nvme_path.empty() && offload.optimizer != OffloadTarget::kNvme) {
+    throw ConfigError(where_set(config, "offload.nvme_path") +
+                      ": offload.nvme_path is set, but offload.optimizer is not \"nvme\"");
+  }
+  if (offload.optimizer == OffloadTarget::kCpu && config.zero.stage == 0) {
+    throw ConfigError(where_set(config, "offload.optimizer") +
+                      ": offload.optimizer = \"cpu\" offloads this rank's optimizer shard, and "
+                      "zero.stage = 0 has none; set zero.stage = 1, 2 or 3");
+  }
 }
 
 namespace {
@@ -133,6 +157,20 @@ Trainer::Trainer(const Config& config, TrainingParts parts, comm::CommLanes lane
 }
 
 Trainer::~Trainer() = default;
+
+MemorySnapshot Trainer::memory_snapshot() const {
+  MemorySnapshot snapshot = tracker_.snapshot();
+  if (const MemoryTracker* host = strategy_->host_offload_tracker()) {
+    // Offloaded states are host memory: their category comes from the host tracker, and the
+    // total stays the device's.
+    const MemorySnapshot host_snapshot = host->snapshot();
+    const auto c = static_cast<std::size_t>(MemoryCategory::kHostOffload);
+    snapshot.current_bytes[c] = host_snapshot.current_bytes[c];
+    snapshot.peak_bytes[c] = host_snapshot.peak_bytes[c];
+    snapshot.peak_phase[c] = host_snapshot.peak_phase[c];
+  }
+  return snapshot;
+}
 
 void Trainer::open_run_directory() {
   if (run_directory_opened_) return;
@@ -272,7 +310,7 @@ StepMetrics Trainer::run_step(const std::function<data::Batch(std::int64_t micro
   metrics.reduce_scatter_bytes = sent(comm::CollectiveKind::kReduceScatter);
   metrics.all_gather_bytes = sent(comm::CollectiveKind::kAllGather);
   counters_before_ = counters;
-  if (step == 1) memory_after_first_step_ = tracker_.snapshot();
+  if (step == 1) memory_after_first_step_ = memory_snapshot();
   if (metrics_log_) metrics_log_->append(metrics);
   if (progress_) progress_->update(metrics);
   if (!std::isfinite(loss)) {

@@ -103,6 +103,8 @@ class Trainer {
   std::int64_t steps_done() const { return steps_done_; }
   zero::ZeroStrategy& strategy() { return *strategy_; }
   const Config& config() const { return config_; }
+  // The device tracker now, with host_offload from the offloaded optimizer's host tracker.
+  MemorySnapshot memory_snapshot() const;
   // The tracker at the end of step 1 (memory.json's "after_first_step"); empty before it.
   const MemorySnapshot& memory_after_first_step() const { return memory_after_first_step_; }
   const nn::Model& model() const { return model_; }
