@@ -7,7 +7,23 @@
 #include "core/error.h"
 #include "optim/cpu_adam/cpu_adam_internal.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 namespace zt::optim {
+namespace {
+
+#if defined(__x86_64__) || defined(__i386__)
+// F16C from CPUID leaf 1 (ECX bit 29): Clang's __builtin_cpu_supports does not know "f16c".
+// The OS saves the YMM state it needs whenever __builtin_cpu_supports("avx2") is true.
+bool cpu_has_f16c() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
+}
+#endif
+
+}  // namespace
 
 std::string_view cpu_adam_path_name(CpuAdamPath path) {
   switch (path) {
@@ -28,8 +44,7 @@ bool cpu_adam_path_available(CpuAdamPath path) {
     case CpuAdamPath::kScalar:
       return true;
     case CpuAdamPath::kAvx2:
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-             __builtin_cpu_supports("f16c");
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && cpu_has_f16c();
     case CpuAdamPath::kAvx512:
       return __builtin_cpu_supports("avx512f");
   }
