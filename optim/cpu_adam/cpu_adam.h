@@ -17,9 +17,11 @@ namespace zt::optim {
 // math::adam_update per element, so it is the reference semantics bit for bit. The vector
 // paths evaluate the same formula in the same order with the same divisions and square root
 // (all correctly rounded), but fuse multiply-adds (the weight-decay term and both moment
-// updates, and wherever the compiler contracts a product into a sum), so they differ from
-// kScalar by a few ulps of the terms involved, never by more. The compute-dtype copy is
-// bitwise what core's f32_to_bf16_bits / f32_to_f16_bits give for the fp32 result of that path.
+// updates, and wherever the compiler contracts a product into a sum), so each step moves a
+// result by about one ulp of the terms it combines; over a few steps they stay within a few
+// ulps of kScalar (the tests bound 5 steps by 8). Their tails (fewer elements than a vector)
+// run kScalar itself. The compute-dtype copy is bitwise what core's f32_to_bf16_bits /
+// f32_to_f16_bits give for the fp32 result of that path.
 enum class CpuAdamPath : std::uint8_t { kScalar, kAvx2, kAvx512 };
 
 std::string_view cpu_adam_path_name(CpuAdamPath path);  // "scalar", "avx2", "avx512"

@@ -3,6 +3,7 @@
 #include "optim/cpu_adam/cpu_adam_pool.h"
 
 #include <algorithm>
+#include <string>
 
 #include "core/error.h"
 #include "optim/cpu_adam/cpu_adam_internal.h"
