@@ -27,6 +27,60 @@ OffloadedOptimizer::OffloadedOptimizer(DeviceContext& device, const optim::Optim
   }
   grad_staging_ = host_zeros(largest_slice, DType::kF32);
   if (compute_dtype_ != DType::kF32) param_staging_ = host_zeros(largest_slice, compute_dtype_);
+  adam_ = dynamic_cast<const optim::Adam*>(&optimizer);
+  if (adam_ != nullptr) {
+    path_ = optim::best_cpu_adam_path();
+    pool_ = std::make_unique<optim::CpuAdamPool>(
+        static_cast<int>(std::max<std::int64_t>(1, config.cpu_threads)));
+  }
+}
+
+std::string OffloadedOptimizer::kernel_description() const {
+  if (adam_ == nullptr) return std::string(optimizer_.name()) + " loop";
+  return std::string(optim::cpu_adam_path_name(path_)) + " x " + std::to_string(pool_->threads()) +
+         " thread" + (pool_->threads() == 1 ? "" : "s");
+}
+
+void OffloadedOptimizer::update_on_host(std::int64_t shard_offset, const Tensor& host_grads,
+                                        std::int64_t step, float lr) {
+  const std::int64_t n = host_grads.numel();
+  if (adam_ != nullptr) {
+    // Sub-groups are the pool's tasks; the compute-dtype copy comes out of the same pass.
+    const bool fused_copy = compute_dtype_ != DType::kF32;
+    std::vector<optim::CpuAdamGroup> groups;
+    for (std::int64_t first = 0; first < n; first += sub_group_size_) {
+      const std::int64_t count = std::min(sub_group_size_, n - first);
+      const std::int64_t at = shard_offset + first;
+      optim::CpuAdamGroup group;
+      group.params = master_.data_as<float>() + at;
+      group.grads = host_grads.data_as<float>() + first;
+      group.exp_avg = states_[0].data_as<float>() + at;
+      group.exp_avg_sq = states_[1].data_as<float>() + at;
+      group.elements = static_cast<std::size_t>(count);
+      if (fused_copy) {
+        group.compute_params = static_cast<char*>(param_staging_.data()) +
+                               first * static_cast<std::int64_t>(dtype_size(compute_dtype_));
+        group.compute_dtype = compute_dtype_;
+      }
+      groups.push_back(group);
+    }
+    pool_->step(path_, groups, adam_->step_scalars(step, lr));
+    return;
+  }
+  // The optimizer is elementwise: sub-groups update exactly what one call over the slice
+  // would.
+  std::vector<Tensor> states(states_.size());
+  for (std::int64_t first = 0; first < n; first += sub_group_size_) {
+    const Shape piece{std::min(sub_group_size_, n - first)};
+    for (std::size_t i = 0; i < states_.size(); ++i) {
+      states[i] = states_[i].view(shard_offset + first, piece);
+    }
+    optimizer_.step(master_.view(shard_offset + first, piece), host_grads.view(first, piece),
+                    states, step, lr, *host_);
+  }
+  if (compute_dtype_ != DType::kF32) {
+    host_->ops().cast(master_.view(shard_offset, Shape{n}), param_staging_.view(0, Shape{n}));
+  }
 }
 
 OffloadedOptimizer::~OffloadedOptimizer() = default;
@@ -40,32 +94,27 @@ void OffloadedOptimizer::update(std::int64_t shard_offset, const Tensor& grads,
   const Tensor host_grads = grad_staging_.view(0, Shape{n});
   device_.ops().copy(grads, host_grads);
   device_.compute_stream().synchronize();  // the host reads them next
-  // The optimizer is elementwise: sub-groups update exactly what one call over the slice
-  // would, in pieces the size of one CPU task.
-  std::vector<Tensor> states(states_.size());
-  for (std::int64_t first = 0; first < n; first += sub_group_size_) {
-    const Shape piece{std::min(sub_group_size_, n - first)};
-    for (std::size_t i = 0; i < states_.size(); ++i) {
-      states[i] = states_[i].view(shard_offset + first, piece);
-    }
-    optimizer_.step(master_.view(shard_offset + first, piece), host_grads.view(first, piece),
-                    states, step, lr, *host_);
-  }
-  write_parameters(shard_offset, params);
+  update_on_host(shard_offset, host_grads, step, lr);
+  send_parameters(shard_offset, params);
 }
 
 void OffloadedOptimizer::write_parameters(std::int64_t shard_offset, const Tensor& params) {
   const std::int64_t n = params.numel();
-  ZT_CHECK(params.dtype() == compute_dtype_ && shard_offset + n <= master_.numel(),
+  ZT_CHECK(params.dtype() == compute_dtype_ && shard_offset + n <= master_.numel() &&
+               (compute_dtype_ == DType::kF32 || n <= param_staging_.numel()),
            "offloaded parameters out of their shard");
-  const Tensor master = master_.view(shard_offset, Shape{n});
-  if (compute_dtype_ == DType::kF32) {
-    device_.ops().copy(master, params);
-  } else {
-    const Tensor staged = param_staging_.view(0, Shape{n});
-    host_->ops().cast(master, staged);
-    device_.ops().copy(staged, params);
+  if (compute_dtype_ != DType::kF32) {
+    host_->ops().cast(master_.view(shard_offset, Shape{n}), param_staging_.view(0, Shape{n}));
   }
+  send_parameters(shard_offset, params);
+}
+
+void OffloadedOptimizer::send_parameters(std::int64_t shard_offset, const Tensor& params) {
+  const Shape slice{params.numel()};
+  // In f32 the master itself goes over; otherwise the compute-dtype copy staged for it.
+  device_.ops().copy(compute_dtype_ == DType::kF32 ? master_.view(shard_offset, slice)
+                                                   : param_staging_.view(0, slice),
+                     params);
   device_.compute_stream().synchronize();  // the staging buffer is reused by the next call
 }
 

@@ -20,20 +20,23 @@ Adam::Adam(float beta1, float beta2, float eps, float weight_decay, bool decoupl
       weight_decay_(weight_decay),
       decoupled_(decoupled_weight_decay) {}
 
+math::AdamStepScalars Adam::step_scalars(std::int64_t step, float lr) const {
+  ZT_CHECK(step >= 1, "adam: steps count from 1");
+  // The bias corrections in double, rounded once: the same scalars on every device.
+  return {lr,
+          beta1_,
+          beta2_,
+          eps_,
+          weight_decay_,
+          static_cast<float>(1.0 - std::pow(double{beta1_}, static_cast<double>(step))),
+          static_cast<float>(1.0 - std::pow(double{beta2_}, static_cast<double>(step))),
+          decoupled_};
+}
+
 void Adam::step(const Tensor& params, const Tensor& grads, std::span<const Tensor> states,
                 std::int64_t step, float lr, DeviceContext& device) const {
   const bool on_host = detail::check_step_operands(name(), params, grads, states, 2, device);
-  ZT_CHECK(step >= 1, "adam: steps count from 1");
-  // The bias corrections in double, rounded once: the same scalars on every device.
-  const math::AdamStepScalars scalars{
-      lr,
-      beta1_,
-      beta2_,
-      eps_,
-      weight_decay_,
-      static_cast<float>(1.0 - std::pow(double{beta1_}, static_cast<double>(step))),
-      static_cast<float>(1.0 - std::pow(double{beta2_}, static_cast<double>(step))),
-      decoupled_};
+  const math::AdamStepScalars scalars = step_scalars(step, lr);
   if (!on_host) {
 #if defined(ZT_HAVE_CUDA)
     cuda::adam_step(params, grads, states[0], states[1], scalars,

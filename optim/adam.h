@@ -1,6 +1,7 @@
 // Adam and AdamW (decoupled weight decay), with bias correction.
 #pragma once
 
+#include "optim/math/optimizer_math.h"
 #include "optim/optimizer.h"
 
 namespace zt::optim {
@@ -12,6 +13,9 @@ class Adam final : public Optimizer {
   int states_per_element() const override { return 2; }
   void step(const Tensor& params, const Tensor& grads, std::span<const Tensor> states,
             std::int64_t step, float lr, DeviceContext& device) const override;
+  // The scalars of update `step` (from 1), bias corrections included: what step() applies,
+  // for kernels that run the same update elsewhere (the offloaded CPU Adam).
+  math::AdamStepScalars step_scalars(std::int64_t step, float lr) const;
 
  private:
   float beta1_;
