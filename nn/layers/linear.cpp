@@ -35,7 +35,14 @@ std::vector<ParameterSpec> Linear::parameter_specs() const {
 
 // x (N, in) -> y (N, out), in x's dtype; saves x.
 Tensor Linear::forward(ParameterViews params, const Tensor& input, ModuleContext& ctx) {
-  ZT_CHECK(input.numel() % in_features_ == 0, name_ + ": input does not end in in_features");
+  // The input comes from the user's batch when this is the model's first layer: a mismatch
+  // is their data's shape, not a bug, and a wrong last axis would read past its rows.
+  if (input.rank() == 0 || input.dim(input.rank() - 1) != in_features_) {
+    throw Error(name_ + ": the input " + input.shape().to_string() + " " +
+                std::string(dtype_name(input.dtype())) +
+                " does not end in in_features = " + std::to_string(in_features_) +
+                " (a batch whose inputs do not fit the model's first layer?)");
+  }
   check_parameters(params, input.dtype());
   Tensor output = Tensor::empty(input.shape().with_extent(input.rank() - 1, out_features_),
                                 input.dtype(), ctx.tracker(), MemoryCategory::kActivations);

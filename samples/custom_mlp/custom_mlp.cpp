@@ -41,8 +41,9 @@ class NoisyLinearRegression final : public zerotrain::BatchSource {
       std::mt19937_64 rng(static_cast<std::uint64_t>(range.first + row));
       std::normal_distribution<float> normal;
       y[row] = 0.05f * normal(rng);
-      for (std::int64_t j = 0; j < kInputDim; ++j)
-        y[row] += (1.0f - j / 8.0f) * (x[j] = normal(rng));
+      for (std::int64_t j = 0; j < kInputDim; ++j) {
+        y[row] += (1 - static_cast<float>(j) / 8) * (x[j] = normal(rng));
+      }
     }
     return batch;
   }
