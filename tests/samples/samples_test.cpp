@@ -135,5 +135,21 @@ TEST(Samples, CustomFormatNamesATruncatedFileAndItsSizes) {
       << result.err;
 }
 
+TEST(Samples, GptTextNamesATokenFileItCannotRead) {
+  TempDir dir;
+  const CommandResult result = run_command({ZT_SAMPLE_GPT_TEXT, dir / "missing.bin"}, dir);
+  EXPECT_EQ(result.exit_code, 1) << result.err;
+  EXPECT_NE(result.err.find("gpt_text: error: "), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find(dir / "missing.bin"), std::string::npos) << result.err;
+}
+
+TEST(Samples, AConfigMistakeInTheOverridesIsAConfigErrorNamingTheKey) {
+  TempDir dir;
+  const CommandResult result = run_command({ZT_SAMPLE_CUSTOM_MLP, "--set", "optimizer.lr=-1"}, dir);
+  EXPECT_EQ(result.exit_code, 2) << result.err;
+  EXPECT_NE(result.err.find("custom_mlp: error: "), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("optimizer.lr"), std::string::npos) << result.err;
+}
+
 }  // namespace
 }  // namespace zt::launch::testing
