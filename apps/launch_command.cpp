@@ -48,8 +48,8 @@ options:
 The other nodes need node 0's ZEROTRAIN_STORE_TOKEN: export the same value on every node,
 or copy the one node 0 prints.
 
-exit status: 0 success, 1 run-time failure, 2 usage or config error (also when the ranks
-failed on one)
+exit status: 0 success, 1 run-time failure (also a PROGRAM that cannot start), 2 usage or
+config error (also when the ranks failed on one: a rank that exits 2)
 )";
 
 int parse_count(const std::string& flag, const std::string& value, int min, int max) {
