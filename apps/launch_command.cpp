@@ -1,6 +1,7 @@
 // `zerotrain launch --nproc-per-node N [--nnodes M --node-rank K] [--master-addr A]
 //  [--master-port P] [--status-interval S] CONFIG [--set ...]`: validates the config once,
-// then runs the launcher.
+// then runs the launcher on `zerotrain train`; or `... -- PROGRAM [ARGS...]`: runs the
+// launcher on the user's program (a program built on the library, as torchrun runs a script).
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -19,10 +20,18 @@ namespace {
 
 constexpr const char* kLaunchUsage =
     R"(usage: zerotrain launch --nproc-per-node N [options] CONFIG [--set section.key=value]...
+       zerotrain launch --nproc-per-node N [options] -- PROGRAM [ARGS...]
 
 Starts N ranks of `zerotrain train CONFIG` on this node, relays their output prefixed
 "[rank k] ", and stops them all when one fails. Every option also takes the form
 --name=value.
+
+After `--`, each rank runs PROGRAM ARGS... instead (a program linking libzerotrain, or any
+program): PROGRAM is started as given (a name without a slash is looked up in PATH), with
+the same rank variables as `zerotrain train` gets (RANK, WORLD_SIZE, LOCAL_RANK,
+LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT, ZEROTRAIN_STORE_TOKEN). The launcher reads no
+config then, so on node 0 of several it waits the default 300 s for every rank to join
+(a config's runtime.comm_timeout_s sets this otherwise).
 
 options:
   --nproc-per-node N    ranks on this node (required)
@@ -39,8 +48,8 @@ options:
 The other nodes need node 0's ZEROTRAIN_STORE_TOKEN: export the same value on every node,
 or copy the one node 0 prints.
 
-exit status: 0 success, 1 run-time failure, 2 usage or config error (also when the ranks
-failed on one)
+exit status: 0 success, 1 run-time failure (also a PROGRAM that cannot start), 2 usage or
+config error (also when the ranks failed on one: a rank that exits 2)
 )";
 
 int parse_count(const std::string& flag, const std::string& value, int min, int max) {
@@ -83,7 +92,12 @@ int launch_command(const Args& args, const std::string& self_path) {
   launch::LaunchOptions options;
   options.nproc_per_node = 0;
   Args rest;
+  std::optional<Args> program;  // the words after `--`: each rank's command
   for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--") {
+      program.emplace(args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
+      break;
+    }
     if (is_help(args[i])) {
       std::fputs(kLaunchUsage, stdout);
       return 0;
@@ -116,6 +130,17 @@ int launch_command(const Args& args, const std::string& self_path) {
   if (options.node_rank >= options.nnodes) {
     throw UsageError("--node-rank " + std::to_string(options.node_rank) +
                      " must be below --nnodes " + std::to_string(options.nnodes));
+  }
+  if (program) {
+    if (program->empty()) {
+      throw UsageError("`--` must be followed by the program each rank runs: -- PROGRAM [ARGS...]");
+    }
+    if (!rest.empty()) {
+      throw UsageError("unexpected argument '" + rest.front() +
+                       "' before `--` (a CONFIG goes without `-- PROGRAM`, not with it)");
+    }
+    options.rank_command = *program;
+    return launch::run_launcher(options);
   }
   const ConfigArgs config_args = parse_config_args(rest, 0);
   // Refuse a bad config here, once, rather than in every rank; the batch sizes need the

@@ -18,6 +18,8 @@ usage:
   zerotrain train CONFIG [--set section.key=value]...
   zerotrain launch --nproc-per-node N [--nnodes M --node-rank K] [--master-addr A]
                    [--master-port P] [--status-interval S] CONFIG [--set section.key=value]...
+  zerotrain launch --nproc-per-node N [options] -- PROGRAM [ARGS...]
+                                        each rank runs PROGRAM (a program using libzerotrain)
   zerotrain prepare-data INPUT OUT.bin  any text file -> byte-level token file (data.path)
   zerotrain config docs                 print docs/CONFIG.md (every key, generated)
   zerotrain config show CONFIG [--set ...]   print the effective config

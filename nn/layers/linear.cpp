@@ -35,10 +35,13 @@ std::vector<ParameterSpec> Linear::parameter_specs() const {
 
 // x (N, in) -> y (N, out), in x's dtype; saves x.
 Tensor Linear::forward(ParameterViews params, const Tensor& input, ModuleContext& ctx) {
+  // The input comes from the user's batch when this is the model's first layer: a mismatch
+  // is their data's shape, not a bug, and a wrong last axis would read past its rows.
   if (input.rank() == 0 || input.dim(input.rank() - 1) != in_features_) {
-    // A user's batch or block of the wrong width: a caller's mistake, not an invariant.
-    throw Error(name_ + ": expects inputs whose last axis is its " + std::to_string(in_features_) +
-                " in_features, got " + input.shape().to_string());
+    throw Error(name_ + ": the input " + input.shape().to_string() + " " +
+                std::string(dtype_name(input.dtype())) +
+                " does not end in in_features = " + std::to_string(in_features_) +
+                " (a batch whose inputs do not fit the model's first layer?)");
   }
   check_parameters(params, input.dtype());
   Tensor output = Tensor::empty(input.shape().with_extent(input.rank() - 1, out_features_),

@@ -1,6 +1,7 @@
 // The smallest complete zerotrain program: a two-block MLP on the built-in synthetic
 // classification task, trained as its config says. Arguments are config overrides
-// ("zero.stage=3"). Run it alone, or on 2 ranks: zerotrain launch --nproc-per-node 2 -- ./minimal
+// ("zero.stage=3", or "--set zero.stage=3"). Run it alone, or on 2 ranks:
+//   zerotrain launch --nproc-per-node 2 -- ./minimal zero.stage=3
 #include <zerotrain/zerotrain.h>
 
 #include <cstdio>
@@ -10,6 +11,10 @@
 
 int main(int argc, char** argv) try {
   namespace nn = zerotrain::nn;
+  std::vector<std::string> overrides;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) != "--set") overrides.emplace_back(argv[i]);
+  }
   const zerotrain::Config config =
       zerotrain::parse_config(R"(
     [run]
