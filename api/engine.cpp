@@ -1,15 +1,31 @@
 // Engine: a RankSession (the job, the device, the communicators) with a Trainer on it.
 #include "zerotrain/engine.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <optional>
+#include <thread>
 
 #include "runtime/engine/fault_injection.h"
 #include "runtime/engine/rank_session.h"
 #include "runtime/engine/trainer.h"
 
 namespace zerotrain {
+namespace {
+
+// The config with what depends on this rank's place resolved: offload.cpu_threads = 0 means
+// this rank's share of the machine's cores.
+Config resolved_for(const Config& config, const zt::engine::RankSession& session) {
+  Config resolved = config;
+  if (resolved.offload.cpu_threads == 0) {
+    const auto cores = static_cast<std::int64_t>(std::max(1u, std::thread::hardware_concurrency()));
+    resolved.offload.cpu_threads = std::max<std::int64_t>(1, cores / session.local_world_size());
+  }
+  return resolved;
+}
+
+}  // namespace
 
 struct Engine::Impl {
   Impl(Engine& self, const Config& config, zt::engine::TrainingParts parts,
@@ -27,8 +43,9 @@ struct Engine::Impl {
       };
     }
     trainer = session.explained([&] {
-      return std::make_unique<zt::engine::Trainer>(config, std::move(parts), session.lanes(),
-                                                   session.device(), trainer_options);
+      return std::make_unique<zt::engine::Trainer>(resolved_for(config, session), std::move(parts),
+                                                   session.lanes(), session.device(),
+                                                   trainer_options);
     });
   }
 

@@ -1,11 +1,11 @@
 // OffloadedOptimizer (ZeRO-Offload): one rank's fp32 master weights and optimizer states
 // live in host memory (the device's host staging allocator: pinned on CUDA, pooled host
 // memory on the CPU), counted as host_offload by a host tracker of their own, so the device
-// keeps only compute-dtype parameters and gradients. Each update takes a slice of the
-// reduced gradient shard over to the host, runs the optimizer there sub-group by sub-group,
-// and sends the updated parameters back in the compute dtype. Adam and AdamW run on the
-// vectorized CPU Adam (the best path this CPU has) over offload.cpu_threads threads, fused
-// with the conversion to the compute dtype; other optimizers run their own CPU loop.
+// keeps only compute-dtype parameters and gradients. A step brings the reduced gradient shard
+// over slice by slice, updates every master on the host in sub-groups spread over the CPU
+// threads, and sends the updated parameters back in the compute dtype. Adam and AdamW run on
+// the vectorized CPU Adam (the best path this CPU has), fused with the conversion to the
+// compute dtype; other optimizers run their own CPU loop.
 #pragma once
 
 #include <cstdint>
@@ -25,11 +25,11 @@ namespace zt::offload {
 
 class OffloadedOptimizer {
  public:
-  // `shard_numel`: this rank's shard; `largest_slice`: the most elements one update() or
-  // write_parameters() call passes (sizes the transfer buffers).
+  // `shard_numel`: this rank's shard, whose every slice is addressed by its shard offset.
+  // Threads: offload.cpu_threads (0 counts as 1: the engine resolves 0 to cores per local
+  // rank before it gets here).
   OffloadedOptimizer(DeviceContext& device, const optim::Optimizer& optimizer,
-                     std::int64_t shard_numel, std::int64_t largest_slice, DType compute_dtype,
-                     const OffloadConfig& config);
+                     std::int64_t shard_numel, DType compute_dtype, const OffloadConfig& config);
   ~OffloadedOptimizer();
   OffloadedOptimizer(const OffloadedOptimizer&) = delete;
   OffloadedOptimizer& operator=(const OffloadedOptimizer&) = delete;
@@ -37,18 +37,22 @@ class OffloadedOptimizer {
   // The host side: its tracker (category host_offload) and a CPU context over it.
   MemoryTracker& host_tracker() { return *host_tracker_; }
   DeviceContext& host() { return *host_; }
-  // "avx512 x 2 threads", or the optimizer's own loop ("sgd loop"), for the run log.
-  std::string kernel_description() const;
   // (shard_numel) f32 master weights, in host memory.
   const Tensor& master() const { return master_; }
+  // "avx512 x 2 threads", or the optimizer's own loop ("sgd loop"), for the run log.
+  std::string kernel_description() const;
 
-  // Updates master[shard_offset, + n) and its optimizer states from `grads` (n f32 elements
-  // on the device), then writes the updated weights in the compute dtype into `params` (n
-  // elements on the device). Returns when `params` holds them.
-  void update(std::int64_t shard_offset, const Tensor& grads, const Tensor& params,
-              std::int64_t step, float lr);
-  // Writes master[shard_offset, + n) in the compute dtype into `params` on the device.
-  void write_parameters(std::int64_t shard_offset, const Tensor& params);
+  // One step: stage every slice's f32 gradients (on the device) at its shard offset, then
+  // update, then send every slice's parameters back and wait for the sends.
+  void stage_gradients(std::int64_t shard_offset, const Tensor& grads);
+  void update(std::int64_t step, float lr);
+  // Writes master[shard_offset, + n) in the compute dtype into `params` (n elements on the
+  // device); after update() the compute-dtype copy is already made. Ordered on the device's
+  // compute stream; wait_for_sends() makes it complete.
+  void send_parameters(std::int64_t shard_offset, const Tensor& params);
+  void wait_for_sends();
+  // Before any update (initialization): converts the masters, then send_parameters works.
+  void convert_masters();
 
  private:
   DeviceContext& device_;
@@ -59,18 +63,12 @@ class OffloadedOptimizer {
   std::unique_ptr<DeviceContext> host_;
   Tensor master_;                      // (shard) f32
   std::vector<Tensor> states_;         // (shard) f32 each
-  Tensor grad_staging_;                // (largest slice) f32: the gradients, brought over
-  Tensor param_staging_;               // (largest slice) compute dtype, unless f32: going back
+  Tensor grads_;                       // (shard) f32: the reduced gradients, brought over
+  Tensor compute_params_;              // (shard) compute dtype, unless f32: going back
   const optim::Adam* adam_ = nullptr;  // set for Adam and AdamW: the vectorized CPU Adam
   optim::CpuAdamPath path_ = optim::CpuAdamPath::kScalar;
-  std::unique_ptr<optim::CpuAdamPool> pool_;
-
-  // The update of master[offset, + n) on the host, sub-group by sub-group; Adam also writes
-  // the compute-dtype copy into param_staging_ (when the compute dtype is not f32).
-  // Copies this slice's parameters (the master in f32, else param_staging_) into `params`.
-  void send_parameters(std::int64_t shard_offset, const Tensor& params);
-  void update_on_host(std::int64_t shard_offset, const Tensor& host_grads, std::int64_t step,
-                      float lr);
+  int threads_ = 1;
+  std::unique_ptr<optim::CpuAdamPool> pool_;  // when threads_ > 1
 };
 
 }  // namespace zt::offload

@@ -23,7 +23,10 @@ MemoryPlan plan_memory(const MemoryPlanInputs& in) {
   const std::int64_t state_bytes =
       shard * kF32Bytes * (in.states_per_element + (plan.separate_master ? 1 : 0));
   if (plan.offloaded_optimizer) {
-    plan.host_offload_bytes = shard * kF32Bytes * (in.states_per_element + 1);
+    // Masters, states and the gradients brought over, all f32; the compute-dtype copy going
+    // back unless that is f32 (then the master itself goes).
+    plan.host_offload_bytes = shard * (kF32Bytes * (in.states_per_element + 2) +
+                                       (in.compute_dtype == DType::kF32 ? 0 : compute_bytes));
   } else {
     plan.optimizer_state_bytes = state_bytes;
   }

@@ -46,7 +46,7 @@ struct MemoryPlan {
   std::int64_t parameter_bytes = 0;        // category parameters
   std::int64_t gradient_bytes = 0;         // category gradients
   std::int64_t optimizer_state_bytes = 0;  // category optimizer_states (master included)
-  // Host memory of an offloaded optimizer: masters and states (its transfer buffers apart).
+  // Host memory of an offloaded optimizer: masters, states, gradients and compute copy.
   std::int64_t host_offload_bytes = 0;
   std::int64_t model_state_bytes() const {
     return parameter_bytes + gradient_bytes + optimizer_state_bytes;

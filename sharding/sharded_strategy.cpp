@@ -42,8 +42,7 @@ ShardedStrategy::ShardedStrategy(const StrategyInputs& inputs, int stage)
   ZT_CHECK(stage >= 1 && stage <= 3, "ShardedStrategy runs stages 1-3");
   if (memory_plan_.offloaded_optimizer) {
     offloaded_ = std::make_unique<offload::OffloadedOptimizer>(
-        device_, optimizer_, plan_.shard_numel(), largest_slice_numel(), dtype_,
-        inputs.config.offload);
+        device_, optimizer_, plan_.shard_numel(), dtype_, inputs.config.offload);
   }
   allocate();
   initialize(static_cast<std::uint64_t>(inputs.config.run.seed));
@@ -118,9 +117,11 @@ void ShardedStrategy::initialize(std::uint64_t seed) {
   });
   if (offloaded_) {
     // The device's compute copy of the rank's own slices (the rest arrives by all-gather).
+    offloaded_->convert_masters();
     master_shard_.for_each_slice([&](const Segment& segment, const Tensor&) {
-      offloaded_->write_parameters(segment.shard_offset, own_parameters(segment));
+      offloaded_->send_parameters(segment.shard_offset, own_parameters(segment));
     });
+    offloaded_->wait_for_sends();
     return;
   }
   if (memory_plan_.separate_master && !memory_plan_.full_parameters) {
@@ -269,12 +270,16 @@ void ShardedStrategy::optimizer_step(std::int64_t step, float lr) {
   wait_for_all_refreshes();
   if (gatherer_) gatherer_->release_all();
   if (offloaded_) {
-    // Slice by slice: the gradients go to the host, the CPU optimizer updates the masters,
-    // the compute-dtype parameters come back into this rank's own slices.
+    // The gradients go to the host, the CPU optimizer updates every master there, and the
+    // compute-dtype parameters come back into this rank's own slices.
     master_shard_.for_each_slice([&](const Segment& segment, const Tensor&) {
-      offloaded_->update(segment.shard_offset, f32_gradients(segment), own_parameters(segment),
-                         step, lr);
+      offloaded_->stage_gradients(segment.shard_offset, f32_gradients(segment));
     });
+    offloaded_->update(step, lr);
+    master_shard_.for_each_slice([&](const Segment& segment, const Tensor&) {
+      offloaded_->send_parameters(segment.shard_offset, own_parameters(segment));
+    });
+    offloaded_->wait_for_sends();
     if (gatherer_) {
       prefetch_first_blocks();
     } else {

@@ -77,6 +77,9 @@ class ShardedStrategy final : public ZeroStrategy {
   FlatLayout layout_;
   ShardPlan plan_;
   MemoryPlan memory_plan_;
+  // offload.optimizer = "cpu": masters and states in host memory, updated there. Declared
+  // before the buffers, so its host tracker outlives master_shard_'s view of its master.
+  std::unique_ptr<offload::OffloadedOptimizer> offloaded_;
 
   Tensor full_params_;          // full_parameters: (padded_numel) compute dtype
   Tensor full_grads_;           // full_gradients: (padded_numel) accumulated over micro-batches
@@ -95,8 +98,6 @@ class ShardedStrategy final : public ZeroStrategy {
 
   std::optional<GradientReducer> reducer_;
   std::optional<ParameterGatherer> gatherer_;  // stage 3
-  // offload.optimizer = "cpu": masters and states in host memory, updated there.
-  std::unique_ptr<offload::OffloadedOptimizer> offloaded_;
 };
 
 }  // namespace zt::zero

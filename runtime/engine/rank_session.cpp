@@ -30,6 +30,7 @@ RankSession::RankSession(const Config& config, bool write_run_dir)
   rank_ = env ? env->rank : 0;
   world_size_ = env ? env->world_size : 1;
   local_rank_ = env ? env->local_rank : 0;
+  local_world_size_ = env ? env->local_world_size : 1;
   timeout_ =
       std::chrono::milliseconds(static_cast<std::int64_t>(config.runtime.comm_timeout_s * 1000.0));
   if (rank_ == 0 && write_run_dir_) {
@@ -49,7 +50,7 @@ RankSession::RankSession(const Config& config, bool write_run_dir)
   const CommBackendKind backend = resolved_comm_backend(config);
   device_ = make_device_context(rank_device(config, local_rank_),
                                 config.runtime.device_memory_limit_bytes);
-  nn::cpu::set_blas_threads(blas_threads_for(config, env ? env->local_world_size : 1));
+  nn::cpu::set_blas_threads(blas_threads_for(config, local_world_size_));
 
   comm::CommOptions options;
   options.timeout = timeout_;

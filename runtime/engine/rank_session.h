@@ -38,6 +38,7 @@ class RankSession {
   int rank() const { return rank_; }
   int world_size() const { return world_size_; }
   int local_rank() const { return local_rank_; }
+  int local_world_size() const { return local_world_size_; }
   DeviceContext& device() { return *device_; }
   comm::CommLanes lanes() const { return lanes_->lanes(); }
   // run.dir as rank 0 claimed it; null on the other ranks.
@@ -66,6 +67,7 @@ class RankSession {
   int rank_ = 0;
   int world_size_ = 1;
   int local_rank_ = 0;
+  int local_world_size_ = 1;
   std::chrono::milliseconds timeout_{0};
   std::unique_ptr<RunDirectory> run_directory_;
   std::unique_ptr<launch::RendezvousStore> rendezvous_;

@@ -15,8 +15,7 @@ int main(int argc, char** argv) try {
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) != "--set") overrides.emplace_back(argv[i]);
   }
-  const zerotrain::Config config =
-      zerotrain::parse_config(R"(
+  const zerotrain::Config config = zerotrain::parse_config(R"(
     [run]
     dir = "runs/minimal"
     [train]
@@ -25,7 +24,7 @@ int main(int argc, char** argv) try {
     [optimizer]
     lr = 0.003
   )",
-                              std::vector<std::string>(argv + 1, argv + argc));
+                                                           overrides);
 
   nn::Model model("minimal_mlp");
   auto hidden = std::make_unique<nn::Sequential>();

@@ -77,9 +77,9 @@ TEST(ConfigSchema, EveryKeyIsDocumentedAndItsDefaultValid) {
       EXPECT_EQ(find_config_key(section.name, key.name), &key);
     }
   }
-  EXPECT_EQ(keys, 51u);
+  EXPECT_EQ(keys, 57u);
   EXPECT_EQ(find_config_key("optimizer", "learning_rate"), nullptr);
-  EXPECT_EQ(find_config_section("offload"), nullptr);
+  EXPECT_EQ(find_config_section("checkpoint"), nullptr);
 }
 
 TEST(ConfigSchema, EnumNamesAreTheFileNames) {

@@ -132,6 +132,13 @@ TEST(Trainer, RefusesWhatThisVersionCannotRunNamingTheKey) {
   refused({"runtime.device=cuda"}, "runtime.device");
   refused({"train.global_batch_size=48"}, "train.global_batch_size");
   refused({"data.path=tokens.bin"}, "data.path");
+  // Offload: what stage 0 has no shard for, and what is not built yet.
+  refused({"offload.optimizer=cpu"}, "zero.stage = 0 has none");
+  refused({"zero.stage=1", "offload.optimizer=nvme"}, "offload.optimizer = \"nvme\" is not built");
+  refused({"zero.stage=3", "offload.params=cpu"}, "offload.params = \"cpu\" is not built");
+  refused({"zero.stage=1", "offload.optimizer=cpu", "offload.overlap_step=true"},
+          "offload.overlap_step");
+  refused({"zero.stage=1", "offload.nvme_path=/tmp"}, "offload.nvme_path is set");
 }
 
 // A model far past host memory (4 TB of parameters) is refused by the tracker before any
