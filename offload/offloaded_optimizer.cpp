@@ -49,6 +49,11 @@ void OffloadedOptimizer::stage_gradients(std::int64_t shard_offset, const Tensor
   device_.ops().copy(grads, grads_.view(shard_offset, Shape{grads.numel()}));
 }
 
+void OffloadedOptimizer::scale_gradients(float factor) {
+  device_.compute_stream().synchronize();  // every staged gradient has arrived
+  host_->ops().scale(grads_, factor);
+}
+
 void OffloadedOptimizer::update(std::int64_t step, float lr) {
   device_.compute_stream().synchronize();  // every staged gradient has arrived
   const std::int64_t n = master_.numel();

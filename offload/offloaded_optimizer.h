@@ -42,9 +42,11 @@ class OffloadedOptimizer {
   // "avx512 x 2 threads", or the optimizer's own loop ("sgd loop"), for the run log.
   std::string kernel_description() const;
 
-  // One step: stage every slice's f32 gradients (on the device) at its shard offset, then
-  // update, then send every slice's parameters back and wait for the sends.
+  // One step: stage every slice's f32 gradients (on the device) at its shard offset, as each
+  // is reduced; then update, then send every slice's parameters back and wait for the sends.
   void stage_gradients(std::int64_t shard_offset, const Tensor& grads);
+  // Multiplies the staged gradients by `factor` (unscaling, clipping), once all are staged.
+  void scale_gradients(float factor);
   void update(std::int64_t step, float lr);
   // Writes master[shard_offset, + n) in the compute dtype into `params` (n elements on the
   // device); after update() the compute-dtype copy is already made. Ordered on the device's

@@ -7,12 +7,14 @@ GradientReducer::GradientReducer(comm::Communicator& comm, const ShardPlan& plan
                                  ShardBuffer grad_shard, DeviceContext& device)
     : comm_(comm), plan_(plan), grad_shard_(std::move(grad_shard)), device_(device) {}
 
-void GradientReducer::reduce_block(std::size_t block, Tensor block_grads, bool accumulate) {
+void GradientReducer::reduce_block(std::size_t block, Tensor block_grads, bool accumulate,
+                                   bool last_micro_batch) {
   if (in_flight_.size() >= kMaxInFlight) complete_oldest();
   const auto& segments = plan_.segments(block);
   InFlight flight;
   flight.block = block;
   flight.accumulate = accumulate;
+  flight.last_micro_batch = last_micro_batch;
   // A shard in another dtype than the reduced gradients (bf16 standing gradients) takes
   // the fp32 result through scratch too, rounded once on completion.
   flight.via_scratch = accumulate || block_grads.dtype() != grad_shard_.dtype();
@@ -40,15 +42,17 @@ void GradientReducer::complete_oldest() {
   InFlight flight = std::move(in_flight_.front());
   in_flight_.pop_front();
   for (const auto& work : flight.works) work->wait();
-  if (!flight.via_scratch) return;
-  std::int64_t scratch_offset = 0;
-  for (const Segment& segment : plan_.segments(flight.block)) {
-    const std::int64_t slice = plan_.slice_numel(segment);
-    // shard = reduced (+ shard when accumulating), rounded once into the shard's dtype.
-    device_.ops().axpby(1.0f, flight.scratch.view(scratch_offset, Shape{slice}),
-                        flight.accumulate ? 1.0f : 0.0f, grad_shard_.slice(segment));
-    scratch_offset += slice;
+  if (flight.via_scratch) {
+    std::int64_t scratch_offset = 0;
+    for (const Segment& segment : plan_.segments(flight.block)) {
+      const std::int64_t slice = plan_.slice_numel(segment);
+      // shard = reduced (+ shard when accumulating), rounded once into the shard's dtype.
+      device_.ops().axpby(1.0f, flight.scratch.view(scratch_offset, Shape{slice}),
+                          flight.accumulate ? 1.0f : 0.0f, grad_shard_.slice(segment));
+      scratch_offset += slice;
+    }
   }
+  if (flight.last_micro_batch && on_block_reduced_) on_block_reduced_(flight.block);
 }
 
 void GradientReducer::drain() {

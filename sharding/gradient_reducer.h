@@ -6,6 +6,7 @@
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -25,9 +26,18 @@ class GradientReducer {
   // Reduce-scatters `block_grads` (the block's padded region, f32). With `accumulate` the
   // result is added to the shard; otherwise it replaces the shard's slice. Keeps
   // `block_grads` alive until the reduction is done.
-  void reduce_block(std::size_t block, Tensor block_grads, bool accumulate);
+  // `last_micro_batch` marks the step's final contribution to the block's slices.
+  void reduce_block(std::size_t block, Tensor block_grads, bool accumulate,
+                    bool last_micro_batch = true);
   // Waits for every reduction in flight and applies it.
   void drain();
+  // Called with the block as soon as its slices of the shard hold the step's reduced
+  // gradients (its last micro-batch's reduction applied): during backward for all but the
+  // last few blocks in flight, the rest from drain(). The offloaded optimizer sends them to
+  // the host from here, overlapping the rest of backward.
+  void on_block_reduced(std::function<void(std::size_t block)> callback) {
+    on_block_reduced_ = std::move(callback);
+  }
 
  private:
   struct InFlight {
@@ -37,6 +47,7 @@ class GradientReducer {
     std::size_t block = 0;
     bool accumulate = false;
     bool via_scratch = false;  // reduced into scratch, then added or copied into the shard
+    bool last_micro_batch = true;
   };
   void complete_oldest();
 
@@ -48,6 +59,7 @@ class GradientReducer {
   ShardBuffer grad_shard_;
   DeviceContext& device_;
   std::deque<InFlight> in_flight_;
+  std::function<void(std::size_t block)> on_block_reduced_;
 };
 
 }  // namespace zt::zero

@@ -47,6 +47,15 @@ ShardedStrategy::ShardedStrategy(const StrategyInputs& inputs, int stage)
   allocate();
   initialize(static_cast<std::uint64_t>(inputs.config.run.seed));
   reducer_.emplace(lanes_.gradients, plan_, grad_shard_, device_);
+  if (offloaded_) {
+    // Each block's reduced slices go to the host as soon as they are final, while backward
+    // goes on with the blocks before it.
+    reducer_->on_block_reduced([this](std::size_t block) {
+      for (const Segment& segment : plan_.segments(block)) {
+        offloaded_->stage_gradients(segment.shard_offset, f32_gradients(segment));
+      }
+    });
+  }
   if (memory_plan_.full_parameters) {
     for (std::size_t b = 0; b < layout_.blocks.size(); ++b) {
       param_views_.push_back(block_views(layout_, b, full_params_));
@@ -220,7 +229,8 @@ void ShardedStrategy::after_backward(std::size_t block, bool last_micro_batch) {
     if (memory_plan_.transient_block_gradients) fold_block_grads(block);
     if (last_micro_batch) reducer_->reduce_block(block, block_region(full_grads_, block), false);
   } else {
-    reducer_->reduce_block(block, std::move(block_grads_[block]), !shard_fresh_[block]);
+    reducer_->reduce_block(block, std::move(block_grads_[block]), !shard_fresh_[block],
+                           last_micro_batch);
     shard_fresh_[block] = false;
     grad_views_[block].clear();
   }
@@ -259,6 +269,11 @@ double ShardedStrategy::finish_gradients() {
 }
 
 void ShardedStrategy::scale_gradients(float factor) {
+  if (offloaded_) {
+    // The gradients the step uses are the host's copy, staged as each block was reduced.
+    offloaded_->scale_gradients(factor);
+    return;
+  }
   grad_shard_.for_each_slice(
       [&](const Segment&, const Tensor& slice) { device_.ops().scale(slice, factor); });
 }
@@ -270,11 +285,9 @@ void ShardedStrategy::optimizer_step(std::int64_t step, float lr) {
   wait_for_all_refreshes();
   if (gatherer_) gatherer_->release_all();
   if (offloaded_) {
-    // The gradients go to the host, the CPU optimizer updates every master there, and the
-    // compute-dtype parameters come back into this rank's own slices.
-    master_shard_.for_each_slice([&](const Segment& segment, const Tensor&) {
-      offloaded_->stage_gradients(segment.shard_offset, f32_gradients(segment));
-    });
+    // The gradients are on the host already (staged as each block was reduced): the CPU
+    // optimizer updates every master there, and the compute-dtype parameters come back
+    // into this rank's own slices.
     offloaded_->update(step, lr);
     master_shard_.for_each_slice([&](const Segment& segment, const Tensor&) {
       offloaded_->send_parameters(segment.shard_offset, own_parameters(segment));

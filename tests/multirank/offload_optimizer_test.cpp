@@ -23,20 +23,31 @@ namespace {
 constexpr int kSteps = 8;
 
 Config gpt_config(int stage, int world, const std::string& dtype, const std::string& optimizer,
-                  const std::string& offload) {
-  return parse_config_text(
-      "", "offload_optimizer_test.toml",
-      {"model.type=gpt", "model.n_layer=2", "model.n_head=2", "model.d_model=16",
-       "model.vocab_size=16", "model.seq_len=8", "optimizer.lr=0.01", "optimizer.type=" + optimizer,
-       "zero.reduce_bucket_size=1KiB", "train.steps=" + std::to_string(kSteps),
-       "zero.stage=" + std::to_string(stage), "train.micro_batch_size=" + std::to_string(8 / world),
-       "precision.dtype=" + dtype, "offload.optimizer=" + offload, "offload.sub_group_size=1024"});
+                  const std::string& offload, std::vector<std::string> extra = {}) {
+  std::vector<std::string> overrides{"model.type=gpt",
+                                     "model.n_layer=2",
+                                     "model.n_head=2",
+                                     "model.d_model=16",
+                                     "model.vocab_size=16",
+                                     "model.seq_len=8",
+                                     "optimizer.lr=0.01",
+                                     "optimizer.type=" + optimizer,
+                                     "zero.reduce_bucket_size=1KiB",
+                                     "train.steps=" + std::to_string(kSteps),
+                                     "zero.stage=" + std::to_string(stage),
+                                     "train.micro_batch_size=" + std::to_string(8 / world),
+                                     "precision.dtype=" + dtype,
+                                     "offload.optimizer=" + offload,
+                                     "offload.sub_group_size=1024"};
+  overrides.insert(overrides.end(), extra.begin(), extra.end());
+  return parse_config_text("", "offload_optimizer_test.toml", overrides);
 }
 
 struct Outcome {
   std::vector<double> losses;
   MemorySnapshot device;  // rank 0's device tracker at the end
   MemorySnapshot host;    // rank 0's host tracker (offload only)
+  int skipped = 0;        // fp16 steps skipped for overflow
 };
 
 Outcome train(const Config& config, int world) {
@@ -47,9 +58,10 @@ Outcome train(const Config& config, int world) {
     MemoryTracker tracker(Device::cpu(rank));
     auto comm = comm::create_cpu_communicator(store, rank, world);
     engine::Trainer trainer(config, *comm, tracker, engine::quiet_trainer_options());
-    const std::vector<double> losses = trainer.run().losses;
+    const engine::TrainResult result = trainer.run();
     if (rank == 0) {
-      outcome.losses = losses;
+      outcome.losses = result.losses;
+      for (const auto& metrics : result.metrics) outcome.skipped += metrics.skipped ? 1 : 0;
       outcome.device = tracker.snapshot();
       if (const MemoryTracker* host = trainer.strategy().host_offload_tracker()) {
         outcome.host = host->snapshot();
@@ -90,6 +102,26 @@ TEST_P(OptimizerOffload, TrainsLikeTheDeviceOptimizerWithNoStateOnTheDevice) {
   EXPECT_EQ(offloaded.host.total_peak_bytes, host) << "only host_offload lives there";
   // What moved off the device is the optimizer states, and nothing else grew.
   EXPECT_LE(offloaded.device.total_peak_bytes, on_device.device.total_peak_bytes - device_states);
+}
+
+// The global norm is all-reduced from the device's shard while the host copies arrive; the
+// clipping factor and fp16's unscaling then apply to the host's gradients. An fp16 run whose
+// first steps overflow (initial scale 2^24) skips them on every rank exactly as without
+// offload.
+TEST(OptimizerOffloadScaling, ClippingAndFp16LossScalingMatchTheDeviceOptimizer) {
+  const std::vector<std::string> extra{"optimizer.max_grad_norm=0.05",
+                                       "precision.initial_loss_scale=16777216"};
+  for (int stage : {1, 3}) {
+    const Outcome on_device = train(gpt_config(stage, 2, "fp16", "adamw", "none", extra), 2);
+    const Outcome offloaded = train(gpt_config(stage, 2, "fp16", "adamw", "cpu", extra), 2);
+    ASSERT_EQ(offloaded.losses.size(), on_device.losses.size());
+    for (std::size_t i = 0; i < on_device.losses.size(); ++i) {
+      EXPECT_NEAR(offloaded.losses[i], on_device.losses[i], 1e-6 * std::abs(on_device.losses[i]))
+          << "stage " << stage << " step " << i + 1;
+    }
+    EXPECT_EQ(offloaded.skipped, on_device.skipped) << "stage " << stage;
+    EXPECT_GT(on_device.skipped, 0) << "the initial scale overflows the first steps";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(StagesWorldsPrecisions, OptimizerOffload,
