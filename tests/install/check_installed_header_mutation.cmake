@@ -29,15 +29,19 @@ if(NOT result EQUAL 0)
 endif()
 
 # Each mutation: a header's text, and what the check's message must name.
-file(WRITE "${include_dir}/zerotrain/uses_toml.h" "#pragma once\n#include <toml++/toml.hpp>\n")
+# (TOML++ and Boost are zerotrain's build dependencies, so their headers are there to find.)
+file(WRITE "${include_dir}/zerotrain/uses_toml.h" "#pragma once\n#include <toml++/toml.h>\n")
+file(WRITE "${include_dir}/zerotrain/uses_boost.h"
+     "#pragma once\n#include \"zerotrain/detail.h\"\n#include <boost/version.hpp>\n")
 file(WRITE "${include_dir}/zerotrain/uses_missing.h"
      "#pragma once\n#include \"core/not_installed.h\"\n")
 file(WRITE "${include_dir}/zerotrain/uses_source_tree.h"
      "#pragma once\n#include \"${ZT_SOURCE_ROOT}/core/host_device.h\"\n")
 file(WRITE "${include_dir}/zerotrain/warns.h"
      "#pragma once\ninline int zt_unused(int unused_argument) { return 0; }\n")
-set(mutations "uses_toml.h=toml" "uses_missing.h=not_installed.h"
-              "uses_source_tree.h=source tree" "warns.h=unused")
+set(mutations "uses_toml.h=third-party header: /" "uses_boost.h=third-party header: /"
+              "uses_missing.h=not_installed.h"
+              "uses_source_tree.h=header of the source tree" "warns.h=unused")
 foreach(mutation IN LISTS mutations)
   string(REPLACE "=" ";" mutation "${mutation}")
   list(GET mutation 0 header)
@@ -46,6 +50,8 @@ foreach(mutation IN LISTS mutations)
   if(result EQUAL 0)
     message(FATAL_ERROR "the check accepted zerotrain/${header}:\n${output}")
   endif()
+  # (CMake wraps a long message at spaces: compare with all white space as one space.)
+  string(REGEX REPLACE "[ \t\r\n]+" " " output "${output}")
   string(FIND "${output}" "${named}" at)
   if(at EQUAL -1)
     message(FATAL_ERROR "the check rejected zerotrain/${header} without naming '${named}':\n"

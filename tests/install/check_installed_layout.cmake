@@ -1,9 +1,10 @@
 # What an installation holds: libzerotrain, the zerotrain CLI, every public header, the
 # CMake package, and nothing else: no static archive, no header of a layer the public headers
 # do not include, no backend or *_internal.h header, and a link interface naming no
-# third-party library or layer archive.
+# third-party library or layer archive; a package version of SameMajorVersion.
 #   cmake -DZT_PREFIX=<prefix> -DZT_PUBLIC_INCLUDE_ROOT=<source root>/api -DZT_LIBDIR=lib
-#         -DZT_BINDIR=bin -DZT_INCLUDEDIR=include -P check_installed_layout.cmake
+#         -DZT_BINDIR=bin -DZT_INCLUDEDIR=include -DZT_VERSION=<version>
+#         -P check_installed_layout.cmake
 cmake_minimum_required(VERSION 3.25)
 set(problems "")
 macro(expect_file path)
@@ -47,6 +48,28 @@ foreach(target_file IN LISTS target_files)
     string(APPEND problems "the package's link interface is not libzerotrain alone: ${line}\n")
   endforeach()
 endforeach()
+
+# SameMajorVersion: the package meets a request for its own version or an earlier one of
+# its major version, and no request for another major version.
+function(package_meets requested out)
+  string(REPLACE "." ";" parts "${requested}")
+  list(GET parts 0 PACKAGE_FIND_VERSION_MAJOR)
+  set(PACKAGE_FIND_VERSION "${requested}")
+  include("${ZT_PREFIX}/${package}/zerotrainConfigVersion.cmake")
+  set(${out} "${PACKAGE_VERSION_COMPATIBLE}" PARENT_SCOPE)
+endfunction()
+if(EXISTS "${ZT_PREFIX}/${package}/zerotrainConfigVersion.cmake")
+  string(REGEX MATCH "^[0-9]+" major "${ZT_VERSION}")
+  math(EXPR next_major "${major} + 1")
+  package_meets("${ZT_VERSION}" own_version)
+  package_meets("${major}.0" same_major)
+  package_meets("${next_major}.0" next_major_met)
+  if(NOT own_version OR NOT same_major OR next_major_met)
+    string(APPEND problems "the package's version ${ZT_VERSION} is not SameMajorVersion: "
+           "meets ${ZT_VERSION} ${own_version}, ${major}.0 ${same_major}, ${next_major}.0 "
+           "${next_major_met}\n")
+  endif()
+endif()
 
 if(problems)
   message(FATAL_ERROR "${ZT_PREFIX}:\n${problems}")
