@@ -3,7 +3,8 @@
 # finds every library it needs (CUDA's too, when built with them), and neither RUNPATH
 # names the build tree.
 #   cmake -DZT_PREFIX=<prefix> -DZT_BUILD_DIR=<build dir> -DZT_LIBDIR=lib -DZT_BINDIR=bin
-#         -DZT_VERSION=<version> -P check_installed_binaries.cmake
+#         -DZT_VERSION=<version> [-DZT_CUDA_LIBRARY_DIR=<dir libzerotrain's RUNPATH must name>]
+#         -P check_installed_binaries.cmake
 cmake_minimum_required(VERSION 3.25)
 set(cli "${ZT_PREFIX}/${ZT_BINDIR}/zerotrain")
 set(library "${ZT_PREFIX}/${ZT_LIBDIR}/libzerotrain.so")
@@ -31,6 +32,27 @@ foreach(binary IN ITEMS "${cli}" "${library}")
     string(APPEND problems "${cli}'s search path is not $ORIGIN/../${ZT_LIBDIR}: ${search_path}\n")
   endif()
 endforeach()
+
+# libzerotrain's own search path leads to the CUDA libraries it was linked with.
+if(ZT_CUDA_LIBRARY_DIR)
+  execute_process(COMMAND "${READELF}" -d "${library}" OUTPUT_VARIABLE dynamic TIMEOUT 60)
+  string(REGEX MATCH "R(UN)?PATH\\)[^\n]*\\[([^\n]*)\\]" search_path "${dynamic}")
+  string(REPLACE ":" ";" search_dirs "${CMAKE_MATCH_2}")
+  file(REAL_PATH "${ZT_CUDA_LIBRARY_DIR}" cuda_dir)
+  set(found FALSE)
+  foreach(dir IN LISTS search_dirs)
+    if(EXISTS "${dir}")
+      file(REAL_PATH "${dir}" dir)
+      if(dir STREQUAL cuda_dir)
+        set(found TRUE)
+      endif()
+    endif()
+  endforeach()
+  if(NOT found)
+    string(APPEND problems "${library}'s search path (${search_path}) lacks the CUDA libraries' "
+           "folder ${ZT_CUDA_LIBRARY_DIR}\n")
+  endif()
+endif()
 
 execute_process(COMMAND ${clean_env} "${cli}" --version OUTPUT_VARIABLE version_line
                 ERROR_VARIABLE version_line RESULT_VARIABLE result TIMEOUT 60)
