@@ -74,8 +74,9 @@ foreach(header IN LISTS third_party)
     message(FATAL_ERROR "the path rule accepts ${header}")
   endif()
 endforeach()
-zt_check_reached_headers(problems HEADERS "/usr/include/c++/12/vector" "${include_dir}/core/tensor.h"
-                                          "${include_dir}/nn/kernels/kernel_backend.h"
+zt_check_reached_headers(problems
+                         HEADERS "/usr/include/c++/12/vector" "${include_dir}/core/tensor.h"
+                                 "${include_dir}/nn/kernels/kernel_backend.h"
                          OWN_ROOTS "${include_dir}" SOURCE_ROOT "${ZT_SOURCE_ROOT}")
 if(problems)
   message(FATAL_ERROR "the path rule rejects the standard library or the prefix:\n${problems}")
