@@ -7,7 +7,9 @@
 #         [-DZT_CONSUMER_ARGS=a|b|c (@ZT_WORK_DIR@ is the scratch folder)]
 #         -DZT_EXPECT_OUTPUT=<regex> [-DZT_EXPECT_LOSS_DECREASE=ON] -DZT_WORK_DIR=<scratch>
 #         -DZT_SOURCE_ROOT=<source root> -DZT_CXX=<compiler> -DZT_MAKE_PROGRAM=<ninja>
-#         [-DZT_LAUNCHER=<ccache>] -P build_consumer.cmake
+#         [-DZT_LAUNCHER=<ccache>] [-DZT_MAIN_FROM_README=<README.md>] -P build_consumer.cmake
+# With ZT_MAIN_FROM_README the program's main.cpp is README's C++ example under "Use it as a
+# library", so the page's smallest program is built and run as printed.
 cmake_minimum_required(VERSION 3.25)
 include("${CMAKE_CURRENT_LIST_DIR}/reached_headers.cmake")
 set(source "${ZT_WORK_DIR}/source")
@@ -29,6 +31,18 @@ endfunction()
 
 file(REMOVE_RECURSE "${ZT_WORK_DIR}")
 file(COPY "${ZT_CONSUMER_SOURCE}/" DESTINATION "${source}")
+if(ZT_MAIN_FROM_README)
+  file(READ "${ZT_MAIN_FROM_README}" readme)
+  string(FIND "${readme}" "## Use it as a library" section)
+  if(section EQUAL -1)
+    message(FATAL_ERROR "${ZT_MAIN_FROM_README} has no section 'Use it as a library'")
+  endif()
+  string(SUBSTRING "${readme}" ${section} -1 readme)
+  if(NOT readme MATCHES "```cpp\n([^`]*)```")
+    message(FATAL_ERROR "${ZT_MAIN_FROM_README}: no ```cpp example under 'Use it as a library'")
+  endif()
+  file(WRITE "${source}/main.cpp" "${CMAKE_MATCH_1}")
+endif()
 set(launcher "")
 if(ZT_LAUNCHER)
   set(launcher "-DCMAKE_CXX_COMPILER_LAUNCHER=${ZT_LAUNCHER}")
