@@ -2,8 +2,8 @@
 // (1) Step time with offload ÷ without, for the same GPT at zero.stage = 3 on 2 ranks (threads
 //     over Gloo on 127.0.0.1), the two runs interleaved round by round, medians compared.
 // (2) The largest GPT (n_layer grown at a fixed width) that trains one step under a fixed
-//     runtime.device_memory_limit with no offload and with optimizer offload. Parameter
-//     offload (offload.params) is not built yet; its row says so.
+//     runtime.device_memory_limit with no offload, optimizer offload, and optimizer +
+//     parameter offload.
 // Usage: bench_offload [--quick]
 #include <algorithm>
 #include <chrono>
@@ -28,14 +28,18 @@ namespace {
 
 constexpr int kWorld = 2;
 
+// `offload`: "none", "cpu" (the optimizer) or "cpu+params" (the optimizer and stage 3's
+// parameter shard).
 zt::Config gpt(std::int64_t n_layer, std::int64_t d_model, const std::string& offload,
                std::int64_t steps, const std::string& limit) {
+  const bool params = offload == "cpu+params";
   return zt::parse_config_text(
       "", "bench_offload",
       {"model.type=gpt", "model.n_layer=" + std::to_string(n_layer), "model.n_head=4",
        "model.d_model=" + std::to_string(d_model), "model.vocab_size=64", "model.seq_len=32",
        "train.micro_batch_size=2", "train.steps=" + std::to_string(steps), "zero.stage=3",
-       "zero.reduce_bucket_size=1MiB", "offload.optimizer=" + offload, "offload.cpu_threads=1",
+       "zero.reduce_bucket_size=1MiB", "offload.optimizer=" + std::string(params ? "cpu" : offload),
+       "offload.params=" + std::string(params ? "cpu" : "none"), "offload.cpu_threads=1",
        "runtime.device_memory_limit=" + limit});
 }
 
@@ -152,12 +156,16 @@ int main(int argc, char** argv) {
               static_cast<long long>(d_model), limit.c_str());
   const auto [none_layers, none_params] = largest_fitting(d_model, "none", limit);
   const auto [cpu_layers, cpu_params] = largest_fitting(d_model, "cpu", limit);
+  const auto [both_layers, both_params] = largest_fitting(d_model, "cpu+params", limit);
   std::printf("  no offload          n_layer %3lld  %10lld parameters\n",
               static_cast<long long>(none_layers), static_cast<long long>(none_params));
   std::printf(
       "  optimizer offload   n_layer %3lld  %10lld parameters  (%.2fx)\n",
       static_cast<long long>(cpu_layers), static_cast<long long>(cpu_params),
       none_params > 0 ? static_cast<double>(cpu_params) / static_cast<double>(none_params) : 0.0);
-  std::printf("  + parameter offload (offload.params = \"cpu\"): not built yet\n");
+  std::printf(
+      "  + parameter offload n_layer %3lld  %10lld parameters  (%.2fx)\n",
+      static_cast<long long>(both_layers), static_cast<long long>(both_params),
+      none_params > 0 ? static_cast<double>(both_params) / static_cast<double>(none_params) : 0.0);
   return 0;
 }

@@ -39,6 +39,11 @@ class OffloadedOptimizer {
   DeviceContext& host() { return *host_; }
   // (shard_numel) f32 master weights, in host memory.
   const Tensor& master() const { return master_; }
+  // (shard_numel) the masters in the compute dtype, in host memory, current after update()
+  // and convert_masters(): the master itself in f32. Stage 3's offloaded parameter shard.
+  const Tensor& host_parameters() const {
+    return compute_dtype_ == DType::kF32 ? master_ : compute_params_;
+  }
   // "avx512 x 2 threads", or the optimizer's own loop ("sgd loop"), for the run log.
   std::string kernel_description() const;
 

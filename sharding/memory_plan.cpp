@@ -17,7 +17,10 @@ MemoryPlan plan_memory(const MemoryPlanInputs& in) {
   plan.transient_block_gradients = !plan.full_gradients || in.gradient_dtype != DType::kF32;
   plan.offloaded_optimizer = in.offload_optimizer && in.stage > 0;
   plan.separate_master = in.compute_dtype != DType::kF32 && !plan.offloaded_optimizer;
-  plan.parameter_bytes = (plan.full_parameters ? in.padded_numel : shard) * compute_bytes;
+  plan.offloaded_parameters = in.offload_parameters && in.stage == 3 && plan.offloaded_optimizer;
+  plan.parameter_bytes = plan.offloaded_parameters
+                             ? 0
+                             : (plan.full_parameters ? in.padded_numel : shard) * compute_bytes;
   plan.gradient_bytes = (plan.full_gradients ? in.padded_numel : shard) *
                         static_cast<std::int64_t>(dtype_size(in.gradient_dtype));
   const std::int64_t state_bytes =

@@ -23,6 +23,9 @@ struct MemoryPlanInputs {
   std::int64_t grad_accum_steps = 1;
   // offload.optimizer = "cpu": fp32 masters and optimizer states live in host memory.
   bool offload_optimizer = false;
+  // offload.params = "cpu" (stage 3, with the optimizer offloaded): the parameter shard is
+  // the offloaded optimizer's host copy of the masters in the compute dtype.
+  bool offload_parameters = false;
 };
 
 struct MemoryPlan {
@@ -42,6 +45,8 @@ struct MemoryPlan {
   bool separate_master = false;
   // Masters and optimizer states in host memory (category host_offload, host tracker).
   bool offloaded_optimizer = false;
+  // Stage 3's parameter shard in host memory (no device parameter shard).
+  bool offloaded_parameters = false;
 
   std::int64_t parameter_bytes = 0;        // category parameters
   std::int64_t gradient_bytes = 0;         // category gradients

@@ -16,13 +16,15 @@ std::int64_t block_bytes(const BlockSlots& block, DType dtype) {
 
 ParameterGatherer::ParameterGatherer(comm::Communicator& comm, const FlatLayout& layout,
                                      const ShardPlan& plan, Tensor param_shard,
-                                     DeviceContext& device, const ZeroConfig& config)
+                                     DeviceContext& device, const ZeroConfig& config,
+                                     bool shard_on_host)
     : comm_(comm),
       layout_(layout),
       plan_(plan),
       param_shard_(std::move(param_shard)),
       device_(device),
       config_(config),
+      shard_on_host_(shard_on_host),
       gathered_(layout.blocks.size()),
       tie_source_(layout.blocks.size(), false),
       resident_(layout.blocks.size()) {
@@ -60,11 +62,27 @@ void ParameterGatherer::start(std::size_t block) {
   Gathered gathered;
   gathered.buffer =
       Tensor::zeros(Shape{slots.padded_numel}, param_shard_.dtype(), device_.tracker(), category);
-  for (const Segment& segment : plan_.segments(block)) {
-    const std::int64_t slice = plan_.slice_numel(segment);
+  const auto& segments = plan_.segments(block);
+  if (shard_on_host_) {
+    // The block's slices come over just before their gather (ordered before it on the
+    // compute stream) and go when it is done.
+    std::int64_t slices = 0;
+    for (const Segment& segment : segments) slices += plan_.slice_numel(segment);
+    gathered.staged = Tensor::empty(Shape{slices}, param_shard_.dtype(), device_.tracker(),
+                                    MemoryCategory::kCommBuffers);
+  }
+  std::int64_t staged_offset = 0;
+  for (const Segment& segment : segments) {
+    const Shape slice{plan_.slice_numel(segment)};
+    Tensor input = param_shard_.view(segment.shard_offset, slice);
+    if (shard_on_host_) {
+      const Tensor on_device = gathered.staged.view(staged_offset, slice);
+      device_.ops().copy(input, on_device);
+      input = on_device;
+      staged_offset += slice.numel();
+    }
     gathered.works.push_back(comm_.all_gather(
-        param_shard_.view(segment.shard_offset, Shape{slice}),
-        gathered.buffer.view(segment.offset - slots.offset, Shape{segment.numel})));
+        input, gathered.buffer.view(segment.offset - slots.offset, Shape{segment.numel})));
   }
   resident_[block] = gathered.buffer;
   live_bytes_ += block_bytes(slots, param_shard_.dtype());
@@ -86,6 +104,7 @@ void ParameterGatherer::wait_ready(std::size_t block) {
   if (gathered.ready) return;
   for (const auto& work : gathered.works) work->wait();
   gathered.works.clear();
+  gathered.staged = Tensor();
   gathered.ready = true;
 }
 

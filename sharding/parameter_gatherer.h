@@ -17,8 +17,12 @@ namespace zt::zero {
 
 class ParameterGatherer {
  public:
+  // With `shard_on_host` (offload.params = "cpu") the shard lies in host memory: each gather
+  // first copies the block's slices into a device buffer (comm_buffers) that lives until
+  // the gather is done.
   ParameterGatherer(comm::Communicator& comm, const FlatLayout& layout, const ShardPlan& plan,
-                    Tensor param_shard, DeviceContext& device, const ZeroConfig& config);
+                    Tensor param_shard, DeviceContext& device, const ZeroConfig& config,
+                    bool shard_on_host = false);
   ParameterGatherer(const ParameterGatherer&) = delete;
   ParameterGatherer& operator=(const ParameterGatherer&) = delete;
   // Waits for gathers still in flight (a prefetch for a step that never came).
@@ -42,6 +46,7 @@ class ParameterGatherer {
  private:
   struct Gathered {
     Tensor buffer;  // the block's padded region
+    Tensor staged;  // shard on the host: the block's slices on the device, until gathered
     std::vector<std::shared_ptr<comm::Work>> works;
     std::vector<Tensor> views;
     bool ready = false;
@@ -55,6 +60,7 @@ class ParameterGatherer {
   Tensor param_shard_;
   DeviceContext& device_;  // gathered copies come from its tracker
   const ZeroConfig config_;
+  const bool shard_on_host_;
   std::vector<std::optional<Gathered>> gathered_;
   std::vector<bool> tie_source_;  // blocks whose parameters a later block ties to
   std::vector<Tensor> resident_;  // each gathered block's buffer (undefined when released)

@@ -34,7 +34,8 @@ ShardedStrategy::ShardedStrategy(const StrategyInputs& inputs, int stage)
           plan_memory({stage, dtype_, grad_dtype_, lanes_.world_size(), layout_.padded_numel,
                        plan_.shard_numel(), inputs.optimizer.states_per_element(),
                        inputs.config.train.grad_accum_steps,
-                       inputs.config.offload.optimizer == OffloadTarget::kCpu})),
+                       inputs.config.offload.optimizer == OffloadTarget::kCpu,
+                       inputs.config.offload.params == OffloadTarget::kCpu})),
       grad_views_(layout_.blocks.size()),
       block_grads_(layout_.blocks.size()),
       shard_fresh_(layout_.blocks.size(), true),
@@ -62,7 +63,8 @@ ShardedStrategy::ShardedStrategy(const StrategyInputs& inputs, int stage)
     }
     refresh_full_parameters();  // overlaps with the first forward
   } else {
-    gatherer_.emplace(lanes_.parameters, layout_, plan_, param_shard_.storage(), device_, config_);
+    gatherer_.emplace(lanes_.parameters, layout_, plan_, param_shard_.storage(), device_, config_,
+                      memory_plan_.offloaded_parameters);
     prefetch_first_blocks();
   }
   if (!memory_plan_.transient_block_gradients) {
@@ -79,6 +81,10 @@ void ShardedStrategy::allocate() {
   const std::int64_t shard = plan_.shard_numel();
   if (memory_plan_.full_parameters) {
     full_params_ = zeros(layout_.padded_numel, tracker, MemoryCategory::kParameters, dtype_);
+  } else if (memory_plan_.offloaded_parameters) {
+    // The shard is the offloaded optimizer's compute-dtype copy, in host memory: each
+    // gather brings a block's slices over first.
+    param_shard_ = ShardBuffer::own(plan_, offloaded_->host_parameters());
   } else {
     param_shard_ =
         ShardBuffer::own(plan_, zeros(shard, tracker, MemoryCategory::kParameters, dtype_));
@@ -125,8 +131,10 @@ void ShardedStrategy::initialize(std::uint64_t seed) {
     });
   });
   if (offloaded_) {
-    // The device's compute copy of the rank's own slices (the rest arrives by all-gather).
+    // The device's compute copy of the rank's own slices (the rest arrives by all-gather);
+    // an offloaded parameter shard is that copy.
     offloaded_->convert_masters();
+    if (memory_plan_.offloaded_parameters) return;
     master_shard_.for_each_slice([&](const Segment& segment, const Tensor&) {
       offloaded_->send_parameters(segment.shard_offset, own_parameters(segment));
     });
@@ -289,10 +297,12 @@ void ShardedStrategy::optimizer_step(std::int64_t step, float lr) {
     // optimizer updates every master there, and the compute-dtype parameters come back
     // into this rank's own slices.
     offloaded_->update(step, lr);
-    master_shard_.for_each_slice([&](const Segment& segment, const Tensor&) {
-      offloaded_->send_parameters(segment.shard_offset, own_parameters(segment));
-    });
-    offloaded_->wait_for_sends();
+    if (!memory_plan_.offloaded_parameters) {
+      master_shard_.for_each_slice([&](const Segment& segment, const Tensor&) {
+        offloaded_->send_parameters(segment.shard_offset, own_parameters(segment));
+      });
+      offloaded_->wait_for_sends();
+    }
     if (gatherer_) {
       prefetch_first_blocks();
     } else {

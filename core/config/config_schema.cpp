@@ -288,8 +288,9 @@ void add_precision_zero_runtime(std::vector<SectionSpec>& schema) {
                  "cpu = host memory, updated there by the CPU optimizer (the gradient shard "
                  "goes over, the compute-dtype parameters come back); nvme = not yet built.");
   offload.choice("params", &OffloadConfig::params, kParameterOffloadNames, OffloadTarget::kNone,
-                 "Stage 3: where parameter shards live between their all-gathers; cpu = not "
-                 "yet built.");
+                 "Stage 3 with offload.optimizer: where the parameter shard lives; cpu = host "
+                 "memory (the offloaded optimizer's compute-dtype copy), each block's slices "
+                 "copied to the device just before its all-gather.");
   offload.integer("sub_group_size", &OffloadConfig::sub_group_size, 16777216, Range::at_least(1024),
                   "elements",
                   "Offloaded optimizer: elements the CPU optimizer updates as one task (and "

@@ -30,10 +30,12 @@ void check_supported(const Config& config) {
                       ": offload.optimizer = \"nvme\" is not built yet; use \"cpu\" (host "
                       "memory) or \"none\"");
   }
-  if (offload.params == OffloadTarget::kCpu) {
+  if (offload.params == OffloadTarget::kCpu &&
+      (config.zero.stage != 3 || offload.optimizer == OffloadTarget::kNone)) {
     throw ConfigError(where_set(config, "offload.params") +
-                      ": offload.params = \"cpu\" is not built yet; use offload.optimizer = "
-                      "\"cpu\" with zero.stage = 3, or \"none\"");
+                      ": offload.params = \"cpu\" keeps stage 3's parameter shard in host "
+                      "memory as the offloaded optimizer's copy: it needs zero.stage = 3 (now " +
+                      std::to_string(config.zero.stage) + ") and offload.optimizer = \"cpu\"");
   }
   if (offload.overlap_step) {
     throw ConfigError(where_set(config, "offload.overlap_step") +

@@ -1,7 +1,8 @@
 // configs/offload-demo.toml as README shows it: at zero.stage = 3 on 2 ranks under its
 // 64 MiB device limit it runs out of memory naming what was live, and with
 // offload.optimizer = "cpu" it trains, to the losses of a run without the limit, with no
-// optimizer state on the device and the offloaded bytes in memory.json.
+// optimizer state on the device and the offloaded bytes in memory.json; offload.params
+// = "cpu" trains under a smaller limit still.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -61,6 +62,23 @@ TEST(OffloadDemo, OptimizerOffloadTrainsUnderTheLimitToTheUnlimitedLosses) {
   ASSERT_NE(host, std::string::npos) << memory;
   EXPECT_NE(memory.compare(host, 45, "\"host_offload\": {\"after_step_1_bytes\": 0,"), 0)
       << "the offloaded states are counted: " << memory;
+}
+
+// Under a still smaller limit optimizer offload alone runs out, and moving stage 3's
+// parameter shard to the host as well trains.
+TEST(OffloadDemo, ParameterOffloadTrainsUnderASmallerLimitThanOptimizerOffloadAlone) {
+  TempDir optimizer_dir;
+  const CommandResult optimizer_only =
+      launch_demo(optimizer_dir, {"offload.optimizer=cpu", "runtime.device_memory_limit=44MiB"});
+  EXPECT_EQ(optimizer_only.exit_code, 1) << optimizer_only.err;
+  EXPECT_NE(optimizer_only.err.find("out of memory on cpu:"), std::string::npos)
+      << optimizer_only.err;
+  TempDir both_dir;
+  const CommandResult both = launch_demo(both_dir, {"offload.optimizer=cpu", "offload.params=cpu",
+                                                    "runtime.device_memory_limit=44MiB"});
+  ASSERT_EQ(both.exit_code, 0) << both.err;
+  EXPECT_NE(both.out.find("peaks: parameters 0 B"), std::string::npos) << both.out;
+  EXPECT_EQ(losses_of(both_dir / "run/metrics.jsonl").size(), 6u);
 }
 
 }  // namespace

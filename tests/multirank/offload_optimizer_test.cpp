@@ -124,6 +124,34 @@ TEST(OptimizerOffloadScaling, ClippingAndFp16LossScalingMatchTheDeviceOptimizer)
   }
 }
 
+// offload.params = "cpu" at stage 3: the parameter shard is the host's compute-dtype copy of
+// the masters, each block's slices brought over for its gather. The math is that of optimizer
+// offload, bit for bit; the device holds no parameter shard.
+class ParameterOffload
+    : public ::testing::TestWithParam<std::tuple<int, std::string, std::string>> {};
+
+TEST_P(ParameterOffload, TrainsLikeOptimizerOffloadWithNoParameterShardOnTheDevice) {
+  const auto [world, dtype, optimizer] = GetParam();
+  const Outcome optimizer_only = train(gpt_config(3, world, dtype, optimizer, "cpu"), world);
+  const Outcome both =
+      train(gpt_config(3, world, dtype, optimizer, "cpu", {"offload.params=cpu"}), world);
+  EXPECT_EQ(both.losses, optimizer_only.losses);
+  const auto parameters = static_cast<std::size_t>(MemoryCategory::kParameters);
+  EXPECT_GT(optimizer_only.device.peak_bytes[parameters], 0);
+  EXPECT_EQ(both.device.peak_bytes[parameters], 0);
+  EXPECT_EQ(both.host.peak_bytes, optimizer_only.host.peak_bytes) << "no second host copy";
+  EXPECT_LT(both.device.total_peak_bytes, optimizer_only.device.total_peak_bytes);
+}
+
+INSTANTIATE_TEST_SUITE_P(WorldsPrecisions, ParameterOffload,
+                         ::testing::Combine(::testing::Values(1, 2),
+                                            ::testing::Values("fp32", "bf16"),
+                                            ::testing::Values("adamw", "sgd")),
+                         [](const auto& param_info) {
+                           return "World" + std::to_string(std::get<0>(param_info.param)) +
+                                  std::get<1>(param_info.param) + std::get<2>(param_info.param);
+                         });
+
 INSTANTIATE_TEST_SUITE_P(StagesWorldsPrecisions, OptimizerOffload,
                          ::testing::Combine(::testing::Values(1, 2, 3), ::testing::Values(1, 2),
                                             ::testing::Values("fp32", "bf16"),

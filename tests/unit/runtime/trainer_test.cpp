@@ -135,7 +135,9 @@ TEST(Trainer, RefusesWhatThisVersionCannotRunNamingTheKey) {
   // Offload: what stage 0 has no shard for, and what is not built yet.
   refused({"offload.optimizer=cpu"}, "zero.stage = 0 has none");
   refused({"zero.stage=1", "offload.optimizer=nvme"}, "offload.optimizer = \"nvme\" is not built");
-  refused({"zero.stage=3", "offload.params=cpu"}, "offload.params = \"cpu\" is not built");
+  refused({"zero.stage=3", "offload.params=cpu"}, "offload.optimizer = \"cpu\"");
+  refused({"zero.stage=2", "offload.optimizer=cpu", "offload.params=cpu"},
+          "zero.stage = 3 (now 2)");
   refused({"zero.stage=1", "offload.optimizer=cpu", "offload.overlap_step=true"},
           "offload.overlap_step");
   refused({"zero.stage=1", "offload.nvme_path=/tmp"}, "offload.nvme_path is set");
