@@ -119,6 +119,7 @@ std::vector<float> Engine::full_parameters() {
   return impl_->trainer->strategy().full_parameters();
 }
 DeviceContext& Engine::device() { return impl_->session.device(); }
+MemoryTracker& Engine::batch_memory() { return impl_->trainer->batch_tracker(); }
 const std::string& Engine::memory_summary() const { return impl_->memory_summary; }
 
 }  // namespace zerotrain

@@ -90,6 +90,10 @@ class Engine {
   std::vector<float> full_parameters();
   // This rank's device, and the tracker counting its bytes per category.
   DeviceContext& device();
+  // Where to allocate the batches handed to step() and evaluate(): host memory a
+  // BatchSource can write (the device's own tracker on the CPU; on a GPU a host tracker,
+  // whose batches the engine copies over).
+  MemoryTracker& batch_memory();
   // "peak 12.3 MiB (parameters ..., ...)" of the largest rank, after finish(), on rank 0.
   const std::string& memory_summary() const;
 

@@ -101,6 +101,10 @@ class Trainer {
   // changing the model. Collective.
   double evaluate(const data::Batch& batch);
   std::int64_t steps_done() const { return steps_done_; }
+  // Where a caller's batches for step() and evaluate() are allocated: host memory that batch
+  // sources can write (the device's tracker on the CPU; a host tracker of the trainer's,
+  // counted as activations, on an accelerator, whose batches are copied over).
+  MemoryTracker& batch_tracker() { return host_batches_ ? *host_batches_ : tracker_; }
   zero::ZeroStrategy& strategy() { return *strategy_; }
   const Config& config() const { return config_; }
   // The device tracker now, with host_offload from the offloaded optimizer's host tracker.

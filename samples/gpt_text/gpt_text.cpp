@@ -118,10 +118,7 @@ int run(const Arguments& arguments) {
   const std::int64_t rank = engine.rank();
 
   // Batches are written on the host; the engine copies them to an accelerator if it runs on one.
-  zerotrain::MemoryTracker host_tracker(zerotrain::Device::cpu());
-  zerotrain::MemoryTracker& batch_tracker =
-      engine.device().device().kind == zerotrain::DeviceKind::kCpu ? engine.device().tracker()
-                                                                   : host_tracker;
+  zerotrain::MemoryTracker& batch_tracker = engine.batch_memory();
 
   for (std::int64_t step = engine.steps_done() + 1; step <= train.steps; ++step) {
     const zerotrain::Batch batch =

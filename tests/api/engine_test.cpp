@@ -123,7 +123,7 @@ TEST(Engine, StepOnTheBatchesTrainWouldLoadGivesTrainsLosses) {
   const RegressionSource source;
   std::vector<double> losses;
   for (std::int64_t step = 1; step <= 8; ++step) {
-    const Batch batch = source.load(SampleRange{(step - 1) * 32, 32}, stepped.device().tracker());
+    const Batch batch = source.load(SampleRange{(step - 1) * 32, 32}, stepped.batch_memory());
     losses.push_back(stepped.step(batch).loss);
   }
   stepped.finish();
@@ -134,8 +134,8 @@ TEST(Engine, EvaluateReportsTheLossWithoutChangingTheModel) {
   zerotrain::Engine engine(config({"train.steps=4"}), regression_mlp(), nullptr,
                            zerotrain::make_mean_squared_error_loss(), quiet());
   const RegressionSource source;
-  const Batch held_out = source.load(SampleRange{100000, 64}, engine.device().tracker());
-  const Batch batch = source.load(SampleRange{0, 16}, engine.device().tracker());
+  const Batch held_out = source.load(SampleRange{100000, 64}, engine.batch_memory());
+  const Batch batch = source.load(SampleRange{0, 16}, engine.batch_memory());
   const double first = engine.evaluate(held_out);
   EXPECT_EQ(engine.evaluate(held_out), first);
   EXPECT_EQ(engine.steps_done(), 0);
@@ -167,7 +167,7 @@ TEST(EngineBadInput, AModelWithoutParametersIsRefusedNamingItsBlocks) {
 TEST(EngineBadInput, ABatchOfTheWrongShapeNamesTheShapes) {
   zerotrain::Engine engine(config(), regression_mlp(), nullptr,
                            zerotrain::make_mean_squared_error_loss(), quiet());
-  MemoryTracker& tracker = engine.device().tracker();
+  MemoryTracker& tracker = engine.batch_memory();
   const RegressionSource source;
 
   const std::string too_few = error_of([&] { engine.step(source.load({0, 10}, tracker)); });
@@ -236,9 +236,9 @@ TEST(EngineBadInput, StepsPastTheScheduleAreRefused) {
   zerotrain::Engine engine(config({"train.steps=1"}), regression_mlp(), nullptr,
                            zerotrain::make_mean_squared_error_loss(), quiet());
   const RegressionSource source;
-  engine.step(source.load({0, 16}, engine.device().tracker()));
+  engine.step(source.load({0, 16}, engine.batch_memory()));
   const std::string error = error_of([&] {
-    engine.step(source.load({16, 16}, engine.device().tracker()));
+    engine.step(source.load({16, 16}, engine.batch_memory()));
   });
   EXPECT_NE(error.find("step 2 is past train.steps = 1"), std::string::npos) << error;
   engine.finish();
