@@ -81,6 +81,9 @@ void CpuStream::run() {
       if (!first_error_) first_error_ = std::current_exception();
       lock.unlock();
     }
+    // What the task captured (tensors a copy kept alive) is released before anyone waiting
+    // on synchronize() sees the stream idle.
+    task = nullptr;
     lock.lock();
     running_ = false;
     if (queue_.empty()) idle_cv_.notify_all();

@@ -43,19 +43,29 @@ std::string OffloadedOptimizer::kernel_description() const {
   return std::string(optim::cpu_adam_path_name(path_)) + threads;
 }
 
-void OffloadedOptimizer::stage_gradients(std::int64_t shard_offset, const Tensor& grads) {
+void OffloadedOptimizer::stage_gradients(std::int64_t shard_offset, const Tensor& grads,
+                                         bool source_reused) {
   ZT_CHECK(grads.dtype() == DType::kF32 && shard_offset + grads.numel() <= grads_.numel(),
            "offloaded gradients out of their shard");
-  device_.ops().copy(grads, grads_.view(shard_offset, Shape{grads.numel()}));
+  // After the reduction that produced them (compute-stream order), on the copy stream, so
+  // backward goes on while they travel.
+  DeviceStream& copies = device_.copy_stream();
+  copies.wait(device_.compute_stream().record());
+  device_.ops().copy_on(grads, grads_.view(shard_offset, Shape{grads.numel()}), copies);
+  if (source_reused) device_.compute_stream().wait(copies.record());
 }
 
+void OffloadedOptimizer::wait_for_copies() { device_.copy_stream().synchronize(); }
+
 void OffloadedOptimizer::scale_gradients(float factor) {
-  device_.compute_stream().synchronize();  // every staged gradient has arrived
+  wait_for_copies();  // every staged gradient has arrived
   host_->ops().scale(grads_, factor);
 }
 
 void OffloadedOptimizer::update(std::int64_t step, float lr) {
-  device_.compute_stream().synchronize();  // every staged gradient has arrived
+  // Every staged gradient has arrived, and the last step's parameters have left the
+  // compute-dtype copy this update rewrites.
+  wait_for_copies();
   const std::int64_t n = master_.numel();
   if (adam_ != nullptr) {
     // Sub-groups are the threads' tasks; the compute-dtype copy comes out of the same pass.
@@ -104,9 +114,13 @@ void OffloadedOptimizer::send_parameters(std::int64_t shard_offset, const Tensor
            "offloaded parameters out of their shard");
   // In f32 the master itself goes over; otherwise its compute-dtype copy.
   const Tensor& source = compute_dtype_ == DType::kF32 ? master_ : compute_params_;
-  device_.ops().copy(source.view(shard_offset, slice), params);
+  device_.ops().copy_on(source.view(shard_offset, slice), params, device_.copy_stream());
 }
 
-void OffloadedOptimizer::wait_for_sends() { device_.compute_stream().synchronize(); }
+void OffloadedOptimizer::wait_for_sends() {
+  // The compute stream (and so every collective after it) reads the parameters only once
+  // they have arrived; on the CPU, whose compute stream is the caller, this blocks.
+  device_.compute_stream().wait(device_.copy_stream().record());
+}
 
 }  // namespace zt::offload

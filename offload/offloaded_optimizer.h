@@ -49,15 +49,20 @@ class OffloadedOptimizer {
 
   // One step: stage every slice's f32 gradients (on the device) at its shard offset, as each
   // is reduced; then update, then send every slice's parameters back and wait for the sends.
-  void stage_gradients(std::int64_t shard_offset, const Tensor& grads);
+  // The copy runs on the device's copy stream after what the compute stream has enqueued so
+  // far. With `source_reused` (a workspace the next slice overwrites) the compute stream
+  // waits for the copy before going on.
+  void stage_gradients(std::int64_t shard_offset, const Tensor& grads, bool source_reused);
   // Multiplies the staged gradients by `factor` (unscaling, clipping), once all are staged.
   void scale_gradients(float factor);
   void update(std::int64_t step, float lr);
   // Writes master[shard_offset, + n) in the compute dtype into `params` (n elements on the
-  // device); after update() the compute-dtype copy is already made. Ordered on the device's
-  // compute stream; wait_for_sends() makes it complete.
+  // device) on the copy stream; after update() the compute-dtype copy is already made.
+  // wait_for_sends() orders the compute stream after every send.
   void send_parameters(std::int64_t shard_offset, const Tensor& params);
   void wait_for_sends();
+  // Blocks until every copy to the host has landed (before the host reads or rewrites them).
+  void wait_for_copies();
   // Before any update (initialization): converts the masters, then send_parameters works.
   void convert_masters();
 

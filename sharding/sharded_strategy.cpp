@@ -53,7 +53,9 @@ ShardedStrategy::ShardedStrategy(const StrategyInputs& inputs, int stage)
     // goes on with the blocks before it.
     reducer_->on_block_reduced([this](std::size_t block) {
       for (const Segment& segment : plan_.segments(block)) {
-        offloaded_->stage_gradients(segment.shard_offset, f32_gradients(segment));
+        // Gradients in another dtype are widened into one workspace, reused by the next slice.
+        offloaded_->stage_gradients(segment.shard_offset, f32_gradients(segment),
+                                    grad_shard_.dtype() != DType::kF32);
       }
     });
   }

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <span>
 
+#include "core/device/cpu_streams.h"
 #include "core/device/math/buffer_math.h"
 #include "core/error.h"
 
@@ -111,6 +112,19 @@ void CpuDeviceOps::copy(const Tensor& src, const Tensor& dst) {
            "a CPU copy given a tensor on a device");
   if (src.numel() > 0 && src.data() != dst.data())
     std::memmove(dst.data(), src.data(), src.nbytes());
+}
+
+void CpuDeviceOps::copy_on(const Tensor& src, const Tensor& dst, DeviceStream& stream) {
+  if (stream.is_inline()) {
+    copy(src, dst);
+    return;
+  }
+  auto* worker = dynamic_cast<CpuWorkerStream*>(&stream);
+  ZT_CHECK(worker != nullptr, "a CPU copy on stream " + stream.name() + ", not a CPU stream");
+  ZT_CHECK(src.dtype() == dst.dtype() && src.numel() == dst.numel(),
+           "copy between tensors of different dtypes or sizes");
+  // The tensors ride along, so their storage outlives the copy.
+  worker->enqueue([this, src, dst] { copy(src, dst); });
 }
 
 DeviceOps& cpu_device_ops() {

@@ -15,6 +15,8 @@ class CpuDeviceOps final : public DeviceOps {
   double sum_of_squares(const Tensor& values) override;
   void cast(const Tensor& src, const Tensor& dst) override;
   void copy(const Tensor& src, const Tensor& dst) override;
+  // An inline stream copies now; a CpuWorkerStream copies on its worker thread.
+  void copy_on(const Tensor& src, const Tensor& dst, DeviceStream& stream) override;
 };
 
 // The process's CPU ops (stateless).

@@ -5,6 +5,7 @@
 // the same result on every call (fixed blocking, fixed order).
 #pragma once
 
+#include "core/device/device_stream.h"
 #include "core/tensor.h"
 
 namespace zt {
@@ -31,6 +32,11 @@ class DeviceOps {
   // dst = src, same dtype and size; either may live on the host or this device (CUDA: a
   // host<->device or device<->device copy ordered on the compute stream).
   virtual void copy(const Tensor& src, const Tensor& dst) = 0;
+  // The same copy enqueued on `stream` (this device's copy stream: a worker thread on the
+  // CPU, a cudaStream_t on CUDA), so it overlaps the compute stream; order it with events.
+  // Both tensors' storage is kept alive until the copy has run; their contents must not
+  // change (src) or be read (dst) before an event recorded after it completes.
+  virtual void copy_on(const Tensor& src, const Tensor& dst, DeviceStream& stream) = 0;
 };
 
 }  // namespace zt

@@ -122,6 +122,16 @@ void CudaDeviceOps::cast(const Tensor& src, const Tensor& dst) {
 }
 
 void CudaDeviceOps::copy(const Tensor& src, const Tensor& dst) {
+  copy_on_stream(src, dst, compute_stream_);
+}
+
+void CudaDeviceOps::copy_on(const Tensor& src, const Tensor& dst, DeviceStream& stream) {
+  ZT_CHECK(stream.device() == device_,
+           "a CUDA copy on stream " + stream.name() + ", not one of " + device_.to_string());
+  copy_on_stream(src, dst, stream.native_handle());
+}
+
+void CudaDeviceOps::copy_on_stream(const Tensor& src, const Tensor& dst, void* stream) {
   ZT_CHECK(src.dtype() == dst.dtype() && src.numel() == dst.numel(),
            "copy between tensors of different dtypes or sizes");
   for (const Tensor* side : {&src, &dst}) {
@@ -133,14 +143,14 @@ void CudaDeviceOps::copy(const Tensor& src, const Tensor& dst) {
   CurrentDevice current(device_.index);
   const std::string what = format_byte_size(static_cast<std::int64_t>(src.nbytes())) + " " +
                            src.device().to_string() + " -> " + dst.device().to_string();
-  ZT_CORE_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), src.nbytes(), cudaMemcpyDefault,
-                                     as_stream(compute_stream_)),
-                     "copy " + what);
+  ZT_CORE_CUDA_CHECK(
+      cudaMemcpyAsync(dst.data(), src.data(), src.nbytes(), cudaMemcpyDefault, as_stream(stream)),
+      "copy " + what);
   const bool pageable =
       (src.device().kind == DeviceKind::kCpu && is_pageable_host_memory(src.data())) ||
       (dst.device().kind == DeviceKind::kCpu && is_pageable_host_memory(dst.data()));
   if (pageable) {
-    ZT_CORE_CUDA_CHECK(cudaStreamSynchronize(as_stream(compute_stream_)),
+    ZT_CORE_CUDA_CHECK(cudaStreamSynchronize(as_stream(stream)),
                        "copy " + what + " (pageable host memory)");
   }
 }

@@ -25,8 +25,11 @@ class CudaDeviceOps final : public DeviceOps {
   // cudaMemcpyAsync (cudaMemcpyDefault) on the compute stream; when either side is pageable
   // host memory the call returns only after the copy (the host may then reuse that memory).
   void copy(const Tensor& src, const Tensor& dst) override;
+  // The same on `stream`'s cudaStream_t (pageable host memory: returns after the copy).
+  void copy_on(const Tensor& src, const Tensor& dst, DeviceStream& stream) override;
 
  private:
+  void copy_on_stream(const Tensor& src, const Tensor& dst, void* stream);
   void expect_on_device(const Tensor& values, const char* op) const;
 
   const Device device_;

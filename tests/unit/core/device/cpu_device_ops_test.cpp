@@ -9,7 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "core/device/cpu_streams.h"
 #include "core/device/math/buffer_math.h"
+#include "core/memory_tracker.h"
 #include "core/random.h"
 
 namespace zt {
@@ -136,6 +138,29 @@ TEST(CpuDeviceOps, CopyAndFillZeroBytes) {
   for (float v : dst.as_f32()) ASSERT_EQ(v, 0.0f);
   HostBuffer other(DType::kF32, 1025, 53);
   EXPECT_THROW(ops.copy(src.tensor, other.tensor), InternalError);
+}
+
+// A copy on a worker stream runs there, in order, after the caller let go of its tensors
+// (the copy keeps their storage), and is done once the stream is synchronized.
+TEST(CpuDeviceOps, CopyOnAWorkerStreamRunsThereKeepingItsTensorsAlive) {
+  DeviceOps& ops = cpu_device_ops();
+  MemoryTracker tracker(Device::cpu());
+  CpuWorkerStream stream("copies");
+  Tensor dst = Tensor::zeros(Shape{4096}, DType::kF32, tracker, MemoryCategory::kWorkspace);
+  {
+    Tensor src = Tensor::empty(Shape{4096}, DType::kF32, tracker, MemoryCategory::kWorkspace);
+    for (std::int64_t i = 0; i < 4096; ++i) src.data_as<float>()[i] = static_cast<float>(i);
+    Tensor first_half = dst.view(0, Shape{2048});
+    ops.copy_on(src.view(0, Shape{2048}), first_half, stream);
+    ops.copy_on(src.view(2048, Shape{2048}), dst.view(2048, Shape{2048}), stream);
+  }  // src is gone here; the queued copies still hold its storage
+  stream.synchronize();
+  for (std::int64_t i = 0; i < 4096; ++i) ASSERT_EQ(dst.data_as<float>()[i], static_cast<float>(i));
+  EXPECT_EQ(tracker.snapshot().current_bytes[static_cast<std::size_t>(MemoryCategory::kWorkspace)],
+            4096 * 4)
+      << "the source was freed once the copies ran";
+  HostBuffer other(DType::kBF16, 16, 54);
+  EXPECT_THROW(ops.copy_on(other.tensor, dst.view(0, Shape{16}), stream), InternalError);
 }
 
 }  // namespace
