@@ -358,6 +358,9 @@ std::vector<std::shared_ptr<comm::Work>> ShardedStrategy::all_gather_block(std::
 }
 
 void ShardedStrategy::zero_gradients() {
+  // A step whose update was skipped (fp16 overflow) may still have gradients travelling to
+  // the host: they read what is about to be zeroed.
+  if (offloaded_) offloaded_->wait_for_copies();
   device_.ops().fill_zero_bytes(grad_shard_.storage());  // full_grads_ when the shard lies in place
   std::fill(shard_fresh_.begin(), shard_fresh_.end(), true);
 }
