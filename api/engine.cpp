@@ -98,6 +98,10 @@ StepMetrics Engine::step(const Batch& batch) {
   return impl_->session.explained([&] { return impl_->trainer->step(batch); });
 }
 
+Batch Engine::load_step_batch(const BatchSource& source, std::int64_t step) {
+  return impl_->session.explained([&] { return impl_->trainer->load_step_batch(source, step); });
+}
+
 double Engine::evaluate(const Batch& batch) {
   return impl_->session.explained([&] { return impl_->trainer->evaluate(batch); });
 }

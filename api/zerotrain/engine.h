@@ -70,6 +70,9 @@ class Engine {
   // One optimizer step on this rank's share of the global batch: train.micro_batch_size ×
   // train.grad_accum_steps samples (split into micro-batches here). Collective.
   StepMetrics step(const Batch& batch);
+  // This rank's share of global batch `step` (from 1) as train() would load it from
+  // `source`, in batch_memory(): for a loop of your own with train()'s data order.
+  Batch load_step_batch(const BatchSource& source, std::int64_t step);
   // The global mean loss on `batch` (the same number of samples on every rank) without
   // changing the model. Collective.
   double evaluate(const Batch& batch);

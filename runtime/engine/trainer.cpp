@@ -9,6 +9,7 @@
 
 #include "core/config/batch_size.h"
 #include "core/config/config_enums.h"
+#include "core/device/cpu_device_ops.h"
 #include "core/error.h"
 #include "data/distributed_sampler.h"
 #include "nn/loss/softmax_cross_entropy.h"
@@ -364,6 +365,38 @@ double Trainer::apply_gradients(std::int64_t step, float lr, bool& skipped) {
   tracker_.set_phase("optimizer step");
   strategy_->optimizer_step(++applied_steps_, lr);
   return grad_norm;
+}
+
+data::Batch Trainer::load_step_batch(const data::BatchSource& source, std::int64_t step) {
+  if (step < 1) throw Error("load_step_batch: steps count from 1, got " + std::to_string(step));
+  const data::DistributedSampler sampler(config_.train.micro_batch_size,
+                                         config_.train.grad_accum_steps, comm_.world_size(),
+                                         comm_.rank());
+  MemoryTracker& memory = batch_tracker();
+  std::vector<data::Batch> parts;
+  for (std::int64_t micro = 0; micro < config_.train.grad_accum_steps; ++micro) {
+    parts.push_back(source.load(sampler.micro_batch(step - 1, micro), memory));
+    check_batch(parts.back(), config_.train.micro_batch_size, "the batch source's batch");
+  }
+  if (parts.size() == 1) return std::move(parts.front());
+  // The micro-batches one after another along the sample axis (host memory: a plain copy).
+  const auto joined = [&](Tensor data::Batch::*field) {
+    const Tensor& first = parts.front().*field;
+    Tensor all = Tensor::empty(first.shape().with_extent(0, first.dim(0) * std::ssize(parts)),
+                               first.dtype(), memory, MemoryCategory::kActivations);
+    std::int64_t offset = 0;
+    for (const data::Batch& part : parts) {
+      const Tensor& piece = part.*field;
+      cpu_device_ops().copy(piece, all.view(offset, piece.shape()));
+      offset += piece.numel();
+    }
+    return all;
+  };
+  data::Batch batch;
+  batch.inputs = joined(&data::Batch::inputs);
+  batch.targets = joined(&data::Batch::targets);
+  batch.samples = config_.train.micro_batch_size * config_.train.grad_accum_steps;
+  return batch;
 }
 
 data::Batch Trainer::load_from_source(std::int64_t step, std::int64_t micro) {

@@ -97,6 +97,10 @@ class Trainer {
   // grad_accum_steps samples along the first axis of inputs and targets (Error naming the
   // shapes otherwise). Collective: every rank calls it with its own share.
   StepMetrics step(const data::Batch& batch);
+  // This rank's share of global batch `step` (from 1) from `source`, exactly as run() loads
+  // it: its micro-batches one after another, in batch_tracker() memory. For callers that own
+  // the loop and want run()'s data order.
+  data::Batch load_step_batch(const data::BatchSource& source, std::int64_t step);
   // The global mean loss on `batch` (any number of samples, the same on every rank) without
   // changing the model. Collective.
   double evaluate(const data::Batch& batch);

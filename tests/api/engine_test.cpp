@@ -117,14 +117,21 @@ TEST(Engine, StepOnTheBatchesTrainWouldLoadGivesTrainsLosses) {
   const std::vector<double> expected = trained.train().losses;
   trained.finish();
 
-  // One rank: step s takes samples [(s-1)·32, s·32), its two micro-batches in order.
+  // One rank: step s takes samples [(s-1)·32, s·32), its two micro-batches in order; and
+  // load_step_batch loads exactly that.
   zerotrain::Engine stepped(settings, regression_mlp(), nullptr,
                             zerotrain::make_mean_squared_error_loss(), quiet());
   const RegressionSource source;
   std::vector<double> losses;
   for (std::int64_t step = 1; step <= 8; ++step) {
     const Batch batch = source.load(SampleRange{(step - 1) * 32, 32}, stepped.batch_memory());
-    losses.push_back(stepped.step(batch).loss);
+    const Batch loaded = stepped.load_step_batch(source, step);
+    ASSERT_EQ(loaded.samples, 32);
+    ASSERT_EQ(loaded.inputs.shape(), batch.inputs.shape());
+    EXPECT_EQ(
+        std::vector<float>(loaded.inputs.span<float>().begin(), loaded.inputs.span<float>().end()),
+        std::vector<float>(batch.inputs.span<float>().begin(), batch.inputs.span<float>().end()));
+    losses.push_back(stepped.step(loaded).loss);
   }
   stepped.finish();
   EXPECT_EQ(losses, expected);
