@@ -35,10 +35,10 @@ class ThreadFileIo final : public AsyncFileIo {
   }
 
   std::uint64_t start_read(void* buffer, std::size_t bytes, std::int64_t offset) override {
-    return start({static_cast<char*>(buffer), bytes, offset, false});
+    return start(static_cast<char*>(buffer), bytes, offset, false);
   }
   std::uint64_t start_write(const void* buffer, std::size_t bytes, std::int64_t offset) override {
-    return start({static_cast<char*>(const_cast<void*>(buffer)), bytes, offset, true});
+    return start(static_cast<char*>(const_cast<void*>(buffer)), bytes, offset, true);
   }
 
   void wait(std::uint64_t ticket) override {
@@ -60,26 +60,20 @@ class ThreadFileIo final : public AsyncFileIo {
     std::int64_t offset;
     bool write;
   };
-  struct Request {
-    char* buffer;
-    std::size_t bytes;
-    std::int64_t offset;
-    bool write;
-  };
 
-  std::uint64_t start(const Request& request) {
+  std::uint64_t start(char* buffer, std::size_t bytes, std::int64_t offset, bool write) {
     std::uint64_t ticket = 0;
     {
       std::lock_guard lock(mutex_);
       ticket = next_ticket_++;
-      queue_.push_back({ticket, request.buffer, request.bytes, request.offset, request.write});
+      queue_.push_back({ticket, buffer, bytes, offset, write});
     }
     queued_cv_.notify_one();
     return ticket;
   }
 
-  // 0 when the whole transfer is done, else the errno that stopped it (0 bytes moved at
-  // a read's end counts as the file ending early: the file is preallocated, so a bug).
+  // 0 when the whole transfer is done, else the errno that stopped it, or -1 when the
+  // file ended first (it is preallocated, so only a read past its size does that).
   int transfer(Transfer t) const {
     while (t.bytes > 0) {
       const ssize_t done = t.write ? pwrite(fd_, t.buffer, t.bytes, t.offset)
