@@ -32,8 +32,11 @@ NvmeStateSwapper::NvmeStateSwapper(const std::string& directory, std::int64_t sh
                                           static_cast<std::int64_t>(sizeof(float)))),
       pointers_(static_cast<std::size_t>(states)),
       file_(directory, sub_groups_ * states * region_bytes_) {
-  ZT_CHECK(sub_group_size > 0 && states > 0, "NVMe states need sub-groups and states");
-  for (std::int64_t s = 0; s < std::min(kSlots, sub_groups_); ++s) {
+  ZT_CHECK(sub_group_size > 0 && states >= 0, "NVMe states need sub-groups");
+  // An optimizer without state (SGD without momentum) still gets its (empty) file, so the
+  // directory is checked as for any other, but moves nothing.
+  const std::int64_t slots = states > 0 ? std::min(kSlots, sub_groups_) : 0;
+  for (std::int64_t s = 0; s < slots; ++s) {
     slots_.push_back(
         {AlignedHostBuffer(states_ * region_bytes_, host_tracker, MemoryCategory::kHostOffload),
          std::nullopt, std::nullopt});
@@ -56,6 +59,7 @@ std::int64_t NvmeStateSwapper::file_offset(std::int64_t sub_group) const {
 }
 
 void NvmeStateSwapper::bring_in(std::int64_t sub_group) {
+  if (slots_.empty()) return;
   Slot& slot = slot_of(sub_group);
   if (slot.write) io_->wait(*std::exchange(slot.write, std::nullopt));
   const auto bytes = static_cast<std::size_t>(states_ * region_bytes_);
@@ -74,6 +78,7 @@ void NvmeStateSwapper::begin_step() {
 std::span<float* const> NvmeStateSwapper::acquire(std::int64_t sub_group) {
   ZT_CHECK(sub_group + 1 == next_to_bring_in_, "NVMe sub-groups are acquired in order");
   if (next_to_bring_in_ < sub_groups_) bring_in(next_to_bring_in_++);  // read-ahead
+  if (slots_.empty()) return pointers_;
   Slot& slot = slot_of(sub_group);
   if (slot.read) io_->wait(*std::exchange(slot.read, std::nullopt));
   for (int i = 0; i < states_; ++i) {
@@ -83,6 +88,7 @@ std::span<float* const> NvmeStateSwapper::acquire(std::int64_t sub_group) {
 }
 
 void NvmeStateSwapper::release(std::int64_t sub_group) {
+  if (slots_.empty()) return;
   Slot& slot = slot_of(sub_group);
   slot.write =
       io_->start_write(slot.buffer.data(), static_cast<std::size_t>(states_ * region_bytes_),

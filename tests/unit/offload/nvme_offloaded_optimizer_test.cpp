@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,12 @@
 #include "optim/optimizer.h"
 
 namespace zt::offload {
+
+// Names the I/O path in googletest's messages (found by argument-dependent lookup).
+void PrintTo(FileIoPath io, std::ostream* out) {
+  *out << (io == FileIoPath::kBest ? "best (io_uring first)" : "worker thread");
+}
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -97,13 +104,14 @@ struct UpdateRun {
 
 // kSteps updates of a shard of kShard elements (5 sub-groups, the last short) from the
 // same gradients, with states in host memory ("cpu") or on NVMe through `io`.
-UpdateRun run_updates(OptimizerType type, OffloadTarget target, FileIoPath io, int threads) {
+UpdateRun run_updates(OptimizerType type, OffloadTarget target, FileIoPath io, int threads,
+                      double momentum = 0.9) {
   constexpr std::int64_t kShard = 4 * 1024 + 517;
   constexpr int kSteps = 4;
   OptimizerConfig optimizer_config;
   optimizer_config.type = type;
   optimizer_config.lr = 0.01;
-  optimizer_config.momentum = 0.9;
+  optimizer_config.momentum = momentum;
   optimizer_config.beta1 = 0.9;
   optimizer_config.beta2 = 0.999;
   optimizer_config.eps = 1e-8;
@@ -163,6 +171,15 @@ TEST_P(NvmeIoPaths, UpdatesAreBitwiseThoseOfHostStatesForAdamWAndSgd) {
       EXPECT_EQ(nvme.host_peak, host.host_peak - shard_state_bytes + nvme.nvme_buffers) << what;
     }
   }
+}
+
+TEST_P(NvmeIoPaths, SgdWithoutMomentumHasNoStatesAndStillUpdates) {
+  const UpdateRun host = run_updates(OptimizerType::kSgd, OffloadTarget::kCpu, GetParam(), 1, 0);
+  const UpdateRun nvme = run_updates(OptimizerType::kSgd, OffloadTarget::kNvme, GetParam(), 1, 0);
+  EXPECT_TRUE(nvme.moved);
+  EXPECT_EQ(std::memcmp(host.master.data(), nvme.master.data(), host.master.size() * 4), 0);
+  EXPECT_EQ(nvme.nvme_buffers, 0);
+  EXPECT_EQ(nvme.host_peak, host.host_peak);
 }
 
 INSTANTIATE_TEST_SUITE_P(BothPaths, NvmeIoPaths,
