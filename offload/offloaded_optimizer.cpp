@@ -2,6 +2,10 @@
 #include "offload/offloaded_optimizer.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <mutex>
+#include <optional>
+#include <span>
 
 #include "core/error.h"
 
@@ -9,7 +13,7 @@ namespace zt::offload {
 
 OffloadedOptimizer::OffloadedOptimizer(DeviceContext& device, const optim::Optimizer& optimizer,
                                        std::int64_t shard_numel, DType compute_dtype,
-                                       const OffloadConfig& config)
+                                       const OffloadConfig& config, FileIoPath nvme_io)
     : device_(device),
       optimizer_(optimizer),
       compute_dtype_(compute_dtype),
@@ -23,8 +27,22 @@ OffloadedOptimizer::OffloadedOptimizer(DeviceContext& device, const optim::Optim
     return Tensor::zeros(Shape{shard_numel}, dtype, *host_tracker_, MemoryCategory::kHostOffload);
   };
   master_ = host_zeros(DType::kF32);
-  for (int i = 0; i < optimizer.states_per_element(); ++i)
-    states_.push_back(host_zeros(DType::kF32));
+  if (config.optimizer == OffloadTarget::kNvme) {
+    nvme_ =
+        std::make_unique<NvmeStateSwapper>(config.nvme_path, shard_numel, sub_group_size_,
+                                           optimizer.states_per_element(), *host_tracker_, nvme_io);
+    // Once per process: which I/O path the states take (io_uring may be refused here).
+    static std::once_flag said_which_path;
+    std::call_once(said_which_path, [&] {
+      std::fprintf(
+          stderr,
+          "zerotrain: offload.optimizer = \"nvme\": states by %s, O_DIRECT files under %s\n",
+          nvme_->io_name().c_str(), config.nvme_path.c_str());
+    });
+  } else {
+    for (int i = 0; i < optimizer.states_per_element(); ++i)
+      states_.push_back(host_zeros(DType::kF32));
+  }
   grads_ = host_zeros(DType::kF32);
   if (compute_dtype_ != DType::kF32) compute_params_ = host_zeros(compute_dtype_);
   adam_ = dynamic_cast<const optim::Adam*>(&optimizer);
@@ -39,8 +57,26 @@ OffloadedOptimizer::~OffloadedOptimizer() = default;
 std::string OffloadedOptimizer::kernel_description() const {
   const std::string threads =
       " x " + std::to_string(threads_) + " thread" + (threads_ == 1 ? "" : "s");
-  if (adam_ == nullptr) return std::string(optimizer_.name()) + " loop x 1 thread";
-  return std::string(optim::cpu_adam_path_name(path_)) + threads;
+  const std::string nvme =
+      nvme_ ? ", states on NVMe by " + nvme_->io_name() + " in " + nvme_->file_path() : "";
+  if (adam_ == nullptr) return std::string(optimizer_.name()) + " loop x 1 thread" + nvme;
+  return std::string(optim::cpu_adam_path_name(path_)) + threads + nvme;
+}
+
+optim::CpuAdamGroup OffloadedOptimizer::adam_group(std::int64_t first, std::int64_t elements,
+                                                   float* exp_avg, float* exp_avg_sq) {
+  optim::CpuAdamGroup group;
+  group.params = master_.data_as<float>() + first;
+  group.grads = grads_.data_as<float>() + first;
+  group.exp_avg = exp_avg;
+  group.exp_avg_sq = exp_avg_sq;
+  group.elements = static_cast<std::size_t>(elements);
+  if (compute_dtype_ != DType::kF32) {
+    group.compute_params = static_cast<char*>(compute_params_.data()) +
+                           first * static_cast<std::int64_t>(dtype_size(compute_dtype_));
+    group.compute_dtype = compute_dtype_;
+  }
+  return group;
 }
 
 void OffloadedOptimizer::stage_gradients(std::int64_t shard_offset, const Tensor& grads,
@@ -66,23 +102,18 @@ void OffloadedOptimizer::update(std::int64_t step, float lr) {
   // Every staged gradient has arrived, and the last step's parameters have left the
   // compute-dtype copy this update rewrites.
   wait_for_copies();
+  if (nvme_) {
+    update_from_nvme(step, lr);
+    return;
+  }
   const std::int64_t n = master_.numel();
   if (adam_ != nullptr) {
     // Sub-groups are the threads' tasks; the compute-dtype copy comes out of the same pass.
     std::vector<optim::CpuAdamGroup> groups;
     for (std::int64_t first = 0; first < n; first += sub_group_size_) {
-      optim::CpuAdamGroup group;
-      group.params = master_.data_as<float>() + first;
-      group.grads = grads_.data_as<float>() + first;
-      group.exp_avg = states_[0].data_as<float>() + first;
-      group.exp_avg_sq = states_[1].data_as<float>() + first;
-      group.elements = static_cast<std::size_t>(std::min(sub_group_size_, n - first));
-      if (compute_dtype_ != DType::kF32) {
-        group.compute_params = static_cast<char*>(compute_params_.data()) +
-                               first * static_cast<std::int64_t>(dtype_size(compute_dtype_));
-        group.compute_dtype = compute_dtype_;
-      }
-      groups.push_back(group);
+      groups.push_back(adam_group(first, std::min(sub_group_size_, n - first),
+                                  states_[0].data_as<float>() + first,
+                                  states_[1].data_as<float>() + first));
     }
     const optim::math::AdamStepScalars scalars = adam_->step_scalars(step, lr);
     if (pool_) {
@@ -102,6 +133,39 @@ void OffloadedOptimizer::update(std::int64_t step, float lr) {
                     *host_);
   }
   convert_masters();
+}
+
+// The same sub-groups, the same kernels and the same per-element order as update() from host
+// memory, so the results are bitwise those of offload.optimizer = "cpu"; only where the
+// states are between steps differs.
+void OffloadedOptimizer::update_from_nvme(std::int64_t step, float lr) {
+  const std::int64_t n = master_.numel();
+  std::optional<optim::math::AdamStepScalars> scalars;
+  if (adam_ != nullptr) scalars = adam_->step_scalars(step, lr);
+  std::vector<Tensor> states(static_cast<std::size_t>(optimizer_.states_per_element()));
+  nvme_->begin_step();
+  for (std::int64_t k = 0; k < nvme_->sub_groups(); ++k) {
+    const std::int64_t first = k * sub_group_size_;
+    const std::int64_t elements = std::min(sub_group_size_, n - first);
+    const std::span<float* const> swapped = nvme_->acquire(k);
+    if (adam_ != nullptr) {
+      const optim::CpuAdamGroup group = adam_group(first, elements, swapped[0], swapped[1]);
+      if (pool_) {
+        pool_->step(path_, group, *scalars);
+      } else {
+        optim::cpu_adam_step(path_, group, *scalars);
+      }
+    } else {
+      for (std::size_t i = 0; i < states.size(); ++i) {
+        states[i] = Tensor::wrap(swapped[i], Shape{elements}, DType::kF32);
+      }
+      optimizer_.step(master_.view(first, Shape{elements}), grads_.view(first, Shape{elements}),
+                      states, step, lr, *host_);
+    }
+    nvme_->release(k);
+  }
+  nvme_->end_step();
+  if (adam_ == nullptr) convert_masters();
 }
 
 void OffloadedOptimizer::convert_masters() {

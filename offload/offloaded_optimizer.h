@@ -5,7 +5,10 @@
 // over slice by slice, updates every master on the host in sub-groups spread over the CPU
 // threads, and sends the updated parameters back in the compute dtype. Adam and AdamW run on
 // the vectorized CPU Adam (the best path this CPU has), fused with the conversion to the
-// compute dtype; other optimizers run their own CPU loop.
+// compute dtype; other optimizers run their own CPU loop. With offload.optimizer = "nvme"
+// (ZeRO-Infinity) the optimizer states live on NVMe instead (NvmeStateSwapper) and only the
+// sub-groups in flight are in host memory; the fp32 masters and gradients stay in host
+// memory, as ZeRO-Infinity keeps them when only the optimizer goes to NVMe.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +20,8 @@
 #include "core/device/device_context.h"
 #include "core/memory_tracker.h"
 #include "core/tensor.h"
+#include "offload/async_file_io.h"
+#include "offload/nvme_state_swapper.h"
 #include "optim/adam.h"
 #include "optim/cpu_adam/cpu_adam_pool.h"
 #include "optim/optimizer.h"
@@ -27,9 +32,10 @@ class OffloadedOptimizer {
  public:
   // `shard_numel`: this rank's shard, whose every slice is addressed by its shard offset.
   // Threads: offload.cpu_threads (0 counts as 1: the engine resolves 0 to cores per local
-  // rank before it gets here).
+  // rank before it gets here). `nvme_io` picks the NVMe I/O path (tests force the thread).
   OffloadedOptimizer(DeviceContext& device, const optim::Optimizer& optimizer,
-                     std::int64_t shard_numel, DType compute_dtype, const OffloadConfig& config);
+                     std::int64_t shard_numel, DType compute_dtype, const OffloadConfig& config,
+                     FileIoPath nvme_io = FileIoPath::kBest);
   ~OffloadedOptimizer();
   OffloadedOptimizer(const OffloadedOptimizer&) = delete;
   OffloadedOptimizer& operator=(const OffloadedOptimizer&) = delete;
@@ -44,8 +50,11 @@ class OffloadedOptimizer {
   const Tensor& host_parameters() const {
     return compute_dtype_ == DType::kF32 ? master_ : compute_params_;
   }
-  // "avx512 x 2 threads", or the optimizer's own loop ("sgd loop"), for the run log.
+  // "avx512 x 2 threads", or the optimizer's own loop ("sgd loop"), for the run log; with
+  // NVMe, then ", states on NVMe by io_uring in FILE".
   std::string kernel_description() const;
+  // The NVMe side, when offload.optimizer = "nvme".
+  const NvmeStateSwapper* nvme() const { return nvme_.get(); }
 
   // One step: stage every slice's f32 gradients (on the device) at its shard offset, as each
   // is reduced; then update, then send every slice's parameters back and wait for the sends.
@@ -67,6 +76,12 @@ class OffloadedOptimizer {
   void convert_masters();
 
  private:
+  // Sub-group [first, first + elements) of the vectorized CPU Adam over these states.
+  optim::CpuAdamGroup adam_group(std::int64_t first, std::int64_t elements, float* exp_avg,
+                                 float* exp_avg_sq);
+  // Every sub-group in order, its states brought in from NVMe and written back.
+  void update_from_nvme(std::int64_t step, float lr);
+
   DeviceContext& device_;
   const optim::Optimizer& optimizer_;
   const DType compute_dtype_;
@@ -74,13 +89,14 @@ class OffloadedOptimizer {
   std::unique_ptr<MemoryTracker> host_tracker_;
   std::unique_ptr<DeviceContext> host_;
   Tensor master_;                      // (shard) f32
-  std::vector<Tensor> states_;         // (shard) f32 each
+  std::vector<Tensor> states_;         // (shard) f32 each; none with NVMe
   Tensor grads_;                       // (shard) f32: the reduced gradients, brought over
   Tensor compute_params_;              // (shard) compute dtype, unless f32: going back
   const optim::Adam* adam_ = nullptr;  // set for Adam and AdamW: the vectorized CPU Adam
   optim::CpuAdamPath path_ = optim::CpuAdamPath::kScalar;
   int threads_ = 1;
   std::unique_ptr<optim::CpuAdamPool> pool_;  // when threads_ > 1
+  std::unique_ptr<NvmeStateSwapper> nvme_;    // offload.optimizer = "nvme"
 };
 
 }  // namespace zt::offload

@@ -34,7 +34,7 @@ ShardedStrategy::ShardedStrategy(const StrategyInputs& inputs, int stage)
           plan_memory({stage, dtype_, grad_dtype_, lanes_.world_size(), layout_.padded_numel,
                        plan_.shard_numel(), inputs.optimizer.states_per_element(),
                        inputs.config.train.grad_accum_steps,
-                       inputs.config.offload.optimizer == OffloadTarget::kCpu,
+                       inputs.config.offload.optimizer != OffloadTarget::kNone,
                        inputs.config.offload.params == OffloadTarget::kCpu})),
       grad_views_(layout_.blocks.size()),
       block_grads_(layout_.blocks.size()),

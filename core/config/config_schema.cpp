@@ -286,7 +286,9 @@ void add_precision_zero_runtime(std::vector<SectionSpec>& schema) {
                  OffloadTarget::kNone,
                  "Stages 1-3: where this rank's fp32 master weights and optimizer states live; "
                  "cpu = host memory, updated there by the CPU optimizer (the gradient shard "
-                 "goes over, the compute-dtype parameters come back); nvme = not yet built.");
+                 "goes over, the compute-dtype parameters come back); nvme = the optimizer "
+                 "states in files under offload.nvme_path, read and written around each "
+                 "sub-group's update, the fp32 masters in host memory.");
   offload.choice("params", &OffloadConfig::params, kParameterOffloadNames, OffloadTarget::kNone,
                  "Stage 3 with offload.optimizer: where the parameter shard lives; cpu = host "
                  "memory (the offloaded optimizer's compute-dtype copy), each block's slices "
@@ -294,13 +296,14 @@ void add_precision_zero_runtime(std::vector<SectionSpec>& schema) {
   offload.integer("sub_group_size", &OffloadConfig::sub_group_size, 16777216, Range::at_least(1024),
                   "elements",
                   "Offloaded optimizer: elements the CPU optimizer updates as one task (and "
-                  "copies back as one transfer).");
+                  "copies back as one transfer; with nvme, the states read and written as "
+                  "one transfer each, at most 3 sub-groups of them in host memory).");
   offload.integer("cpu_threads", &OffloadConfig::cpu_threads, 0, Range::between(0, 256), "threads",
                   "Offloaded optimizer: CPU threads that update sub-groups; 0 = "
                   "cores / local ranks.");
   offload.string("nvme_path", &OffloadConfig::nvme_path, "", Emptiness::kMayBeEmpty,
-                 "offload.optimizer = \"nvme\": the directory of the optimizer-state files (not "
-                 "yet built).");
+                 "offload.optimizer = \"nvme\": the directory of the optimizer-state files, "
+                 "one per rank, on a filesystem with direct I/O (ext4, xfs); removed at exit.");
   offload.boolean("overlap_step", &OffloadConfig::overlap_step, false,
                   "Offloaded optimizer: run iteration t's update during iteration t+1's "
                   "forward (one step of staleness; not yet built).");

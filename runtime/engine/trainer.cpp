@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "data/distributed_sampler.h"
 #include "nn/loss/softmax_cross_entropy.h"
+#include "offload/nvme_state_file.h"
 #include "optim/lr_schedule.h"
 #include "runtime/engine/block_pass.h"
 #include "runtime/engine/device_selection.h"
@@ -27,9 +28,13 @@ void check_supported(const Config& config) {
   resolved_comm_backend(config);  // throws for a backend this device or build cannot use
   const OffloadConfig& offload = config.offload;
   if (offload.optimizer == OffloadTarget::kNvme) {
-    throw ConfigError(where_set(config, "offload.optimizer") +
-                      ": offload.optimizer = \"nvme\" is not built yet; use \"cpu\" (host "
-                      "memory) or \"none\"");
+    // The directory is checked here, before run.dir gets any output; direct I/O and space
+    // are checked when each rank creates its state file, still before training starts.
+    if (auto problem = offload::nvme_directory_problem(offload.nvme_path)) {
+      throw ConfigError(
+          where_set(config, offload.nvme_path.empty() ? "offload.optimizer" : "offload.nvme_path") +
+          ": " + *problem);
+    }
   }
   if (offload.params == OffloadTarget::kCpu &&
       (config.zero.stage != 3 || offload.optimizer == OffloadTarget::kNone)) {
@@ -46,10 +51,11 @@ void check_supported(const Config& config) {
     throw ConfigError(where_set(config, "offload.nvme_path") +
                       ": offload.nvme_path is set, but offload.optimizer is not \"nvme\"");
   }
-  if (offload.optimizer == OffloadTarget::kCpu && config.zero.stage == 0) {
-    throw ConfigError(where_set(config, "offload.optimizer") +
-                      ": offload.optimizer = \"cpu\" offloads this rank's optimizer shard, and "
-                      "zero.stage = 0 has none; set zero.stage = 1, 2 or 3");
+  if (offload.optimizer != OffloadTarget::kNone && config.zero.stage == 0) {
+    throw ConfigError(where_set(config, "offload.optimizer") + ": offload.optimizer = \"" +
+                      std::string(config_name(offload.optimizer)) +
+                      "\" offloads this rank's optimizer shard, and zero.stage = 0 has none; "
+                      "set zero.stage = 1, 2 or 3");
   }
 }
 

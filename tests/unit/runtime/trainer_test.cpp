@@ -134,7 +134,8 @@ TEST(Trainer, RefusesWhatThisVersionCannotRunNamingTheKey) {
   refused({"data.path=tokens.bin"}, "data.path");
   // Offload: what stage 0 has no shard for, and what is not built yet.
   refused({"offload.optimizer=cpu"}, "zero.stage = 0 has none");
-  refused({"zero.stage=1", "offload.optimizer=nvme"}, "offload.optimizer = \"nvme\" is not built");
+  refused({"offload.optimizer=nvme", "offload.nvme_path=/tmp"}, "zero.stage = 0 has none");
+  refused({"zero.stage=1", "offload.optimizer=nvme"}, "needs offload.nvme_path");
   refused({"zero.stage=3", "offload.params=cpu"}, "offload.optimizer = \"cpu\"");
   refused({"zero.stage=2", "offload.optimizer=cpu", "offload.params=cpu"},
           "zero.stage = 3 (now 2)");

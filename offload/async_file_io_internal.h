@@ -1,0 +1,22 @@
+// The two AsyncFileIo paths, for the factory and its tests.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "offload/async_file_io.h"
+
+namespace zt::offload::detail {
+
+// An io_uring over `fd`, or null when the kernel refuses one (`why` then says why).
+std::unique_ptr<AsyncFileIo> make_uring_file_io(int fd, const std::string& path, std::string& why);
+// `note` (why io_uring is not used, or empty) goes into its name().
+std::unique_ptr<AsyncFileIo> make_thread_file_io(int fd, const std::string& path,
+                                                 const std::string& note);
+
+// The message of a failed transfer.
+std::string transfer_error(const std::string& path, bool write, std::size_t bytes,
+                           std::int64_t offset, int error);
+
+}  // namespace zt::offload::detail
