@@ -106,12 +106,17 @@ void OffloadedOptimizer::update(std::int64_t step, float lr) {
     update_from_nvme(step, lr);
     return;
   }
-  const std::int64_t n = master_.numel();
+  update_host_range(0, master_.numel(), step, lr);
+}
+
+void OffloadedOptimizer::update_host_range(std::int64_t begin, std::int64_t count,
+                                           std::int64_t step, float lr) {
+  const std::int64_t end = begin + count;
   if (adam_ != nullptr) {
     // Sub-groups are the threads' tasks; the compute-dtype copy comes out of the same pass.
     std::vector<optim::CpuAdamGroup> groups;
-    for (std::int64_t first = 0; first < n; first += sub_group_size_) {
-      groups.push_back(adam_group(first, std::min(sub_group_size_, n - first),
+    for (std::int64_t first = begin; first < end; first += sub_group_size_) {
+      groups.push_back(adam_group(first, std::min(sub_group_size_, end - first),
                                   states_[0].data_as<float>() + first,
                                   states_[1].data_as<float>() + first));
     }
@@ -124,15 +129,39 @@ void OffloadedOptimizer::update(std::int64_t step, float lr) {
     return;
   }
   // Any other optimizer: its own CPU loop, which is elementwise, so sub-groups update
-  // exactly what one call over the shard would.
+  // exactly what one call over the range would.
   std::vector<Tensor> states(states_.size());
-  for (std::int64_t first = 0; first < n; first += sub_group_size_) {
-    const Shape piece{std::min(sub_group_size_, n - first)};
+  for (std::int64_t first = begin; first < end; first += sub_group_size_) {
+    const Shape piece{std::min(sub_group_size_, end - first)};
     for (std::size_t i = 0; i < states_.size(); ++i) states[i] = states_[i].view(first, piece);
     optimizer_.step(master_.view(first, piece), grads_.view(first, piece), states, step, lr,
                     *host_);
   }
-  convert_masters();
+  if (compute_dtype_ != DType::kF32) {
+    host_->ops().cast(master_.view(begin, Shape{count}), compute_params_.view(begin, Shape{count}));
+  }
+}
+
+void OffloadedOptimizer::update_early(std::int64_t shard_offset, const Tensor& params,
+                                      std::int64_t step, float lr) {
+  ZT_CHECK(!nvme_, "early updates need the states in host memory");
+  // After the range's gradients have landed (staged just before on the copy stream), on the
+  // update worker, so the caller's backward goes on; the worker then sends the range back.
+  update_worker_.wait(device_.copy_stream().record());
+  update_worker_.enqueue([this, shard_offset, params, step, lr] {
+    update_host_range(shard_offset, params.numel(), step, lr);
+    send_parameters(shard_offset, params);
+  });
+}
+
+void OffloadedOptimizer::finish_early_updates() {
+  update_worker_.synchronize();  // rethrows what failed there
+  wait_for_sends();
+}
+
+void OffloadedOptimizer::quiesce() {
+  update_worker_.synchronize();
+  wait_for_copies();
 }
 
 // The same sub-groups, the same kernels and the same per-element order as update() from host

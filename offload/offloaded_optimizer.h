@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/config/config.h"
+#include "core/device/cpu_streams.h"
 #include "core/device/device_context.h"
 #include "core/memory_tracker.h"
 #include "core/tensor.h"
@@ -75,12 +76,26 @@ class OffloadedOptimizer {
   // Before any update (initialization): converts the masters, then send_parameters works.
   void convert_masters();
 
+  // Updates during backward, when nothing can veto the step (no clipping, no loss scaling):
+  // the update of master[shard_offset, + n) runs on the update worker once the range's
+  // gradients (staged just before) have landed, and the worker then sends the range's
+  // parameters into `params` (n elements on the device) on the copy stream, while the
+  // caller goes on with backward. finish_early_updates() waits for every one and orders
+  // the compute stream after the sends. Host states only (not with NVMe).
+  bool supports_early_updates() const { return nvme_ == nullptr; }
+  void update_early(std::int64_t shard_offset, const Tensor& params, std::int64_t step, float lr);
+  void finish_early_updates();
+  // Waits for anything in flight (updates, copies): before the gradients are rewritten.
+  void quiesce();
+
  private:
   // Sub-group [first, first + elements) of the vectorized CPU Adam over these states.
   optim::CpuAdamGroup adam_group(std::int64_t first, std::int64_t elements, float* exp_avg,
                                  float* exp_avg_sq);
   // Every sub-group in order, its states brought in from NVMe and written back.
   void update_from_nvme(std::int64_t step, float lr);
+  // The host states' update of [begin, begin + count) in sub-groups, with its compute copy.
+  void update_host_range(std::int64_t begin, std::int64_t count, std::int64_t step, float lr);
 
   DeviceContext& device_;
   const optim::Optimizer& optimizer_;
@@ -97,6 +112,9 @@ class OffloadedOptimizer {
   int threads_ = 1;
   std::unique_ptr<optim::CpuAdamPool> pool_;  // when threads_ > 1
   std::unique_ptr<NvmeStateSwapper> nvme_;    // offload.optimizer = "nvme"
+  // Early updates run here, off the thread that runs backward. Last member: its thread is
+  // joined first, before anything its tasks touch is destroyed.
+  CpuWorkerStream update_worker_{"offload-update"};
 };
 
 }  // namespace zt::offload

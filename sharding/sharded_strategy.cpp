@@ -56,6 +56,11 @@ ShardedStrategy::ShardedStrategy(const StrategyInputs& inputs, int stage)
         // Gradients in another dtype are widened into one workspace, reused by the next slice.
         offloaded_->stage_gradients(segment.shard_offset, f32_gradients(segment),
                                     grad_shard_.dtype() != DType::kF32);
+        // Nothing can veto this step's update: it runs now, while backward goes on.
+        if (early_update_) {
+          offloaded_->update_early(segment.shard_offset, own_parameters(segment),
+                                   early_update_->step, early_update_->lr);
+        }
       }
     });
   }
@@ -265,6 +270,14 @@ Tensor ShardedStrategy::f32_gradients(const Segment& segment) {
   return out;
 }
 
+void ShardedStrategy::prepare_update(std::int64_t update_step, float lr) {
+  if (offloaded_ && offloaded_->supports_early_updates()) {
+    // The gathers of the last step read the parameters these updates rewrite.
+    wait_for_all_refreshes();
+    early_update_ = EarlyUpdate{update_step, lr};
+  }
+}
+
 double ShardedStrategy::finish_gradients() {
   reducer_->drain();
   // Padding slots hold zero gradients (no parameter reads them), so they add nothing.
@@ -294,6 +307,19 @@ void ShardedStrategy::optimizer_step(std::int64_t step, float lr) {
   // before it changes. Stage 3's gathered copies are stale after the step anyway.
   wait_for_all_refreshes();
   if (gatherer_) gatherer_->release_all();
+  if (early_update_) {
+    // Every block's update ran as its gradients became final; wait for the last ones.
+    ZT_CHECK(early_update_->step == step && early_update_->lr == lr,
+             "the step's early updates used another step or lr");
+    early_update_.reset();
+    offloaded_->finish_early_updates();
+    if (gatherer_) {
+      prefetch_first_blocks();
+    } else {
+      refresh_full_parameters();  // own slices are current: all-gather only
+    }
+    return;
+  }
   if (offloaded_) {
     // The gradients are on the host already (staged as each block was reduced): the CPU
     // optimizer updates every master there, and the compute-dtype parameters come back
@@ -360,7 +386,8 @@ std::vector<std::shared_ptr<comm::Work>> ShardedStrategy::all_gather_block(std::
 void ShardedStrategy::zero_gradients() {
   // A step whose update was skipped (fp16 overflow) may still have gradients travelling to
   // the host: they read what is about to be zeroed.
-  if (offloaded_) offloaded_->wait_for_copies();
+  if (offloaded_) offloaded_->quiesce();
+  early_update_.reset();
   device_.ops().fill_zero_bytes(grad_shard_.storage());  // full_grads_ when the shard lies in place
   std::fill(shard_fresh_.begin(), shard_fresh_.end(), true);
 }

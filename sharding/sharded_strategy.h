@@ -31,6 +31,7 @@ class ShardedStrategy final : public ZeroStrategy {
   void after_forward(std::size_t block) override;
   void before_backward(std::size_t block) override;
   void after_backward(std::size_t block, bool last_micro_batch) override;
+  void prepare_update(std::int64_t update_step, float lr) override;
   double finish_gradients() override;
   void scale_gradients(float factor) override;
   void optimizer_step(std::int64_t step, float lr) override;
@@ -80,6 +81,11 @@ class ShardedStrategy final : public ZeroStrategy {
   // offload.optimizer = "cpu": masters and states in host memory, updated there. Declared
   // before the buffers, so its host tracker outlives master_shard_'s view of its master.
   std::unique_ptr<offload::OffloadedOptimizer> offloaded_;
+  struct EarlyUpdate {
+    std::int64_t step = 0;
+    float lr = 0;
+  };
+  std::optional<EarlyUpdate> early_update_;  // this step's, while blocks finish backward
 
   Tensor full_params_;          // full_parameters: (padded_numel) compute dtype
   Tensor full_grads_;           // full_gradients: (padded_numel) accumulated over micro-batches

@@ -34,6 +34,14 @@ class ZeroStrategy {
   // Block `block` finished its backward; `last_micro_batch` marks the accumulation boundary.
   virtual void after_backward(std::size_t block, bool last_micro_batch) = 0;
 
+  // Called before the last micro-batch's backward when nothing can veto this step's update
+  // (no gradient clipping, no loss scaling), with the update's step (from 1) and lr: an
+  // offloaded optimizer may then update each block's shard as soon as its gradients are
+  // final, while backward goes on. optimizer_step(update_step, lr) still follows.
+  virtual void prepare_update(std::int64_t update_step, float lr) {
+    (void)update_step;
+    (void)lr;
+  }
   // Waits for the step's gradient reductions; returns the global gradient norm squared.
   virtual double finish_gradients() = 0;
   // Multiplies this rank's gradients (or gradient shard) by `factor` (clipping, unscaling).

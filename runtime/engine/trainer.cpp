@@ -279,10 +279,19 @@ StepMetrics Trainer::run_step(const std::function<data::Batch(std::int64_t micro
   const double loss_scale = loss_scaler_ ? loss_scaler_->scale() : 1.0;
   strategy_->zero_gradients();
   rows_this_step_ = 0;
+  const auto lr = static_cast<float>(
+      optim::learning_rate(config_.scheduler, config_.optimizer.lr, step, config_.train.steps));
+  // Without clipping or loss scaling nothing can veto the update: the strategy may apply it
+  // block by block as the last micro-batch's backward finishes each one.
+  const bool update_cannot_be_vetoed = !loss_scaler_ && config_.optimizer.max_grad_norm <= 0;
   double local_loss = 0.0;
   try {
     for (std::int64_t micro = 0; micro < config_.train.grad_accum_steps; ++micro) {
-      local_loss += micro_batch(step, micro, load_micro(micro));
+      data::Batch batch = load_micro(micro);
+      if (update_cannot_be_vetoed && micro + 1 == config_.train.grad_accum_steps) {
+        strategy_->prepare_update(applied_steps_ + 1, lr);
+      }
+      local_loss += micro_batch(step, micro, std::move(batch));
     }
   } catch (...) {
     // A bad batch or loss fails in forward or at the loss, before any gradient was reduced:
@@ -290,8 +299,6 @@ StepMetrics Trainer::run_step(const std::function<data::Batch(std::int64_t micro
     pass_->discard_forward();
     throw;
   }
-  const auto lr = static_cast<float>(
-      optim::learning_rate(config_.scheduler, config_.optimizer.lr, step, config_.train.steps));
   bool skipped = false;
   const double grad_norm = apply_gradients(step, lr, skipped);
   const double loss = global_mean_loss(local_loss, rows_this_step_);
