@@ -11,10 +11,16 @@
 namespace zt {
 namespace {
 
+// Blocks of a page or more are page-aligned: offloaded model states and direct-I/O buffers
+// come from here, and page-aligned buffers are what DMA engines and O_DIRECT transfer whole.
+constexpr std::size_t kPageBytes = 4096;
+
 class SystemHostMemory final : public HostMemorySource {
  public:
   void* obtain(std::size_t bytes) noexcept override {
-    return std::aligned_alloc(DeviceAllocator::kMinAlignment, bytes);
+    const std::size_t alignment = bytes >= kPageBytes ? kPageBytes : DeviceAllocator::kMinAlignment;
+    // aligned_alloc wants a multiple of the alignment; the block's tail is simply unused.
+    return std::aligned_alloc(alignment, (bytes + alignment - 1) / alignment * alignment);
   }
   void give_back(void* data, std::size_t) noexcept override { std::free(data); }
 };

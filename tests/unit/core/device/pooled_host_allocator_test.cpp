@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -200,6 +201,28 @@ TEST(HostAllocator, PoolsExceptUnderAddressSanitizer) {
   } else {
     EXPECT_EQ(reserved_after_free, allocator.stats().allocated_bytes) << "ASan build cached";
   }
+}
+
+}  // namespace
+}  // namespace zt
+
+namespace zt {
+namespace {
+
+// Blocks of a page or more are page-aligned (offloaded states, direct-I/O buffers); smaller
+// ones keep the allocator's minimum alignment.
+TEST(SystemHostMemory, BlocksOfAPageOrMoreArePageAligned) {
+  HostMemorySource& memory = system_host_memory();
+  for (std::size_t bytes : {std::size_t{4096}, std::size_t{5000}, std::size_t{1} << 20}) {
+    void* data = memory.obtain(bytes);
+    ASSERT_NE(data, nullptr);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(data) % 4096, 0u) << bytes << " bytes";
+    std::memset(data, 1, bytes);  // the whole block is usable (ASan checks the tail)
+    memory.give_back(data, bytes);
+  }
+  void* small = memory.obtain(100);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(small) % DeviceAllocator::kMinAlignment, 0u);
+  memory.give_back(small, 100);
 }
 
 }  // namespace
