@@ -44,6 +44,9 @@ OffloadedOptimizer::OffloadedOptimizer(DeviceContext& device, const optim::Optim
       states_.push_back(host_zeros(DType::kF32));
   }
   grads_ = host_zeros(DType::kF32);
+  // overlap_step: this step's gradients land in one buffer while the last step's update reads
+  // the other.
+  if (config.overlap_step) spare_grads_ = host_zeros(DType::kF32);
   if (compute_dtype_ != DType::kF32) compute_params_ = host_zeros(compute_dtype_);
   adam_ = dynamic_cast<const optim::Adam*>(&optimizer);
   if (adam_ != nullptr) {
@@ -64,10 +67,11 @@ std::string OffloadedOptimizer::kernel_description() const {
 }
 
 optim::CpuAdamGroup OffloadedOptimizer::adam_group(std::int64_t first, std::int64_t elements,
-                                                   float* exp_avg, float* exp_avg_sq) {
+                                                   float* exp_avg, float* exp_avg_sq,
+                                                   const Tensor* grads) {
   optim::CpuAdamGroup group;
   group.params = master_.data_as<float>() + first;
-  group.grads = grads_.data_as<float>() + first;
+  group.grads = (grads != nullptr ? *grads : grads_).data_as<float>() + first;
   group.exp_avg = exp_avg;
   group.exp_avg_sq = exp_avg_sq;
   group.elements = static_cast<std::size_t>(elements);
@@ -111,6 +115,11 @@ void OffloadedOptimizer::update(std::int64_t step, float lr) {
 
 void OffloadedOptimizer::update_host_range(std::int64_t begin, std::int64_t count,
                                            std::int64_t step, float lr) {
+  update_host_range(grads_, begin, count, step, lr);
+}
+
+void OffloadedOptimizer::update_host_range(const Tensor& grads, std::int64_t begin,
+                                           std::int64_t count, std::int64_t step, float lr) {
   const std::int64_t end = begin + count;
   if (adam_ != nullptr) {
     // Sub-groups are the threads' tasks; the compute-dtype copy comes out of the same pass.
@@ -118,7 +127,7 @@ void OffloadedOptimizer::update_host_range(std::int64_t begin, std::int64_t coun
     for (std::int64_t first = begin; first < end; first += sub_group_size_) {
       groups.push_back(adam_group(first, std::min(sub_group_size_, end - first),
                                   states_[0].data_as<float>() + first,
-                                  states_[1].data_as<float>() + first));
+                                  states_[1].data_as<float>() + first, &grads));
     }
     const optim::math::AdamStepScalars scalars = adam_->step_scalars(step, lr);
     if (pool_) {
@@ -134,8 +143,7 @@ void OffloadedOptimizer::update_host_range(std::int64_t begin, std::int64_t coun
   for (std::int64_t first = begin; first < end; first += sub_group_size_) {
     const Shape piece{std::min(sub_group_size_, end - first)};
     for (std::size_t i = 0; i < states_.size(); ++i) states[i] = states_[i].view(first, piece);
-    optimizer_.step(master_.view(first, piece), grads_.view(first, piece), states, step, lr,
-                    *host_);
+    optimizer_.step(master_.view(first, piece), grads.view(first, piece), states, step, lr, *host_);
   }
   if (compute_dtype_ != DType::kF32) {
     host_->ops().cast(master_.view(begin, Shape{count}), compute_params_.view(begin, Shape{count}));
@@ -154,13 +162,32 @@ void OffloadedOptimizer::update_early(std::int64_t shard_offset, const Tensor& p
   });
 }
 
+void OffloadedOptimizer::start_delayed_update(std::int64_t step, float lr) {
+  ZT_CHECK(spare_grads_.defined() && !delayed_pending_, "a delayed update without its buffers");
+  wait_for_copies();  // this step's gradients have landed; the last sends have left
+  // The update reads this step's buffer; the next step's gradients land in the other one.
+  const Tensor grads = grads_;
+  std::swap(grads_, spare_grads_);
+  update_worker_.enqueue(
+      [this, grads, step, lr] { update_host_range(grads, 0, master_.numel(), step, lr); });
+  delayed_pending_ = true;
+}
+
+bool OffloadedOptimizer::finish_delayed_update() {
+  if (!delayed_pending_) return false;
+  delayed_pending_ = false;
+  update_worker_.synchronize();  // rethrows what failed there
+  return true;
+}
+
 void OffloadedOptimizer::finish_early_updates() {
   update_worker_.synchronize();  // rethrows what failed there
   wait_for_sends();
 }
 
 void OffloadedOptimizer::quiesce() {
-  update_worker_.synchronize();
+  // A delayed update reads the other gradient buffer and may go on.
+  if (!delayed_pending_) update_worker_.synchronize();
   wait_for_copies();
 }
 

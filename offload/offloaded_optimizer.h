@@ -88,14 +88,25 @@ class OffloadedOptimizer {
   // Waits for anything in flight (updates, copies): before the gradients are rewritten.
   void quiesce();
 
+  // offload.overlap_step (ZeRO-Offload's delayed parameter update): the update of this
+  // step's gradients runs on the update worker while the next step's forward and backward
+  // run on parameters one update behind; the next step's gradients land in a second host
+  // buffer meanwhile. finish_delayed_update() waits for it (false when none is pending);
+  // then send_parameters() sends its result.
+  void start_delayed_update(std::int64_t step, float lr);
+  bool finish_delayed_update();
+
  private:
   // Sub-group [first, first + elements) of the vectorized CPU Adam over these states.
+  // `grads`: the buffer the update reads (null: grads_).
   optim::CpuAdamGroup adam_group(std::int64_t first, std::int64_t elements, float* exp_avg,
-                                 float* exp_avg_sq);
+                                 float* exp_avg_sq, const Tensor* grads = nullptr);
   // Every sub-group in order, its states brought in from NVMe and written back.
   void update_from_nvme(std::int64_t step, float lr);
   // The host states' update of [begin, begin + count) in sub-groups, with its compute copy.
   void update_host_range(std::int64_t begin, std::int64_t count, std::int64_t step, float lr);
+  void update_host_range(const Tensor& grads, std::int64_t begin, std::int64_t count,
+                         std::int64_t step, float lr);
 
   DeviceContext& device_;
   const optim::Optimizer& optimizer_;
@@ -107,6 +118,8 @@ class OffloadedOptimizer {
   std::vector<Tensor> states_;         // (shard) f32 each; none with NVMe
   Tensor grads_;                       // (shard) f32: the reduced gradients, brought over
   Tensor compute_params_;              // (shard) compute dtype, unless f32: going back
+  Tensor spare_grads_;                 // (shard) f32, overlap_step only: the other buffer
+  bool delayed_pending_ = false;       // overlap_step: an update runs on the update worker
   const optim::Adam* adam_ = nullptr;  // set for Adam and AdamW: the vectorized CPU Adam
   optim::CpuAdamPath path_ = optim::CpuAdamPath::kScalar;
   int threads_ = 1;

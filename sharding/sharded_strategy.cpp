@@ -36,6 +36,7 @@ ShardedStrategy::ShardedStrategy(const StrategyInputs& inputs, int stage)
                        inputs.config.train.grad_accum_steps,
                        inputs.config.offload.optimizer != OffloadTarget::kNone,
                        inputs.config.offload.params == OffloadTarget::kCpu})),
+      overlap_step_(inputs.config.offload.overlap_step),
       grad_views_(layout_.blocks.size()),
       block_grads_(layout_.blocks.size()),
       shard_fresh_(layout_.blocks.size(), true),
@@ -271,7 +272,7 @@ Tensor ShardedStrategy::f32_gradients(const Segment& segment) {
 }
 
 void ShardedStrategy::prepare_update(std::int64_t update_step, float lr) {
-  if (offloaded_ && offloaded_->supports_early_updates()) {
+  if (offloaded_ && offloaded_->supports_early_updates() && !overlap_step_) {
     // The gathers of the last step read the parameters these updates rewrite.
     wait_for_all_refreshes();
     early_update_ = EarlyUpdate{update_step, lr};
@@ -320,6 +321,18 @@ void ShardedStrategy::optimizer_step(std::int64_t step, float lr) {
     }
     return;
   }
+  if (offloaded_ && overlap_step_) {
+    // The last step's update has run during this step: its parameters go over now, and this
+    // step's update runs during the next step's forward and backward (one step stale).
+    const bool sent = finish_delayed_update();
+    offloaded_->start_delayed_update(step, lr);
+    if (gatherer_) {
+      prefetch_first_blocks();
+    } else if (sent) {
+      refresh_full_parameters();  // own slices are current: all-gather only
+    }
+    return;
+  }
   if (offloaded_) {
     // The gradients are on the host already (staged as each block was reduced): the CPU
     // optimizer updates every master there, and the compute-dtype parameters come back
@@ -354,6 +367,15 @@ void ShardedStrategy::optimizer_step(std::int64_t step, float lr) {
   }
   copy_master_to_compute(device_.ops(), master_shard_.storage(), param_shard_.storage());
   prefetch_first_blocks();
+}
+
+bool ShardedStrategy::finish_delayed_update() {
+  if (!offloaded_ || !offloaded_->finish_delayed_update()) return false;
+  master_shard_.for_each_slice([&](const Segment& segment, const Tensor&) {
+    offloaded_->send_parameters(segment.shard_offset, own_parameters(segment));
+  });
+  offloaded_->wait_for_sends();
+  return true;
 }
 
 void ShardedStrategy::refresh_full_parameters() {
@@ -394,7 +416,9 @@ void ShardedStrategy::zero_gradients() {
 
 std::vector<float> ShardedStrategy::full_parameters() {
   // Export the fp32 master weights: in fp32 stages 1-2 they are the full parameters once
-  // the refresh is done; otherwise gather every rank's master slices.
+  // the refresh is done; otherwise gather every rank's master slices. A delayed update
+  // (overlap_step) lands first, so the export is the model after every step so far.
+  if (finish_delayed_update() && !gatherer_) refresh_full_parameters();
   wait_for_all_refreshes();
   if (master_shard_.is_in_place()) return unpadded_parameters(layout_, full_params_, device_);
   Tensor full = zeros(layout_.padded_numel, device_.tracker(), MemoryCategory::kWorkspace);

@@ -86,6 +86,10 @@ class ShardedStrategy final : public ZeroStrategy {
     float lr = 0;
   };
   std::optional<EarlyUpdate> early_update_;  // this step's, while blocks finish backward
+  const bool overlap_step_;  // offload.overlap_step: each update runs during the next step
+  // overlap_step: waits for the update in flight and sends its parameters to the device.
+  // Returns whether there was one.
+  bool finish_delayed_update();
 
   Tensor full_params_;          // full_parameters: (padded_numel) compute dtype
   Tensor full_grads_;           // full_gradients: (padded_numel) accumulated over micro-batches

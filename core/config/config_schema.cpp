@@ -304,9 +304,12 @@ void add_precision_zero_runtime(std::vector<SectionSpec>& schema) {
   offload.string("nvme_path", &OffloadConfig::nvme_path, "", Emptiness::kMayBeEmpty,
                  "offload.optimizer = \"nvme\": the directory of the optimizer-state files, "
                  "one per rank, on a filesystem with direct I/O (ext4, xfs); removed at exit.");
-  offload.boolean("overlap_step", &OffloadConfig::overlap_step, false,
-                  "Offloaded optimizer: run iteration t's update during iteration t+1's "
-                  "forward (one step of staleness; not yet built).");
+  offload.boolean(
+      "overlap_step", &OffloadConfig::overlap_step, false,
+      "Offloaded optimizer: run iteration t's update during iteration t+1's "
+      "forward and backward: the parameters the forward sees are one update behind (one "
+      "step of staleness, ZeRO-Offload's delayed parameter update). offload.optimizer "
+      "= \"cpu\" only.");
 
   auto runtime = section(schema, "runtime", &Config::runtime, "Devices, threads and timeouts.");
   runtime.choice("device", &RuntimeConfig::device, kDeviceKindNames, DeviceKind::kCpu,

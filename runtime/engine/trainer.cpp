@@ -43,9 +43,14 @@ void check_supported(const Config& config) {
                       "memory as the offloaded optimizer's copy: it needs zero.stage = 3 (now " +
                       std::to_string(config.zero.stage) + ") and offload.optimizer = \"cpu\"");
   }
-  if (offload.overlap_step) {
+  if (offload.overlap_step &&
+      (offload.optimizer != OffloadTarget::kCpu || offload.params != OffloadTarget::kNone)) {
     throw ConfigError(where_set(config, "offload.overlap_step") +
-                      ": offload.overlap_step = true is not built yet; set it to false");
+                      ": offload.overlap_step = true delays the host optimizer's update by one "
+                      "step; it needs offload.optimizer = \"cpu\" (now \"" +
+                      std::string(config_name(offload.optimizer)) +
+                      "\") and offload.params = \"none\" (the update rewrites the host "
+                      "parameters an offloaded shard would gather from)");
   }
   if (!offload.nvme_path.empty() && offload.optimizer != OffloadTarget::kNvme) {
     throw ConfigError(where_set(config, "offload.nvme_path") +

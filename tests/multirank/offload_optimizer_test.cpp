@@ -15,6 +15,7 @@
 #include "core/config/config_loader.h"
 #include "nn/kernels/cpu/gemm_cpu.h"
 #include "rank_threads.h"
+#include "runtime/engine/model_factory.h"
 #include "runtime/engine/trainer.h"
 
 namespace zt {
@@ -121,6 +122,40 @@ TEST(OptimizerOffloadScaling, ClippingAndFp16LossScalingMatchTheDeviceOptimizer)
     }
     EXPECT_EQ(offloaded.skipped, on_device.skipped) << "stage " << stage;
     EXPECT_GT(on_device.skipped, 0) << "the initial scale overflows the first steps";
+  }
+}
+
+// offload.overlap_step: the update of step t runs during step t+1, so step t+1's forward sees
+// the parameters after t-1 updates. Step 2's loss is batch 2's loss at the initial
+// parameters, step 3's is batch 3's after one update on batch 1 (a trainer without overlap,
+// evaluated between steps, gives both), and training still converges.
+TEST(OptimizerOffloadOverlapStep, TheForwardRunsOneUpdateBehind) {
+  for (int stage : {1, 3}) {
+    const Config overlapped =
+        gpt_config(stage, 2, "fp32", "adamw", "cpu", {"offload.overlap_step=true"});
+    const Config plain = gpt_config(stage, 2, "fp32", "adamw", "cpu");
+    const Outcome delayed = train(overlapped, 2);
+    comm::MemoryStore store;
+    double batch2_at_start = 0;
+    double batch3_after_one = 0;
+    testing::run_ranks(2, [&](int rank) {
+      MemoryTracker tracker(Device::cpu(rank));
+      auto comm = comm::create_cpu_communicator(store, rank, 2);
+      engine::Trainer trainer(plain, *comm, tracker, engine::quiet_trainer_options());
+      const auto source = engine::make_batch_source(plain);
+      const double at_start = trainer.evaluate(trainer.load_step_batch(*source, 2));
+      trainer.step(trainer.load_step_batch(*source, 1));
+      const double after_one = trainer.evaluate(trainer.load_step_batch(*source, 3));
+      if (rank == 0) {
+        batch2_at_start = at_start;
+        batch3_after_one = after_one;
+      }
+      comm->barrier()->wait();
+    });
+    ASSERT_EQ(delayed.losses.size(), static_cast<std::size_t>(kSteps));
+    EXPECT_NEAR(delayed.losses[1], batch2_at_start, 1e-6 * batch2_at_start) << "stage " << stage;
+    EXPECT_NEAR(delayed.losses[2], batch3_after_one, 1e-6 * batch3_after_one) << "stage " << stage;
+    EXPECT_LT(delayed.losses.back(), delayed.losses.front()) << "stage " << stage;
   }
 }
 

@@ -139,8 +139,12 @@ TEST(Trainer, RefusesWhatThisVersionCannotRunNamingTheKey) {
   refused({"zero.stage=3", "offload.params=cpu"}, "offload.optimizer = \"cpu\"");
   refused({"zero.stage=2", "offload.optimizer=cpu", "offload.params=cpu"},
           "zero.stage = 3 (now 2)");
-  refused({"zero.stage=1", "offload.optimizer=cpu", "offload.overlap_step=true"},
-          "offload.overlap_step");
+  refused({"zero.stage=1", "offload.optimizer=nvme", "offload.nvme_path=/tmp",
+           "offload.overlap_step=true"},
+          "offload.overlap_step = true delays");
+  refused(
+      {"zero.stage=3", "offload.optimizer=cpu", "offload.params=cpu", "offload.overlap_step=true"},
+      "offload.params = \"none\"");
   refused({"zero.stage=1", "offload.nvme_path=/tmp"}, "offload.nvme_path is set");
 }
 
