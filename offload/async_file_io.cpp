@@ -3,11 +3,21 @@
 
 #include <cstring>
 
+#include "core/error.h"
 #include "offload/async_file_io_internal.h"
 
 namespace zt::offload {
 
 namespace detail {
+
+void rethrow_failure(std::unordered_map<std::uint64_t, std::string>& failures,
+                     std::uint64_t ticket) {
+  const auto failed = failures.find(ticket);
+  if (failed == failures.end()) return;
+  const std::string message = std::move(failed->second);
+  failures.erase(failed);
+  throw IoError(message);
+}
 
 std::string transfer_error(const std::string& path, bool write, std::size_t bytes,
                            std::int64_t offset, int error) {

@@ -57,15 +57,6 @@ OffloadedOptimizer::OffloadedOptimizer(DeviceContext& device, const optim::Optim
 
 OffloadedOptimizer::~OffloadedOptimizer() = default;
 
-std::string OffloadedOptimizer::kernel_description() const {
-  const std::string threads =
-      " x " + std::to_string(threads_) + " thread" + (threads_ == 1 ? "" : "s");
-  const std::string nvme =
-      nvme_ ? ", states on NVMe by " + nvme_->io_name() + " in " + nvme_->file_path() : "";
-  if (adam_ == nullptr) return std::string(optimizer_.name()) + " loop x 1 thread" + nvme;
-  return std::string(optim::cpu_adam_path_name(path_)) + threads + nvme;
-}
-
 optim::CpuAdamGroup OffloadedOptimizer::adam_group(std::int64_t first, std::int64_t elements,
                                                    float* exp_avg, float* exp_avg_sq,
                                                    const Tensor* grads) {

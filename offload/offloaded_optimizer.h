@@ -51,9 +51,6 @@ class OffloadedOptimizer {
   const Tensor& host_parameters() const {
     return compute_dtype_ == DType::kF32 ? master_ : compute_params_;
   }
-  // "avx512 x 2 threads", or the optimizer's own loop ("sgd loop"), for the run log; with
-  // NVMe, then ", states on NVMe by io_uring in FILE".
-  std::string kernel_description() const;
   // The NVMe side, when offload.optimizer = "nvme".
   const NvmeStateSwapper* nvme() const { return nvme_.get(); }
 

@@ -45,11 +45,7 @@ class ThreadFileIo final : public AsyncFileIo {
     std::unique_lock lock(mutex_);
     // Bounded by the transfer itself: the worker completes every queued ticket in order.
     done_cv_.wait(lock, [&] { return completed_through_ >= ticket; });
-    if (auto failed = failures_.find(ticket); failed != failures_.end()) {
-      const std::string message = failed->second;
-      failures_.erase(failed);
-      throw IoError(message);
-    }
+    rethrow_failure(failures_, ticket);
   }
 
  private:

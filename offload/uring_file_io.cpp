@@ -63,11 +63,7 @@ class UringFileIo final : public AsyncFileIo {
 
   void wait(std::uint64_t ticket) override {
     while (pending_.count(ticket) != 0) reap_one();
-    if (auto failed = failures_.find(ticket); failed != failures_.end()) {
-      const std::string message = failed->second;
-      failures_.erase(failed);
-      throw IoError(message);
-    }
+    rethrow_failure(failures_, ticket);
   }
 
  private:

@@ -142,11 +142,7 @@ void ShardedStrategy::initialize(std::uint64_t seed) {
     // The device's compute copy of the rank's own slices (the rest arrives by all-gather);
     // an offloaded parameter shard is that copy.
     offloaded_->convert_masters();
-    if (memory_plan_.offloaded_parameters) return;
-    master_shard_.for_each_slice([&](const Segment& segment, const Tensor&) {
-      offloaded_->send_parameters(segment.shard_offset, own_parameters(segment));
-    });
-    offloaded_->wait_for_sends();
+    send_own_parameters();
     return;
   }
   if (memory_plan_.separate_master && !memory_plan_.full_parameters) {
@@ -308,49 +304,15 @@ void ShardedStrategy::optimizer_step(std::int64_t step, float lr) {
   // before it changes. Stage 3's gathered copies are stale after the step anyway.
   wait_for_all_refreshes();
   if (gatherer_) gatherer_->release_all();
-  if (early_update_) {
-    // Every block's update ran as its gradients became final; wait for the last ones.
-    ZT_CHECK(early_update_->step == step && early_update_->lr == lr,
-             "the step's early updates used another step or lr");
-    early_update_.reset();
-    offloaded_->finish_early_updates();
-    if (gatherer_) {
-      prefetch_first_blocks();
-    } else {
-      refresh_full_parameters();  // own slices are current: all-gather only
-    }
-    return;
+  const bool own_slices_changed = offloaded_ ? offloaded_step(step, lr) : device_step(step, lr);
+  if (gatherer_) {
+    prefetch_first_blocks();
+  } else if (own_slices_changed) {
+    refresh_full_parameters();  // stages 1-2: the rank's own slices go to every rank
   }
-  if (offloaded_ && overlap_step_) {
-    // The last step's update has run during this step: its parameters go over now, and this
-    // step's update runs during the next step's forward and backward (one step stale).
-    const bool sent = finish_delayed_update();
-    offloaded_->start_delayed_update(step, lr);
-    if (gatherer_) {
-      prefetch_first_blocks();
-    } else if (sent) {
-      refresh_full_parameters();  // own slices are current: all-gather only
-    }
-    return;
-  }
-  if (offloaded_) {
-    // The gradients are on the host already (staged as each block was reduced): the CPU
-    // optimizer updates every master there, and the compute-dtype parameters come back
-    // into this rank's own slices.
-    offloaded_->update(step, lr);
-    if (!memory_plan_.offloaded_parameters) {
-      master_shard_.for_each_slice([&](const Segment& segment, const Tensor&) {
-        offloaded_->send_parameters(segment.shard_offset, own_parameters(segment));
-      });
-      offloaded_->wait_for_sends();
-    }
-    if (gatherer_) {
-      prefetch_first_blocks();
-    } else {
-      refresh_full_parameters();  // own slices are current: all-gather only
-    }
-    return;
-  }
+}
+
+bool ShardedStrategy::device_step(std::int64_t step, float lr) {
   // The optimizer is elementwise, so one call per slice updates exactly what one call over
   // a contiguous shard would.
   std::vector<Tensor> states(states_.size());
@@ -361,20 +323,48 @@ void ShardedStrategy::optimizer_step(std::int64_t step, float lr) {
     }
     optimizer_.step(master, f32_gradients(segment), states, step, lr, device_);
   });
-  if (!gatherer_) {
-    refresh_full_parameters();
-    return;
-  }
-  copy_master_to_compute(device_.ops(), master_shard_.storage(), param_shard_.storage());
-  prefetch_first_blocks();
+  // Stages 1-2 round the master into their own slices as part of the refresh.
+  if (gatherer_)
+    copy_master_to_compute(device_.ops(), master_shard_.storage(), param_shard_.storage());
+  return true;
 }
 
-bool ShardedStrategy::finish_delayed_update() {
-  if (!offloaded_ || !offloaded_->finish_delayed_update()) return false;
+bool ShardedStrategy::offloaded_step(std::int64_t step, float lr) {
+  if (early_update_) {
+    // Every block's update ran as its gradients became final; wait for the last ones.
+    ZT_CHECK(early_update_->step == step && early_update_->lr == lr,
+             "the step's early updates used another step or lr");
+    early_update_.reset();
+    offloaded_->finish_early_updates();
+    return true;
+  }
+  if (overlap_step_) {
+    // The last step's update has run during this step: its parameters go over now, and this
+    // step's update runs during the next step's forward and backward (one step stale).
+    const bool sent = finish_delayed_update();
+    offloaded_->start_delayed_update(step, lr);
+    return sent;
+  }
+  // The gradients are on the host already (staged as each block was reduced): the CPU
+  // optimizer updates every master there, and the compute-dtype parameters come back into
+  // this rank's own slices.
+  offloaded_->update(step, lr);
+  send_own_parameters();
+  return true;
+}
+
+void ShardedStrategy::send_own_parameters() {
+  // An offloaded parameter shard is the host copy itself: nothing to send.
+  if (memory_plan_.offloaded_parameters) return;
   master_shard_.for_each_slice([&](const Segment& segment, const Tensor&) {
     offloaded_->send_parameters(segment.shard_offset, own_parameters(segment));
   });
   offloaded_->wait_for_sends();
+}
+
+bool ShardedStrategy::finish_delayed_update() {
+  if (!offloaded_ || !offloaded_->finish_delayed_update()) return false;
+  send_own_parameters();
   return true;
 }
 

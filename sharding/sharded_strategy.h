@@ -90,6 +90,12 @@ class ShardedStrategy final : public ZeroStrategy {
   // overlap_step: waits for the update in flight and sends its parameters to the device.
   // Returns whether there was one.
   bool finish_delayed_update();
+  // The update of this rank's shard, on the device or the host (Note [Offloaded step order]);
+  // each returns whether the rank's own parameter slices changed.
+  bool device_step(std::int64_t step, float lr);
+  bool offloaded_step(std::int64_t step, float lr);
+  // The offloaded masters' compute-dtype copy into this rank's own slices on the device.
+  void send_own_parameters();
 
   Tensor full_params_;          // full_parameters: (padded_numel) compute dtype
   Tensor full_grads_;           // full_gradients: (padded_numel) accumulated over micro-batches
