@@ -12,6 +12,7 @@ int train_command(const Args& args);
 int launch_command(const Args& args, const std::string& self_path);
 int config_command(const Args& args);
 int prepare_data_command(const Args& args);
+int estimate_command(const Args& args);
 
 // CONFIG [--set section.key=value]... as the train and launch commands take them.
 struct ConfigArgs {

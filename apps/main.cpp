@@ -20,6 +20,9 @@ usage:
                    [--master-port P] [--status-interval S] CONFIG [--set section.key=value]...
   zerotrain launch --nproc-per-node N [options] -- PROGRAM [ARGS...]
                                         each rank runs PROGRAM (a program using libzerotrain)
+  zerotrain estimate CONFIG [--set ...] [--world N] [--json]
+                                        per-rank memory by category, a table over ZeRO
+                                        stages x offload x world sizes, what fits
   zerotrain prepare-data INPUT OUT.bin  any text file -> byte-level token file (data.path)
   zerotrain config docs                 print docs/CONFIG.md (every key, generated)
   zerotrain config show CONFIG [--set ...]   print the effective config
@@ -28,6 +31,20 @@ usage:
 `zerotrain COMMAND --help` describes one command.
 
 exit status: 0 success, 1 run-time failure, 2 usage or config error
+)";
+
+constexpr const char* kEstimateUsage =
+    R"(usage: zerotrain estimate CONFIG [--set section.key=value]... [--world N] [--json]
+
+Estimates every byte a rank of CONFIG allocates, per category (parameters, gradients,
+optimizer states, activations, comm buffers, workspace, host offload), and the peak with
+its phase, by running two training steps of the real code on a meta device that holds no
+memory (fast for any model size). Then the same for ZeRO stages 0-3 x offload choices x
+world sizes 1..64, and, with runtime.device_memory_limit set, the cheapest configuration
+that fits (fewest bytes moved per step). --world N: the number of ranks (default 1).
+--json: the report as JSON (format zerotrain-estimate/1).
+
+exit status: 0 report, 1 nothing fits in runtime.device_memory_limit, 2 usage or config error
 )";
 
 constexpr const char* kTrainUsage =
@@ -71,6 +88,11 @@ int dispatch(int argc, char** argv) {
     return 0;
   }
   if (command == "train") return zt::apps::train_command(args);
+  if (command == "estimate" && asks_for_help(args)) {
+    std::fputs(kEstimateUsage, stdout);
+    return 0;
+  }
+  if (command == "estimate") return zt::apps::estimate_command(args);
   if (command == "launch") return zt::apps::launch_command(args, self_executable(argv[0]));
   if (command == "config") return zt::apps::config_command(args);
   if (command == "prepare-data") return zt::apps::prepare_data_command(args);

@@ -4,7 +4,9 @@
 namespace zt {
 
 std::string Device::to_string() const {
-  return std::string(kind == DeviceKind::kCpu ? "cpu:" : "cuda:") + std::to_string(index);
+  const std::string name =
+      std::string(kind == DeviceKind::kCpu ? "cpu:" : "cuda:") + std::to_string(index);
+  return meta ? "meta(" + name + ")" : name;
 }
 
 bool cuda_backend_built() {

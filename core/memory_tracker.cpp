@@ -110,7 +110,7 @@ Allocation MemoryTracker::allocate(std::int64_t bytes, MemoryCategory category, 
                            device_.to_string() + ": " + allocation_description(category, bytes) +
                            " " + why + ". " + live_bytes_and_advice() + (host ? kHostAdvice : ""));
   };
-  if (device_.kind == DeviceKind::kCpu) {
+  if (device_.kind == DeviceKind::kCpu && !device_.meta) {  // a meta device holds nothing
     const std::int64_t host_bytes = host_physical_memory_bytes();
     const std::int64_t total = total_current_bytes() + bytes;
     if (host_bytes > 0 && total > host_bytes) {

@@ -111,6 +111,7 @@ void OffloadedOptimizer::update_host_range(std::int64_t begin, std::int64_t coun
 
 void OffloadedOptimizer::update_host_range(const Tensor& grads, std::int64_t begin,
                                            std::int64_t count, std::int64_t step, float lr) {
+  if (master_.device().meta) return;  // the estimator's host: nothing to update
   const std::int64_t end = begin + count;
   if (adam_ != nullptr) {
     // Sub-groups are the threads' tasks; the compute-dtype copy comes out of the same pass.

@@ -37,6 +37,7 @@ void Adam::step(const Tensor& params, const Tensor& grads, std::span<const Tenso
                 std::int64_t step, float lr, DeviceContext& device) const {
   const bool on_host = detail::check_step_operands(name(), params, grads, states, 2, device);
   const math::AdamStepScalars scalars = step_scalars(step, lr);
+  if (params.device().meta) return;  // the estimator's meta device: nothing to update
   if (!on_host) {
 #if defined(ZT_HAVE_CUDA)
     cuda::adam_step(params, grads, states[0], states[1], scalars,

@@ -18,6 +18,7 @@ void Sgd::step(const Tensor& params, const Tensor& grads, std::span<const Tensor
                std::int64_t, float lr, DeviceContext& device) const {
   const bool on_host = detail::check_step_operands(
       name(), params, grads, states, static_cast<std::size_t>(states_per_element()), device);
+  if (params.device().meta) return;  // the estimator's meta device: nothing to update
   if (!on_host) {
 #if defined(ZT_HAVE_CUDA)
     cuda::sgd_step(params, grads, momentum_ == 0.0f ? nullptr : &states[0], lr, momentum_,

@@ -22,7 +22,8 @@ Tensor host_view(std::span<float> values) {
 void write_from_host(DeviceContext& device, const Tensor& dst,
                      const std::function<void(std::int64_t, std::span<float>)>& produce) {
   ZT_CHECK(dst.dtype() == DType::kF32, "write_from_host into a non-f32 tensor");
-  if (dst.numel() == 0) return;
+  // A meta buffer has no values to produce (Note [Meta devices]).
+  if (dst.numel() == 0 || dst.device().meta) return;
   if (dst.device().kind == DeviceKind::kCpu) {
     produce(0, dst.span<float>());
     return;

@@ -52,6 +52,11 @@ inline std::uint64_t ring_slot(std::uint64_t sequence_number, int step, std::int
          (static_cast<std::uint64_t>(segment) & 0xFFFFFu);
 }
 
+// The scratch bytes ring_reduce_scatter reserves for `count` elements of `dtype` on `rank`
+// (the meta communicator reserves the same: Note [Meta devices]).
+std::size_t ring_reduce_scatter_scratch_bytes(std::int64_t count, int world_size, int rank,
+                                              DType dtype, std::size_t segment_bytes);
+
 // Reduces `count` elements of `input` over all ranks into `output`, this rank's shard
 // (shard_range). `output` may be `input`'s own shard (in place) or disjoint from it. Slots
 // use steps first_step .. first_step+n-2. Returns the payload bytes this rank sent.

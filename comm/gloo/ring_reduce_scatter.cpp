@@ -25,6 +25,19 @@ using ::gloo::transport::UnboundBuffer;
 // consumes that send within about 2 (n - 1) units (one time unit plus the unevenness of
 // chunks), so lookahead = 2n + 2 keeps the wait for a lane's send from ever forming a cycle
 // around the ring; memory stays (4n + 4) segments whatever the buffer size.
+struct ScratchLanes {
+  std::size_t count = 0;
+  std::size_t bytes = 0;  // of each lane
+};
+
+// Note [Scratch lanes]'s sizes: 2 * lookahead lanes of one segment (fewer for a small op).
+ScratchLanes scratch_lanes(const RingLayout& layout, std::size_t units, std::size_t lookahead) {
+  return {std::min(units, 2 * lookahead),
+          layout.bytes(std::min(layout.segment_elements(), layout.chunk_range(0).count))};
+}
+
+std::size_t lookahead_of(int world_size) { return 2 * static_cast<std::size_t>(world_size) + 2; }
+
 class RingReduceScatter {
  public:
   RingReduceScatter(const RingOp& op, const void* input, void* output, std::int64_t count,
@@ -40,7 +53,7 @@ class RingReduceScatter {
         reduce_(reduce),
         first_step_(first_step),
         units_(layout_.receive_order(op.rank, op.world_size - 1, 2)),
-        lookahead_(2 * static_cast<std::size_t>(op.world_size) + 2) {
+        lookahead_(lookahead_of(op.world_size)) {
     make_lanes(scratch);
   }
 
@@ -64,9 +77,9 @@ class RingReduceScatter {
   };
 
   void make_lanes(ScratchBuffer& scratch) {
-    const std::size_t lane_count = std::min(units_.size(), 2 * lookahead_);
-    const std::size_t lane_bytes =
-        layout_.bytes(std::min(layout_.segment_elements(), layout_.chunk_range(0).count));
+    const ScratchLanes lanes = scratch_lanes(layout_, units_.size(), lookahead_);
+    const std::size_t lane_count = lanes.count;
+    const std::size_t lane_bytes = lanes.bytes;
     std::byte* memory = scratch.reserve(lane_count * lane_bytes);
     lanes_.resize(lane_count);
     for (std::size_t i = 0; i < lane_count; ++i) {
@@ -177,6 +190,14 @@ std::uint64_t ring_reduce_scatter(const RingOp& op, const void* input, void* out
                                   std::int64_t count, DType dtype, ReduceOp reduce,
                                   ScratchBuffer& scratch, int first_step) {
   return RingReduceScatter(op, input, output, count, dtype, reduce, scratch, first_step).run();
+}
+
+std::size_t ring_reduce_scatter_scratch_bytes(std::int64_t count, int world_size, int rank,
+                                              DType dtype, std::size_t segment_bytes) {
+  const RingLayout layout(count, world_size, dtype_size(dtype), segment_bytes);
+  const std::size_t units = layout.receive_order(rank, world_size - 1, 2).size();
+  const ScratchLanes lanes = scratch_lanes(layout, units, lookahead_of(world_size));
+  return lanes.count * lanes.bytes;
 }
 
 }  // namespace zt::comm

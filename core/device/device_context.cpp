@@ -4,6 +4,7 @@
 #include "core/device/cpu_allocator.h"
 #include "core/device/cpu_device_ops.h"
 #include "core/device/cpu_streams.h"
+#include "core/device/meta_device.h"
 #include "core/error.h"
 
 #if defined(ZT_HAVE_CUDA)
@@ -34,7 +35,10 @@ class CpuDeviceContext final : public DeviceContext {
   DeviceAllocator& allocator() override { return tracker_.allocator(); }
   DeviceStream& compute_stream() override { return compute_; }
   DeviceStream& copy_stream() override { return copy_; }
-  DeviceOps& ops() override { return cpu_device_ops(); }
+  // A meta host (an offloaded optimizer's, under the estimator) computes nothing.
+  DeviceOps& ops() override {
+    return tracker_.device().meta ? meta_device_ops() : cpu_device_ops();
+  }
   DeviceAllocator& host_staging_allocator() override { return host_allocator(); }
   void synchronize() override { copy_.synchronize(); }
 
@@ -56,6 +60,7 @@ std::unique_ptr<DeviceContext> make_cpu_device_context(MemoryTracker& tracker) {
 }
 
 std::unique_ptr<DeviceContext> make_device_context(Device device, std::int64_t capacity_bytes) {
+  if (device.meta) return make_meta_device_context(device, capacity_bytes);
   if (device.kind == DeviceKind::kCpu) {
     return std::make_unique<CpuDeviceContext>(device, capacity_bytes);
   }

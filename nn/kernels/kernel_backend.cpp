@@ -10,7 +10,9 @@
 namespace zt::nn {
 
 const KernelBackend& kernel_backend_for(const Device& device) {
-  if (device.kind == DeviceKind::kCpu) return cpu::cpu_kernel_backend();
+  // A meta device runs the CPU backend dry (Note [Dry kernels]): its workspace is the CPU's,
+  // also when it stands for a GPU (whose kernels' workspace the estimate then approximates).
+  if (device.kind == DeviceKind::kCpu || device.meta) return cpu::cpu_kernel_backend();
 #if defined(ZT_HAVE_CUDA)
   return cuda::cuda_kernel_backend(device.index);
 #else

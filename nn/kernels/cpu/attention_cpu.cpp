@@ -88,6 +88,7 @@ void attention_forward(const Tensor& qkv, std::int64_t n_head, const Tensor& att
   const Tensor qkv_f32 = to_f32_scratch(qkv, tracker);
   const F32Rows att_heads(att, g.seq_len * g.seq_len, tracker);
   const F32Output y_f32(y, tracker);
+  if (qkv.device().meta) return;  // Note [Dry kernels] in cpu_kernel_backend.cpp
   forward_heads(g, qkv_f32.data_as<float>(), att_heads, y_f32.data());
   y_f32.store();
 }
@@ -101,6 +102,7 @@ void attention_backward(const Tensor& qkv, const Tensor& att, const Tensor& dy, 
   const Tensor dy_f32 = to_f32_scratch(dy, tracker);
   const F32Rows att_heads(att, g.seq_len * g.seq_len, tracker);
   const F32Output dqkv_f32(dqkv, tracker);
+  if (qkv.device().meta) return;
   backward_heads(g, qkv_f32.data_as<float>(), att_heads, dy_f32.data_as<float>(),
                  scratch.data_as<float>(), dqkv_f32.data());
   dqkv_f32.store();

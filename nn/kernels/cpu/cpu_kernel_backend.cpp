@@ -26,18 +26,27 @@ void gemm_compute(bool transpose_a, bool transpose_b, std::int64_t m, std::int64
                   std::int64_t ldb, float beta, float* c, std::int64_t ldc,
                   MemoryTracker& tracker) {
   if (a.dtype() == DType::kBF16 && b.dtype() == DType::kBF16 && bf16_gemm_available()) {
+    if (a.device().meta) return;
     gemm_bf16(transpose_a, transpose_b, m, n, k, alpha, a.data_as<BF16>(), lda, b.data_as<BF16>(),
               ldb, beta, c, ldc);
     return;
   }
   const Tensor a32 = to_f32_scratch(a, tracker);
   const Tensor b32 = to_f32_scratch(b, tracker);
+  if (a.device().meta) return;  // the operands' workspace counted, no arithmetic
   gemm_f32(transpose_a, transpose_b, m, n, k, alpha, a32.data_as<float>(), lda,
            b32.data_as<float>(), ldb, beta, c, ldc);
 }
 
+// Note [Dry kernels]
+// On a meta device (Note [Meta devices]) every op makes the workspace allocations it makes on
+// the CPU, in the same order and lifetimes, and skips the arithmetic: the estimator's tracker
+// then sees this backend's workspace exactly. `dry` marks the point after the last allocation
+// that precedes arithmetic; loads and stores of meta tensors are no-ops (dtype_io.cpp).
+bool dry(const DeviceContext& device) { return device.device().meta; }
+
 MemoryTracker& tracker_of(DeviceContext& device) {
-  ZT_CHECK(device.device().kind == DeviceKind::kCpu,
+  ZT_CHECK(device.device().kind == DeviceKind::kCpu || dry(device),
            "the CPU kernel backend was given the context of " + device.device().to_string());
   return device.tracker();
 }
@@ -72,7 +81,7 @@ class CpuKernelBackend final : public KernelBackend {
     const std::int64_t rows = x.numel() / in_features;
     const F32Output y32(y, tracker);
     float* ys = y32.data();
-    if (bias.defined()) {
+    if (bias.defined() && !dry(device)) {
       const Tensor bias32 = to_f32_scratch(bias, tracker);
       const float* b = bias32.data_as<float>();
       for (std::int64_t n = 0; n < rows; ++n) {
@@ -101,6 +110,7 @@ class CpuKernelBackend final : public KernelBackend {
                  in_features, 1.0f, dweight.data_as<float>(), in_features, tracker);
     if (dbias.defined()) {
       const F32Rows dy_rows(dy, out_features, tracker);
+      if (dry(device)) return;
       float* db = dbias.data_as<float>();
       for (std::int64_t n = 0; n < rows; ++n) {
         const float* dy_row = dy_rows.load(n);
@@ -111,26 +121,31 @@ class CpuKernelBackend final : public KernelBackend {
 
   void gelu_forward(DeviceContext& device, const Tensor& x, const Tensor& y) const override {
     (void)tracker_of(device);
+    if (dry(device)) return;
     map_elements(x, y, [](float v) { return math::gelu_forward(v); });
   }
   void gelu_backward(DeviceContext& device, const Tensor& x, const Tensor& dy,
                      const Tensor& dx) const override {
     (void)tracker_of(device);
+    if (dry(device)) return;
     zip_elements(x, dy, dx, [](float v, float d) { return math::gelu_backward(v, d); });
   }
   void relu_forward(DeviceContext& device, const Tensor& x, const Tensor& y) const override {
     (void)tracker_of(device);
+    if (dry(device)) return;
     map_elements(x, y, [](float v) { return math::relu_forward(v); });
   }
   void relu_backward(DeviceContext& device, const Tensor& x, const Tensor& dy,
                      const Tensor& dx) const override {
     (void)tracker_of(device);
+    if (dry(device)) return;
     zip_elements(x, dy, dx, [](float v, float d) { return math::relu_backward(v, d); });
   }
 
   void add(DeviceContext& device, const Tensor& a, const Tensor& b,
            const Tensor& out) const override {
     (void)tracker_of(device);
+    if (dry(device)) return;
     zip_elements(a, b, out, [](float u, float v) { return u + v; });
   }
 
@@ -144,6 +159,7 @@ class CpuKernelBackend final : public KernelBackend {
     const Tensor bias32 = to_f32_scratch(bias, tracker);
     const F32Rows x_rows(x, channels, tracker);
     const F32Rows y_rows(y, channels, tracker);
+    if (dry(device)) return;
     const float* w = weight32.data_as<float>();
     const float* b = bias32.data_as<float>();
     float* m = mean.data_as<float>();
@@ -166,6 +182,7 @@ class CpuKernelBackend final : public KernelBackend {
     const F32Rows x_rows(x, channels, tracker);
     const F32Rows dy_rows(dy, channels, tracker);
     const F32Rows dx_rows(dx, channels, tracker);
+    if (dry(device)) return;
     const float* w = weight32.data_as<float>();
     const float* m = mean.data_as<float>();
     const float* r = rstd.data_as<float>();
@@ -194,10 +211,11 @@ class CpuKernelBackend final : public KernelBackend {
     const std::int64_t seq_len = ids.dim(1);
     const std::int64_t channels = wte.dim(1);
     const std::int32_t* id = ids.data_as<std::int32_t>();
-    check_token_ids(id, ids.numel(), seq_len, wte.dim(0));
+    if (!dry(device)) check_token_ids(id, ids.numel(), seq_len, wte.dim(0));
     const F32Rows wte_rows(wte, channels, tracker);
     const F32Rows wpe_rows(wpe, channels, tracker);
     const F32Rows out_rows(out, channels, tracker);
+    if (dry(device)) return;
     for (std::int64_t i = 0; i < ids.numel(); ++i) {
       math::embedding_forward_row(wte_rows.load(id[i]), wpe_rows.load(i % seq_len), channels,
                                   out_rows.out(i));
@@ -212,6 +230,7 @@ class CpuKernelBackend final : public KernelBackend {
     const std::int64_t channels = dwte.dim(1);
     const std::int32_t* id = ids.data_as<std::int32_t>();
     const F32Rows dout_rows(dout, channels, tracker);
+    if (dry(device)) return;
     float* dwte_data = dwte.data_as<float>();
     float* dwpe_data = dwpe.data_as<float>();
     for (std::int64_t i = 0; i < ids.numel(); ++i) {
@@ -227,6 +246,7 @@ class CpuKernelBackend final : public KernelBackend {
     const std::int64_t rows = logits.numel() / classes;
     const F32Rows z(logits, classes, tracker);
     const F32Rows dz(dlogits, classes, tracker);
+    if (dry(device)) return 0.0;
     const std::int32_t* t = targets.data_as<std::int32_t>();
     double loss_sum = 0.0;
     for (std::int64_t n = 0; n < rows; ++n) {

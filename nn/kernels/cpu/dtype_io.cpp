@@ -14,6 +14,7 @@ void check_range(const Tensor& tensor, std::int64_t offset, std::int64_t count) 
 
 void load_f32(const Tensor& src, std::int64_t offset, std::int64_t count, float* dst) {
   check_range(src, offset, count);
+  if (src.device().meta) return;  // no values (Note [Dry kernels])
   dispatch_floating(src.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T* values = src.data_as<T>() + offset;
@@ -23,6 +24,7 @@ void load_f32(const Tensor& src, std::int64_t offset, std::int64_t count, float*
 
 void store_from_f32(const float* src, const Tensor& dst, std::int64_t offset, std::int64_t count) {
   check_range(dst, offset, count);
+  if (dst.device().meta) return;
   dispatch_floating(dst.dtype(), [&](auto tag) {
     using T = decltype(tag);
     T* values = dst.data_as<T>() + offset;

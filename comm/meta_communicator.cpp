@@ -1,0 +1,64 @@
+// The estimator's communicator: ops complete at once, bytes and Gloo's scratch counted.
+#include "comm/meta_communicator.h"
+
+#include "comm/gloo/ring.h"
+#include "core/error.h"
+
+namespace zt::comm {
+
+MetaCommunicator::MetaCommunicator(int rank, int world_size, MemoryTracker* scratch_tracker,
+                                   std::size_t segment_bytes)
+    : rank_(rank), world_size_(world_size), segment_bytes_(segment_bytes) {
+  ZT_CHECK(world_size >= 1 && rank >= 0 && rank < world_size,
+           "meta communicator rank " + std::to_string(rank) + " of " + std::to_string(world_size));
+  // A world of one talks to nobody: Gloo's single-rank communicator has no scratch either.
+  if (scratch_tracker != nullptr && world_size > 1) {
+    scratch_ = std::make_unique<ScratchBuffer>(*scratch_tracker);
+  }
+}
+
+std::shared_ptr<Work> MetaCommunicator::completed(CollectiveKind kind, std::uint64_t bytes_sent) {
+  auto work = std::make_shared<Work>(next_sequence_number_++,
+                                     std::string(collective_name(kind)) + " (meta)", timeout());
+  counters_.add(kind, world_size_ > 1 ? bytes_sent : 0);
+  work->mark_completed();
+  return work;
+}
+
+std::uint64_t MetaCommunicator::ring_pass_bytes(std::int64_t bytes) const {
+  return static_cast<std::uint64_t>(bytes) * static_cast<std::uint64_t>(world_size_ - 1) /
+         static_cast<std::uint64_t>(world_size_);
+}
+
+void MetaCommunicator::reserve_scratch(const Tensor& input) {
+  if (!scratch_) return;
+  std::lock_guard lock(scratch_mutex_);
+  scratch_->reserve(ring_reduce_scatter_scratch_bytes(input.numel(), world_size_, rank_,
+                                                      input.dtype(), segment_bytes_));
+}
+
+std::shared_ptr<Work> MetaCommunicator::all_reduce(Tensor tensor, ReduceOp) {
+  reserve_scratch(tensor);
+  return completed(CollectiveKind::kAllReduce,
+                   2 * ring_pass_bytes(static_cast<std::int64_t>(tensor.nbytes())));
+}
+
+std::shared_ptr<Work> MetaCommunicator::reduce_scatter(Tensor input, Tensor, ReduceOp) {
+  reserve_scratch(input);
+  return completed(CollectiveKind::kReduceScatter,
+                   ring_pass_bytes(static_cast<std::int64_t>(input.nbytes())));
+}
+
+std::shared_ptr<Work> MetaCommunicator::all_gather(Tensor, Tensor output) {
+  return completed(CollectiveKind::kAllGather,
+                   ring_pass_bytes(static_cast<std::int64_t>(output.nbytes())));
+}
+
+std::shared_ptr<Work> MetaCommunicator::broadcast(Tensor tensor, int) {
+  return completed(CollectiveKind::kBroadcast,
+                   ring_pass_bytes(static_cast<std::int64_t>(tensor.nbytes())));
+}
+
+std::shared_ptr<Work> MetaCommunicator::barrier() { return completed(CollectiveKind::kBarrier, 0); }
+
+}  // namespace zt::comm

@@ -1,0 +1,53 @@
+// MetaCommunicator: the communicator of the memory estimator (Note [Meta devices]). It
+// plays one rank of a world of any size without peers: every op completes at once, moves
+// nothing, counts the bytes the ring algorithms would send, and reserves the scratch that
+// Gloo's ring would (when Gloo's scratch is counted, as on a CPU rank).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+#include "comm/communicator.h"
+#include "comm/gloo/op_counters.h"
+#include "comm/gloo/scratch_buffer.h"
+#include "core/memory_tracker.h"
+
+namespace zt::comm {
+
+class MetaCommunicator final : public Communicator {
+ public:
+  // `scratch_tracker`: where Gloo's scratch would be counted (null: nowhere, as on a GPU
+  // rank, whose Gloo staging is the backend's own).
+  MetaCommunicator(int rank, int world_size, MemoryTracker* scratch_tracker,
+                   std::size_t segment_bytes = std::size_t{1} << 20);
+
+  int rank() const override { return rank_; }
+  int world_size() const override { return world_size_; }
+  std::shared_ptr<Work> all_reduce(Tensor tensor, ReduceOp op) override;
+  std::shared_ptr<Work> reduce_scatter(Tensor input, Tensor output, ReduceOp op) override;
+  std::shared_ptr<Work> all_gather(Tensor input, Tensor output) override;
+  std::shared_ptr<Work> broadcast(Tensor tensor, int root) override;
+  std::shared_ptr<Work> barrier() override;
+  CommCounters counters() const override { return counters_.snapshot(); }
+  std::chrono::milliseconds timeout() const override { return std::chrono::minutes(1); }
+
+ private:
+  // A Work already completed, the op counted with `bytes_sent`.
+  std::shared_ptr<Work> completed(CollectiveKind kind, std::uint64_t bytes_sent);
+  // What one ring pass over `bytes` sends from this rank: (n - 1) / n of it.
+  std::uint64_t ring_pass_bytes(std::int64_t bytes) const;
+  void reserve_scratch(const Tensor& input);
+
+  const int rank_;
+  const int world_size_;
+  const std::size_t segment_bytes_;
+  std::mutex scratch_mutex_;                // ops may be submitted from several threads
+  std::unique_ptr<ScratchBuffer> scratch_;  // null when scratch is not counted; scratch_mutex_
+  std::atomic<std::uint64_t> next_sequence_number_{1};
+  OpCounters counters_;
+};
+
+}  // namespace zt::comm

@@ -1,0 +1,372 @@
+// The estimate report: the asked config per rank, the table of alternatives, the advice.
+#include "runtime/estimate/estimate_table.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "core/config/config_enums.h"
+#include "core/error.h"
+
+namespace zt::estimate {
+namespace {
+
+constexpr int kLargestTableWorld = 64;
+constexpr int kAllRanksUpTo = 8;
+
+std::string approx_bytes(std::int64_t bytes) {
+  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  double value = static_cast<double>(bytes);
+  std::size_t unit = 0;
+  while (value >= 1024.0 && unit + 1 < std::size(kUnits)) {
+    value /= 1024.0;
+    ++unit;
+  }
+  char text[32];
+  if (unit == 0) {
+    std::snprintf(text, sizeof(text), "%lld B", static_cast<long long>(bytes));
+  } else {
+    std::snprintf(text, sizeof(text),
+                  value < 10 ? "%.2f %s" : (value < 100 ? "%.1f %s" : "%.0f %s"), value,
+                  kUnits[unit]);
+  }
+  return text;
+}
+
+std::string json_string(std::string_view text) {
+  std::string quoted = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') {
+      quoted += '\\';
+      quoted += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof(escaped), "\\u%04x", static_cast<unsigned>(c));
+      quoted += escaped;
+    } else {
+      quoted += c;
+    }
+  }
+  return quoted + "\"";
+}
+
+std::int64_t peak_of(const RankEstimate& estimate) { return estimate.memory.total_peak_bytes; }
+
+std::vector<Candidate> candidates(const std::vector<int>& worlds) {
+  std::vector<Candidate> list;
+  for (int world : worlds) {
+    for (int stage = 0; stage <= 3; ++stage) {
+      list.push_back({stage, OffloadChoice::kNone, world});
+      if (stage > 0) list.push_back({stage, OffloadChoice::kOptimizer, world});
+      if (stage == 3) list.push_back({stage, OffloadChoice::kOptimizerAndParameters, world});
+    }
+  }
+  return list;
+}
+
+CandidateResult run_candidate(const Config& config, const Candidate& candidate,
+                              const EstimateOptions& options) {
+  CandidateResult result;
+  result.candidate = candidate;
+  try {
+    const Config candidate_config = with_candidate(config, candidate);
+    for (int rank : {0, candidate.world_size - 1}) {
+      RankEstimate estimate = estimate_rank(candidate_config, candidate.world_size, rank, options);
+      if (!result.estimate || peak_of(estimate) > peak_of(*result.estimate)) {
+        result.estimate = std::move(estimate);
+      }
+      if (candidate.world_size == 1) break;
+    }
+  } catch (const ConfigError& e) {
+    result.estimate.reset();
+    result.not_runnable = e.what();
+  }
+  return result;
+}
+
+// Fewest bytes moved per step, then the least memory, then the lower stage.
+bool cheaper(const CandidateResult& a, const CandidateResult& b) {
+  const auto key = [](const CandidateResult& r) {
+    return std::make_tuple(r.estimate->bytes_moved_per_step(), peak_of(*r.estimate),
+                           r.candidate.stage, static_cast<int>(r.candidate.offload));
+  };
+  return key(a) < key(b);
+}
+
+std::string categories_json(const CategoryBytes& bytes) {
+  std::string json = "{";
+  for (std::size_t c = 0; c < kMemoryCategoryCount; ++c) {
+    if (c) json += ", ";
+    json += json_string(memory_category_name(static_cast<MemoryCategory>(c))) + ": " +
+            std::to_string(bytes[c]);
+  }
+  return json + "}";
+}
+
+std::string candidate_json(const CandidateResult& r) {
+  std::string json = "{\"stage\": " + std::to_string(r.candidate.stage) +
+                     ", \"offload\": " + json_string(offload_choice_name(r.candidate.offload)) +
+                     ", \"world_size\": " + std::to_string(r.candidate.world_size) +
+                     ", \"settings\": " + json_string(r.candidate.settings());
+  if (r.estimate) {
+    json +=
+        ", \"peak_bytes\": " + std::to_string(peak_of(*r.estimate)) +
+        ", \"peak_phase\": " + json_string(r.estimate->memory.total_peak_phase) +
+        ", \"host_offload_bytes\": " +
+        std::to_string(
+            r.estimate->memory.peak_bytes[static_cast<std::size_t>(MemoryCategory::kHostOffload)]) +
+        ", \"bytes_moved_per_step\": " + std::to_string(r.estimate->bytes_moved_per_step()) +
+        ", \"fits\": " + (r.fits ? "true" : "false");
+  } else {
+    json += ", \"peak_bytes\": null, \"not_runnable\": " + json_string(r.not_runnable);
+  }
+  return json + "}";
+}
+
+}  // namespace
+
+std::string offload_choice_name(OffloadChoice choice) {
+  switch (choice) {
+    case OffloadChoice::kNone:
+      return "none";
+    case OffloadChoice::kOptimizer:
+      return "optimizer";
+    case OffloadChoice::kOptimizerAndParameters:
+      return "optimizer+params";
+  }
+  return "none";
+}
+
+std::string Candidate::describe() const {
+  std::string text = "stage " + std::to_string(stage);
+  if (offload == OffloadChoice::kOptimizer) text += " with offload.optimizer = cpu";
+  if (offload == OffloadChoice::kOptimizerAndParameters) {
+    text += " with offload.optimizer = cpu and offload.params = cpu";
+  }
+  return text + " at world " + std::to_string(world_size);
+}
+
+std::string Candidate::settings() const {
+  std::string text = "--set zero.stage=" + std::to_string(stage);
+  if (offload != OffloadChoice::kNone) text += " --set offload.optimizer=cpu";
+  if (offload == OffloadChoice::kOptimizerAndParameters) text += " --set offload.params=cpu";
+  return text;
+}
+
+std::vector<int> ranks_to_estimate(int world_size) {
+  std::vector<int> ranks;
+  if (world_size <= kAllRanksUpTo) {
+    for (int r = 0; r < world_size; ++r) ranks.push_back(r);
+  } else {
+    ranks = {0, world_size - 1};
+  }
+  return ranks;
+}
+
+std::vector<int> table_world_sizes(int world_size) {
+  std::vector<int> worlds;
+  for (int w = 1; w <= std::max(kLargestTableWorld, world_size); w *= 2) worlds.push_back(w);
+  if (std::find(worlds.begin(), worlds.end(), world_size) == worlds.end()) {
+    worlds.push_back(world_size);
+    std::sort(worlds.begin(), worlds.end());
+  }
+  return worlds;
+}
+
+Config with_candidate(const Config& config, const Candidate& candidate) {
+  Config result = config;
+  result.zero.stage = candidate.stage;
+  result.offload.optimizer =
+      candidate.offload == OffloadChoice::kNone ? OffloadTarget::kNone : OffloadTarget::kCpu;
+  result.offload.params = candidate.offload == OffloadChoice::kOptimizerAndParameters
+                              ? OffloadTarget::kCpu
+                              : OffloadTarget::kNone;
+  result.offload.overlap_step = false;
+  result.offload.nvme_path.clear();
+  return result;
+}
+
+EstimateReport estimate_report(const Config& config, int world_size,
+                               const EstimateOptions& options) {
+  if (config.offload.optimizer == OffloadTarget::kNvme) {
+    throw ConfigError(where_set(config, "offload.optimizer") +
+                      ": the estimator does not model offload.optimizer = \"nvme\" yet; "
+                      "estimate with offload.optimizer = \"cpu\" (its device bytes are the "
+                      "same; NVMe keeps three sub-groups of states in host memory instead of all)");
+  }
+  EstimateReport report;
+  report.limit_bytes = config.runtime.device_memory_limit_bytes;
+  for (int rank : ranks_to_estimate(world_size)) {
+    report.ranks.push_back(estimate_rank(config, world_size, rank, options));
+  }
+  report.table_worlds = table_world_sizes(world_size);
+  for (const Candidate& candidate : candidates(report.table_worlds)) {
+    CandidateResult result = run_candidate(config, candidate, options);
+    result.fits = result.estimate && report.limit_bytes > 0 &&
+                  peak_of(*result.estimate) <= report.limit_bytes;
+    report.table.push_back(std::move(result));
+  }
+  // The cheapest at the asked world size (the hardware at hand); failing that, at the
+  // smallest world where anything fits.
+  for (int world : report.table_worlds) {
+    if (world < world_size && report.cheapest) break;
+    for (const CandidateResult& r : report.table) {
+      if (r.candidate.world_size != world || !r.fits) continue;
+      if (!report.cheapest || cheaper(r, *report.cheapest)) report.cheapest = r;
+    }
+    if (report.cheapest && world >= world_size) break;
+  }
+  for (const CandidateResult& r : report.table) {
+    if (!r.estimate) continue;
+    if (!report.smallest || peak_of(*r.estimate) < peak_of(*report.smallest->estimate)) {
+      report.smallest = r;
+    }
+  }
+  return report;
+}
+
+std::string fitting_advice(const EstimateReport& report) {
+  if (report.limit_bytes <= 0) return "";
+  if (report.cheapest) {
+    const RankEstimate& e = *report.cheapest->estimate;
+    return "The estimator says " + report.cheapest->candidate.describe() +
+           " fits: " + approx_bytes(peak_of(e)) + " per rank (" +
+           report.cheapest->candidate.settings() + "; `zerotrain estimate` shows every choice).";
+  }
+  if (report.smallest) {
+    return "The estimator finds nothing that fits in " + approx_bytes(report.limit_bytes) +
+           " up to world " + std::to_string(report.table_worlds.back()) +
+           ": the smallest requirement is " + approx_bytes(peak_of(*report.smallest->estimate)) +
+           " per rank (" + report.smallest->candidate.describe() +
+           "); use a smaller model or micro-batch, or activation checkpointing.";
+  }
+  return "";
+}
+
+std::string report_text(const EstimateReport& report, const Config& config) {
+  const RankEstimate& first = report.ranks.front();
+  std::string text;
+  char line[512];
+  std::snprintf(line, sizeof(line),
+                "%lld parameters, zero.stage %lld, precision %s, world %d, runtime.device %s\n"
+                "micro-batch %lld x %lld accumulation step(s) per rank\n\n",
+                static_cast<long long>(first.parameters), static_cast<long long>(config.zero.stage),
+                std::string(config_name(config.precision.dtype)).c_str(), first.world_size,
+                std::string(config_name(config.runtime.device)).c_str(),
+                static_cast<long long>(first.micro_batch_size),
+                static_cast<long long>(first.grad_accum_steps));
+  text += line;
+  text += "Per rank, bytes live at the peak by category (host_offload: its own peak):\n";
+  std::snprintf(line, sizeof(line), "%-5s", "rank");
+  text += line;
+  for (std::size_t c = 0; c < kMemoryCategoryCount; ++c) {
+    std::snprintf(line, sizeof(line), " %17s",
+                  std::string(memory_category_name(static_cast<MemoryCategory>(c))).c_str());
+    text += line;
+  }
+  text += "        peak  at\n";
+  const auto host = static_cast<std::size_t>(MemoryCategory::kHostOffload);
+  for (const RankEstimate& r : report.ranks) {
+    std::snprintf(line, sizeof(line), "%-5d", r.rank);
+    text += line;
+    for (std::size_t c = 0; c < kMemoryCategoryCount; ++c) {
+      const std::int64_t bytes =
+          c == host ? r.memory.peak_bytes[c] : r.memory.at_total_peak_bytes[c];
+      std::snprintf(line, sizeof(line), " %17s", approx_bytes(bytes).c_str());
+      text += line;
+    }
+    std::snprintf(line, sizeof(line), " %11s  '%s'\n", approx_bytes(peak_of(r)).c_str(),
+                  r.memory.total_peak_phase.c_str());
+    text += line;
+  }
+  std::snprintf(line, sizeof(line),
+                "bytes moved per step by rank 0: %s by collectives, %s host <-> device\n\n",
+                approx_bytes(first.comm_bytes_per_step).c_str(),
+                approx_bytes(first.offload_bytes_per_step).c_str());
+  text += line;
+
+  text += "Peak device bytes per rank by ZeRO stage, offload and world size";
+  text +=
+      report.limit_bytes > 0
+          ? " (* fits in runtime.device_memory_limit = " + approx_bytes(report.limit_bytes) + "):\n"
+          : ":\n";
+  std::snprintf(line, sizeof(line), "%-28s", "stage, offload");
+  text += line;
+  for (int world : report.table_worlds) {
+    std::snprintf(line, sizeof(line), " %10s", ("world " + std::to_string(world)).c_str());
+    text += line;
+  }
+  text += "\n";
+  for (const CandidateResult& row : report.table) {
+    if (row.candidate.world_size != report.table_worlds.front()) continue;
+    std::snprintf(line, sizeof(line), "%-28s",
+                  ("stage " + std::to_string(row.candidate.stage) + ", " +
+                   offload_choice_name(row.candidate.offload))
+                      .c_str());
+    text += line;
+    for (const CandidateResult& cell : report.table) {
+      if (cell.candidate.stage != row.candidate.stage ||
+          cell.candidate.offload != row.candidate.offload) {
+        continue;
+      }
+      const std::string value =
+          cell.estimate ? approx_bytes(peak_of(*cell.estimate)) + (cell.fits ? "*" : " ") : "-  ";
+      std::snprintf(line, sizeof(line), " %10s", value.c_str());
+      text += line;
+    }
+    text += "\n";
+  }
+  text += "\n";
+  if (report.limit_bytes <= 0) {
+    text +=
+        "Set runtime.device_memory_limit (e.g. --set runtime.device_memory_limit=16GiB) to get "
+        "the cheapest configuration that fits.\n";
+  } else if (report.cheapest) {
+    const CandidateResult& c = *report.cheapest;
+    text += "Cheapest that fits (fewest bytes moved per step): " + c.candidate.describe() +
+            ", peak " + approx_bytes(peak_of(*c.estimate)) + " per rank, moving " +
+            approx_bytes(c.estimate->bytes_moved_per_step()) + " per step\n  " +
+            c.candidate.settings() + "\n";
+  } else {
+    text += "Nothing fits in " + approx_bytes(report.limit_bytes) + " up to world " +
+            std::to_string(report.table_worlds.back()) + ": the smallest requirement is " +
+            (report.smallest ? approx_bytes(peak_of(*report.smallest->estimate)) + " per rank (" +
+                                   report.smallest->candidate.describe() + ")"
+                             : std::string("unknown (no configuration runs)")) +
+            ".\n";
+  }
+  return text;
+}
+
+std::string report_json(const EstimateReport& report, const Config& config) {
+  const RankEstimate& first = report.ranks.front();
+  std::string json =
+      "{\"format\": \"zerotrain-estimate/1\", \"parameters\": " + std::to_string(first.parameters) +
+      ", \"world_size\": " + std::to_string(first.world_size) +
+      ", \"stage\": " + std::to_string(config.zero.stage) +
+      ", \"dtype\": " + json_string(config_name(config.precision.dtype)) +
+      ", \"device\": " + json_string(config_name(config.runtime.device)) +
+      ", \"limit_bytes\": " + std::to_string(report.limit_bytes) +
+      ", \"micro_batch_size\": " + std::to_string(first.micro_batch_size) +
+      ", \"grad_accum_steps\": " + std::to_string(first.grad_accum_steps) + ",\n \"ranks\": [";
+  for (std::size_t i = 0; i < report.ranks.size(); ++i) {
+    const RankEstimate& r = report.ranks[i];
+    json += std::string(i ? ",\n  " : "\n  ") + "{\"rank\": " + std::to_string(r.rank) +
+            ", \"peak_bytes\": " + std::to_string(peak_of(r)) +
+            ", \"peak_phase\": " + json_string(r.memory.total_peak_phase) +
+            ", \"at_peak\": " + categories_json(r.memory.at_total_peak_bytes) +
+            ", \"category_peaks\": " + categories_json(r.memory.peak_bytes) +
+            ", \"after_step_1\": " + categories_json(r.after_first_step.current_bytes) +
+            ", \"comm_bytes_per_step\": " + std::to_string(r.comm_bytes_per_step) +
+            ", \"offload_bytes_per_step\": " + std::to_string(r.offload_bytes_per_step) + "}";
+  }
+  json += "],\n \"table\": [";
+  for (std::size_t i = 0; i < report.table.size(); ++i) {
+    json += std::string(i ? ",\n  " : "\n  ") + candidate_json(report.table[i]);
+  }
+  json += "],\n \"cheapest\": " + (report.cheapest ? candidate_json(*report.cheapest) : "null") +
+          ",\n \"smallest\": " + (report.smallest ? candidate_json(*report.smallest) : "null") +
+          "}\n";
+  return json;
+}
+
+}  // namespace zt::estimate

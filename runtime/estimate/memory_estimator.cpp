@@ -1,0 +1,112 @@
+// Estimating one rank by training two steps on a meta device.
+#include "runtime/estimate/memory_estimator.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "comm/meta_communicator.h"
+#include "core/config/batch_size.h"
+#include "core/device/meta_device.h"
+#include "data/batch.h"
+#include "runtime/engine/model_factory.h"
+#include "runtime/engine/trainer.h"
+
+namespace zt::estimate {
+namespace {
+
+// Batches of the built-in sources' shapes and dtypes, with nothing read: the estimate needs
+// no data file, and on a meta device there is nowhere to put the values anyway.
+class ShapeOnlySource final : public data::BatchSource {
+ public:
+  explicit ShapeOnlySource(const Config& config)
+      : gpt_(config.model.type == ModelType::kGpt),
+        seq_len_(config.model.seq_len),
+        input_dim_(config.model.input_dim) {}
+
+  data::Batch load(data::SampleRange range, MemoryTracker& tracker) const override {
+    data::Batch batch;
+    batch.samples = range.count;
+    if (gpt_) {
+      batch.inputs = Tensor::zeros(Shape{range.count, seq_len_}, DType::kI32, tracker,
+                                   MemoryCategory::kActivations);
+      batch.targets = Tensor::zeros(Shape{range.count, seq_len_}, DType::kI32, tracker,
+                                    MemoryCategory::kActivations);
+    } else {
+      batch.inputs = Tensor::zeros(Shape{range.count, input_dim_}, DType::kF32, tracker,
+                                   MemoryCategory::kActivations);
+      batch.targets =
+          Tensor::zeros(Shape{range.count}, DType::kI32, tracker, MemoryCategory::kActivations);
+    }
+    return batch;
+  }
+
+ private:
+  bool gpt_;
+  std::int64_t seq_len_;
+  std::int64_t input_dim_;
+};
+
+// Memory repeats from one micro-batch to the next and from step 2 on, so two of each show
+// every peak a longer run reaches (stage 1 keeps full gradients from two micro-batches on).
+constexpr std::int64_t kSimulatedMicroBatches = 2;
+constexpr std::int64_t kSimulatedSteps = 2;
+
+Config simulated_config(const Config& config, int world_size, RankEstimate& estimate) {
+  const BatchSizes sizes = resolve_batch_sizes(config, world_size);
+  estimate.micro_batch_size = sizes.micro_batch_size;
+  estimate.grad_accum_steps = sizes.grad_accum_steps;
+  Config simulated = config;
+  simulated.train.micro_batch_size = sizes.micro_batch_size;
+  simulated.train.grad_accum_steps = std::min(sizes.grad_accum_steps, kSimulatedMicroBatches);
+  simulated.train.global_batch_size =
+      sizes.micro_batch_size * simulated.train.grad_accum_steps * world_size;
+  simulated.train.steps = kSimulatedSteps;
+  simulated.runtime.device_memory_limit_bytes = 0;  // find the peak, refuse nothing
+  return simulated;
+}
+
+}  // namespace
+
+RankEstimate estimate_rank(const Config& config, int world_size, int rank,
+                           const EstimateOptions& options) {
+  RankEstimate estimate;
+  estimate.rank = rank;
+  estimate.world_size = world_size;
+  const Config simulated = simulated_config(config, world_size, estimate);
+
+  const std::unique_ptr<DeviceContext> device =
+      make_meta_device_context(Device{config.runtime.device, 0}, 0);
+  // Gloo's scratch is host memory: counted in the rank's tracker on the CPU only (as the
+  // rank session counts it).
+  MemoryTracker* scratch = options.count_comm_scratch && config.runtime.device == DeviceKind::kCpu
+                               ? &device->tracker()
+                               : nullptr;
+  comm::MetaCommunicator control(rank, world_size, scratch);
+  comm::MetaCommunicator parameters(rank, world_size, scratch);
+  comm::MetaCommunicator gradients(rank, world_size, scratch);
+
+  engine::TrainingParts parts;
+  parts.model = options.make_model ? options.make_model() : engine::make_model(simulated);
+  parts.source = std::make_unique<ShapeOnlySource>(simulated);
+  parts.targets_are_tokens = simulated.model.type == ModelType::kGpt;
+  estimate.parameters = parts.model.parameter_count();
+
+  std::vector<std::int64_t> copied_after_step;
+  engine::TrainerOptions trainer_options = engine::quiet_trainer_options();
+  trainer_options.on_step = [&](const engine::StepMetrics&) {
+    copied_after_step.push_back(meta_stream_copy_bytes(*device));
+  };
+  engine::Trainer trainer(simulated, std::move(parts), {control, parameters, gradients}, *device,
+                          std::move(trainer_options));
+  const engine::TrainResult result = trainer.run();
+
+  estimate.memory = trainer.memory_snapshot();
+  estimate.after_first_step = result.memory_after_first_step;
+  const engine::StepMetrics& last = result.metrics.back();
+  estimate.comm_bytes_per_step =
+      last.all_reduce_bytes + last.reduce_scatter_bytes + last.all_gather_bytes;
+  estimate.offload_bytes_per_step = copied_after_step.back() - copied_after_step.front();
+  return estimate;
+}
+
+}  // namespace zt::estimate

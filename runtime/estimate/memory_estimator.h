@@ -1,0 +1,44 @@
+// The memory estimator: one rank's bytes per category, the peak and its phase, and the bytes
+// it moves per step, for a config at a world size, found by training two steps of the real
+// code on a meta device (Note [Meta devices]) with a communicator that plays the rank's part
+// of the world. Nothing of the model is allocated, so a 70B-parameter config takes
+// milliseconds. Note [Estimating by running] in docs/ARCHITECTURE.md says why.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "core/config/config.h"
+#include "core/memory_tracker.h"
+#include "nn/model.h"
+
+namespace zt::estimate {
+
+struct EstimateOptions {
+  // The model to estimate (default: the config's built-in model).
+  std::function<nn::Model()> make_model;
+  // Count Gloo's scratch in the device tracker, as a run of `zerotrain train` does on the
+  // CPU (null-tracker communicators of in-process tests leave it out).
+  bool count_comm_scratch = true;
+};
+
+struct RankEstimate {
+  int rank = 0;
+  int world_size = 1;
+  std::int64_t parameters = 0;              // Ψ
+  MemorySnapshot memory;                    // as Trainer::memory_snapshot() at the end of a run
+  MemorySnapshot after_first_step;          // memory.json's after_step_1
+  std::int64_t comm_bytes_per_step = 0;     // this rank's collectives' payload, one step
+  std::int64_t offload_bytes_per_step = 0;  // host <-> device copies, one step
+  std::int64_t micro_batch_size = 0;
+  std::int64_t grad_accum_steps = 0;
+  std::int64_t bytes_moved_per_step() const { return comm_bytes_per_step + offload_bytes_per_step; }
+};
+
+// Estimates `rank` of `world_size` for `config`. Throws ConfigError for what the run would
+// refuse (batch sizes that do not divide, offload settings), naming the key.
+RankEstimate estimate_rank(const Config& config, int world_size, int rank,
+                           const EstimateOptions& options = {});
+
+}  // namespace zt::estimate
