@@ -73,7 +73,9 @@ std::shared_ptr<Work> GlooCommunicator::submit(const CollectiveRequest& request,
                                      describe_request(request, sequence_number, rank_, world_size_),
                                      options_.timeout, options_.status_interval, compute);
   comm_thread_->enqueue([this, work, request, inputs_ready = std::move(inputs_ready),
-                         body = std::move(body)] { execute(*work, request, inputs_ready, body); });
+                         body = std::move(body)]() mutable {
+    execute(*work, std::move(request), inputs_ready, body);
+  });
   return work;
 }
 
@@ -88,7 +90,7 @@ std::uint64_t GlooCommunicator::run_body(std::uint64_t sequence_number,
   return bytes_sent;
 }
 
-void GlooCommunicator::execute(Work& work, const CollectiveRequest& request,
+void GlooCommunicator::execute(Work& work, CollectiveRequest request,
                                const DeviceEvent& inputs_ready, const OpBody& body) {
   if (!broken_reason_.empty()) {
     work.mark_completed(std::make_exception_ptr(CommError(broken_reason_)));
@@ -98,6 +100,10 @@ void GlooCommunicator::execute(Work& work, const CollectiveRequest& request,
     inputs_ready.synchronize();
     const std::uint64_t bytes_sent = run_body(work.sequence_number(), request, body);
     counters_.add(request.kind, bytes_sent);
+    // The op's hold on its tensors ends before a waiter can go on: otherwise the caller may
+    // allocate its next buffers while this thread still keeps the last ones alive, and the
+    // rank's peak would depend on thread timing (and differ from the estimator's).
+    request = CollectiveRequest{};
     work.mark_completed();
   } catch (...) {
     const std::exception_ptr error = std::current_exception();

@@ -2,7 +2,9 @@
 #include "runtime/estimate/estimate_table.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
+#include <thread>
 
 #include "core/config/config_enums.h"
 #include "core/error.h"
@@ -74,9 +76,9 @@ CandidateResult run_candidate(const Config& config, const Candidate& candidate,
       if (!result.estimate || peak_of(estimate) > peak_of(*result.estimate)) {
         result.estimate = std::move(estimate);
       }
-      if (candidate.world_size == 1) break;
+      if (candidate.world_size == 1 || candidate.stage == 0) break;  // stage 0: ranks alike
     }
-  } catch (const ConfigError& e) {
+  } catch (const Error& e) {  // ConfigError for most; never let a worker thread die of one
     result.estimate.reset();
     result.not_runnable = e.what();
   }
@@ -199,11 +201,24 @@ EstimateReport estimate_report(const Config& config, int world_size,
     report.ranks.push_back(estimate_rank(config, world_size, rank, options));
   }
   report.table_worlds = table_world_sizes(world_size);
-  for (const Candidate& candidate : candidates(report.table_worlds)) {
-    CandidateResult result = run_candidate(config, candidate, options);
+  // Candidates are independent: spread over the cores (each is a few ms of bookkeeping).
+  const std::vector<Candidate> list = candidates(report.table_worlds);
+  report.table.resize(list.size());
+  std::atomic<std::size_t> next{0};
+  const auto work = [&] {
+    for (std::size_t i = next++; i < list.size(); i = next++) {
+      report.table[i] = run_candidate(config, list[i], options);
+    }
+  };
+  {
+    std::vector<std::jthread> workers;
+    const unsigned extra = std::max(1u, std::thread::hardware_concurrency()) - 1;
+    for (unsigned t = 0; t < std::min(extra, 7u); ++t) workers.emplace_back(work);
+    work();
+  }
+  for (CandidateResult& result : report.table) {
     result.fits = result.estimate && report.limit_bytes > 0 &&
                   peak_of(*result.estimate) <= report.limit_bytes;
-    report.table.push_back(std::move(result));
   }
   // The cheapest at the asked world size (the hardware at hand); failing that, at the
   // smallest world where anything fits.
