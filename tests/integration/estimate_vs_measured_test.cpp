@@ -1,0 +1,130 @@
+// The estimator against real runs: `zerotrain launch` trains the tiny GPT at stages 0-3,
+// world 1, 2 and 4, fp32 and bf16, with and without activation checkpointing (and with
+// offload), and every rank's measured peak in memory.json is held to the estimate for that
+// rank, computed in this process on the meta device.
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "core/config/config_loader.h"
+#include "runtime/estimate/memory_estimator.h"
+#include "support/program_run.h"
+#include "support/temp_dir.h"
+
+namespace zt {
+namespace {
+
+struct Case {
+  int stage;
+  int world;
+  const char* dtype;
+  bool checkpointing;
+  const char* offload;  // "", "optimizer", "optimizer+params"
+};
+
+std::vector<std::string> settings(const Case& c) {
+  std::vector<std::string> keys = {
+      "zero.stage=" + std::to_string(c.stage),
+      std::string("precision.dtype=") + c.dtype,
+      std::string("activation_checkpointing.enabled=") + (c.checkpointing ? "true" : "false"),
+      "activation_checkpointing.every_n_blocks=1",
+      "train.steps=2",
+      "train.micro_batch_size=4",
+      "train.grad_accum_steps=2"};
+  if (std::string(c.offload).find("optimizer") == 0) keys.push_back("offload.optimizer=cpu");
+  if (std::string(c.offload) == "optimizer+params") keys.push_back("offload.params=cpu");
+  return keys;
+}
+
+// Rank r's total peak and host_offload peak from memory.json (format zerotrain-memory/1).
+std::vector<std::pair<std::int64_t, std::int64_t>> measured_peaks(const std::string& json) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> peaks;
+  const std::regex rank(
+      R"re("host_offload": \{"after_step_1_bytes": \d+, "peak_bytes": (\d+)[^}]*\}\}, "total": \{"after_step_1_bytes": \d+, "peak_bytes": (\d+))re");
+  for (auto it = std::sregex_iterator(json.begin(), json.end(), rank); it != std::sregex_iterator();
+       ++it) {
+    peaks.emplace_back(std::stoll((*it)[2]), std::stoll((*it)[1]));
+  }
+  return peaks;
+}
+
+class EstimateVsMeasured : public ::testing::TestWithParam<Case> {};
+
+TEST_P(EstimateVsMeasured, EveryRanksPeakWithinTwoPercent) {
+  const Case& c = GetParam();
+  testing::TempDir dir;
+  std::vector<std::string> argv = {ZT_ZEROTRAIN_EXE, "launch", "--nproc-per-node",
+                                   std::to_string(c.world),
+                                   std::string(ZT_SOURCE_DIR) + "/configs/tiny.toml"};
+  std::vector<std::string> overrides = settings(c);
+  overrides.push_back("run.dir=" + (dir.path() / "run").string());
+  for (const std::string& key : overrides) {
+    argv.push_back("--set");
+    argv.push_back(key);
+  }
+  const testing::ProgramResult run = testing::run_program(argv, dir.path(), "train");
+  ASSERT_EQ(run.exit_code, 0) << run.output();
+  const auto measured = measured_peaks(testing::read_text(dir.path() / "run/memory.json"));
+  ASSERT_EQ(measured.size(), static_cast<std::size_t>(c.world));
+
+  const Config config =
+      load_config_file(std::string(ZT_SOURCE_DIR) + "/configs/tiny.toml", settings(c));
+  for (int r = 0; r < c.world; ++r) {
+    const estimate::RankEstimate estimate = estimate::estimate_rank(config, c.world, r);
+    const auto [peak, host_peak] = measured[static_cast<std::size_t>(r)];
+    const double predicted = static_cast<double>(estimate.memory.total_peak_bytes);
+    // With checkpointing at stages 2-3 over several ranks, a real run's peak sometimes holds
+    // one block's transient gradient buffer more than the estimate (it is freed by another
+    // thread than the compute thread, at a time that varies from run to run: an open
+    // finding, see docs/ARCHITECTURE.md Note [Estimating by running]). The estimate is then
+    // the run's lower bound: never more than 2% above the measurement, at most 10% below.
+    const bool timing_dependent = c.checkpointing && c.world > 1 && c.stage >= 2;
+    if (timing_dependent) {
+      EXPECT_GE(static_cast<double>(peak), predicted * 0.98) << "rank " << r;
+      EXPECT_LE(static_cast<double>(peak), predicted * 1.10) << "rank " << r;
+    } else {
+      EXPECT_NEAR(static_cast<double>(peak), predicted, 0.02 * predicted) << "rank " << r;
+    }
+    const double host_predicted = static_cast<double>(
+        estimate.memory.peak_bytes[static_cast<std::size_t>(MemoryCategory::kHostOffload)]);
+    EXPECT_NEAR(static_cast<double>(host_peak), host_predicted, 0.02 * host_predicted)
+        << "rank " << r << " host_offload";
+  }
+}
+
+std::vector<Case> cases() {
+  std::vector<Case> list;
+  for (int stage = 0; stage <= 3; ++stage) {
+    for (int world : {1, 2, 4}) {
+      for (const char* dtype : {"fp32", "bf16"}) {
+        for (bool checkpointing : {false, true})
+          list.push_back({stage, world, dtype, checkpointing, ""});
+      }
+    }
+  }
+  for (int stage = 1; stage <= 3; ++stage) {
+    list.push_back({stage, 2, "fp32", false, "optimizer"});
+    list.push_back({stage, 2, "bf16", true, "optimizer"});
+  }
+  list.push_back({3, 4, "bf16", false, "optimizer+params"});
+  list.push_back({3, 2, "fp32", true, "optimizer+params"});
+  return list;
+}
+
+INSTANTIATE_TEST_SUITE_P(StagesWorldsDtypes, EstimateVsMeasured, ::testing::ValuesIn(cases()),
+                         [](const auto& param_info) {
+                           const Case& c = param_info.param;
+                           std::string offload = c.offload;
+                           for (char& ch : offload) {
+                             if (ch == '+') ch = '_';
+                           }
+                           return "Stage" + std::to_string(c.stage) + "World" +
+                                  std::to_string(c.world) + c.dtype +
+                                  (c.checkpointing ? "Checkpointed" : "") +
+                                  (offload.empty() ? "" : "Offload_" + offload);
+                         });
+
+}  // namespace
+}  // namespace zt
