@@ -10,6 +10,7 @@
 #include "runtime/engine/fault_injection.h"
 #include "runtime/engine/rank_session.h"
 #include "runtime/engine/trainer.h"
+#include "runtime/estimate/estimate_table.h"
 
 namespace zerotrain {
 namespace {
@@ -28,9 +29,22 @@ Config resolved_for(const Config& config, const zt::engine::RankSession& session
 }  // namespace
 
 struct Engine::Impl {
+  // `config_model`: the parts are the config's built-ins, which the estimator can rebuild.
   Impl(Engine& self, const Config& config, zt::engine::TrainingParts parts,
-       EngineOptions engine_options)
+       EngineOptions engine_options, bool config_model)
       : options(std::move(engine_options)), session(config, options.write_run_dir) {
+    if (config_model && config.runtime.device_memory_limit_bytes > 0) {
+      // An out-of-memory error ends with what would fit, found by the estimator when the
+      // error is built (it allocates nothing of the model).
+      session.device().tracker().set_oom_advice(
+          [config, world = session.world_size()]() -> std::string {
+            try {
+              return zt::estimate::fitting_advice(zt::estimate::estimate_report(config, world));
+            } catch (const std::exception& e) {
+              return std::string("(The estimator could not advise: ") + e.what() + ")";
+            }
+          });
+    }
     zt::engine::TrainerOptions trainer_options;
     trainer_options.write_run_dir = options.write_run_dir;
     trainer_options.show_progress = options.show_progress;
@@ -73,12 +87,12 @@ Engine::Engine(const Config& config, nn::Model model, std::unique_ptr<BatchSourc
                std::unique_ptr<Loss> loss, EngineOptions options) {
   zt::engine::TrainingParts parts =
       user_parts(std::move(model), std::move(source), std::move(loss), options);
-  impl_ = std::make_unique<Impl>(*this, config, std::move(parts), std::move(options));
+  impl_ = std::make_unique<Impl>(*this, config, std::move(parts), std::move(options), false);
 }
 
 Engine::Engine(const Config& config, EngineOptions options)
     : impl_(std::make_unique<Impl>(*this, config, zt::engine::training_parts_from_config(config),
-                                   std::move(options))) {}
+                                   std::move(options), true)) {}
 
 Engine::~Engine() {
   if (!impl_ || impl_->session.finished() || std::uncaught_exceptions() > 0) return;

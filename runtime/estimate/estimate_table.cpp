@@ -221,14 +221,19 @@ EstimateReport estimate_report(const Config& config, int world_size,
                   peak_of(*result.estimate) <= report.limit_bytes;
   }
   // The cheapest at the asked world size (the hardware at hand); failing that, at the
-  // smallest world where anything fits.
-  for (int world : report.table_worlds) {
-    if (world < world_size && report.cheapest) break;
+  // smallest larger world where anything fits.
+  const auto cheapest_at = [&](int world) {
+    std::optional<CandidateResult> best;
     for (const CandidateResult& r : report.table) {
       if (r.candidate.world_size != world || !r.fits) continue;
-      if (!report.cheapest || cheaper(r, *report.cheapest)) report.cheapest = r;
+      if (!best || cheaper(r, *best)) best = r;
     }
-    if (report.cheapest && world >= world_size) break;
+    return best;
+  };
+  report.cheapest = cheapest_at(world_size);
+  for (int world : report.table_worlds) {
+    if (report.cheapest) break;
+    if (world > world_size) report.cheapest = cheapest_at(world);
   }
   for (const CandidateResult& r : report.table) {
     if (!r.estimate) continue;

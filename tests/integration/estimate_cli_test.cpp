@@ -1,0 +1,130 @@
+// `zerotrain estimate` as users run it: the report and its JSON, usage errors, a config that
+// fits nowhere, a 70B-class config, and the out-of-memory advice, whose configuration is then
+// run under the same limit.
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "support/program_run.h"
+#include "support/temp_dir.h"
+
+namespace zt {
+namespace {
+
+std::string config_path(const std::string& name) {
+  return std::string(ZT_SOURCE_DIR) + "/configs/" + name;
+}
+
+testing::ProgramResult zerotrain(const testing::TempDir& dir, std::vector<std::string> args,
+                                 const std::string& name = "run") {
+  args.insert(args.begin(), ZT_ZEROTRAIN_EXE);
+  return testing::run_program(args, dir.path(), name);
+}
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+TEST(EstimateCli, ReportsEveryRankAndTheTable) {
+  testing::TempDir dir;
+  const auto result = zerotrain(dir, {"estimate", config_path("tiny.toml"), "--world", "2"});
+  ASSERT_EQ(result.exit_code, 0) << result.output();
+  for (const char* category : {"parameters", "gradients", "optimizer_states", "activations",
+                               "comm_buffers", "workspace", "host_offload"}) {
+    EXPECT_NE(result.out.find(category), std::string::npos) << category;
+  }
+  EXPECT_NE(result.out.find("stage 3, optimizer+params"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("world 64"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("Set runtime.device_memory_limit"), std::string::npos);
+}
+
+TEST(EstimateCli, JsonHasRanksTableAndCheapest) {
+  testing::TempDir dir;
+  const auto result =
+      zerotrain(dir, {"estimate", config_path("offload-demo.toml"), "--world", "2", "--json"});
+  ASSERT_EQ(result.exit_code, 0) << result.output();
+  EXPECT_NE(result.out.find("\"format\": \"zerotrain-estimate/1\""), std::string::npos);
+  EXPECT_EQ(count(result.out, "{\"rank\": "), 2u) << result.out;
+  // Worlds 1..64 (7) x (stage 0, 1, 1+opt, 2, 2+opt, 3, 3+opt, 3+opt+params) + cheapest, smallest.
+  EXPECT_EQ(count(result.out, "{\"stage\": "), 7u * 8u + 2u) << result.out;
+  EXPECT_NE(result.out.find("\"cheapest\": {\"stage\": "), std::string::npos) << result.out;
+  EXPECT_EQ(result.out.find("\"cheapest\": null"), std::string::npos);
+}
+
+TEST(EstimateCli, BadWorldIsAUsageError) {
+  testing::TempDir dir;
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"--world", "0"},
+                                               {"--world", "two"},
+                                               {"--world=-3"},
+                                               {"--world"}}) {
+    std::vector<std::string> argv = {"estimate", config_path("tiny.toml")};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const auto result = zerotrain(dir, argv);
+    EXPECT_EQ(result.exit_code, 2) << result.output();
+    EXPECT_NE(result.err.find("--world"), std::string::npos) << result.err;
+  }
+}
+
+TEST(EstimateCli, NothingFitsSaysTheSmallestRequirement) {
+  testing::TempDir dir;
+  const auto result = zerotrain(
+      dir, {"estimate", config_path("tiny.toml"), "--set", "runtime.device_memory_limit=64KiB"});
+  EXPECT_EQ(result.exit_code, 1) << result.output();
+  EXPECT_NE(result.out.find("Nothing fits in 64.0 KiB up to world 64: the smallest requirement is"),
+            std::string::npos)
+      << result.out;
+}
+
+TEST(EstimateCli, NvmeOffloadIsRefusedNamingTheKey) {
+  testing::TempDir dir;
+  const auto result = zerotrain(
+      dir, {"estimate", config_path("tiny.toml"), "--set", "zero.stage=2", "--set",
+            "offload.optimizer=nvme", "--set", "offload.nvme_path=" + dir.path().string()});
+  EXPECT_EQ(result.exit_code, 2) << result.output();
+  EXPECT_NE(result.err.find("offload.optimizer"), std::string::npos) << result.err;
+}
+
+TEST(EstimateCli, SeventyBillionClassConfigAllocatesNothing) {
+  testing::TempDir dir;
+  const auto result = zerotrain(dir, {"estimate", config_path("gpt-70b.toml"), "--world", "64"});
+  ASSERT_EQ(result.exit_code, 0) << result.output();
+  EXPECT_NE(result.out.find("64990887936 parameters"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("Cheapest that fits"), std::string::npos) << result.out;
+}
+
+TEST(EstimateCli, OutOfMemoryAdviceFitsWhenRun) {
+  testing::TempDir dir;
+  const std::vector<std::string> base = {
+      "launch", "--nproc-per-node",       "2",     config_path("offload-demo.toml"),
+      "--set",  "train.steps=2",          "--set", "run.dir=" + (dir.path() / "oom").string(),
+      "--set",  "offload.optimizer=none", "--set", "offload.params=none"};
+  const auto failed = zerotrain(dir, base, "oom");
+  ASSERT_EQ(failed.exit_code, 1) << failed.output();
+  const std::string all = failed.out + failed.err;
+  const std::smatch advice = [&] {
+    std::smatch match;
+    std::regex_search(all, match,
+                      std::regex(R"(The estimator says (.*) fits: .* per rank \(([^;]*);)"));
+    return match;
+  }();
+  ASSERT_EQ(advice.size(), 3u) << all;
+  // Run what it advises, under the same 64 MiB limit.
+  std::vector<std::string> advised = {
+      "launch", "--nproc-per-node",   "2",     config_path("offload-demo.toml"),
+      "--set",  "train.steps=2",      "--set", "run.dir=" + (dir.path() / "advised").string(),
+      "--set",  "offload.params=none"};
+  std::istringstream settings(advice[2].str());
+  for (std::string word; settings >> word;) advised.push_back(word);
+  const auto fitted = zerotrain(dir, advised, "advised");
+  EXPECT_EQ(fitted.exit_code, 0) << advice[1].str() << "\n" << fitted.output();
+}
+
+}  // namespace
+}  // namespace zt
