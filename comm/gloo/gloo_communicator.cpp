@@ -72,9 +72,9 @@ std::shared_ptr<Work> GlooCommunicator::submit(const CollectiveRequest& request,
   auto work = std::make_shared<Work>(sequence_number,
                                      describe_request(request, sequence_number, rank_, world_size_),
                                      options_.timeout, options_.status_interval, compute);
-  comm_thread_->enqueue([this, work, request, inputs_ready = std::move(inputs_ready),
-                         body = std::move(body)]() mutable {
-    execute(*work, std::move(request), inputs_ready, body);
+  comm_thread_->enqueue([this, work, request = CollectiveRequest(request),
+                         inputs_ready = std::move(inputs_ready), body = std::move(body)]() mutable {
+    execute(*work, request, inputs_ready, body);  // clears `request`
   });
   return work;
 }
@@ -90,9 +90,14 @@ std::uint64_t GlooCommunicator::run_body(std::uint64_t sequence_number,
   return bytes_sent;
 }
 
-void GlooCommunicator::execute(Work& work, CollectiveRequest request,
+void GlooCommunicator::execute(Work& work, CollectiveRequest& request,
                                const DeviceEvent& inputs_ready, const OpBody& body) {
+  // Note [Releasing an op's tensors]: the op's hold on its tensors ends before a waiter can
+  // go on. Otherwise the caller may allocate its next buffers while this thread still keeps
+  // the last ones alive, and the rank's peak memory would depend on thread timing (it did:
+  // one block's gradient buffer more in some runs, and never in the estimator's).
   if (!broken_reason_.empty()) {
+    request = CollectiveRequest{};
     work.mark_completed(std::make_exception_ptr(CommError(broken_reason_)));
     return;
   }
@@ -100,14 +105,12 @@ void GlooCommunicator::execute(Work& work, CollectiveRequest request,
     inputs_ready.synchronize();
     const std::uint64_t bytes_sent = run_body(work.sequence_number(), request, body);
     counters_.add(request.kind, bytes_sent);
-    // The op's hold on its tensors ends before a waiter can go on: otherwise the caller may
-    // allocate its next buffers while this thread still keeps the last ones alive, and the
-    // rank's peak would depend on thread timing (and differ from the estimator's).
     request = CollectiveRequest{};
     work.mark_completed();
   } catch (...) {
     const std::exception_ptr error = std::current_exception();
     mark_broken(work, error);
+    request = CollectiveRequest{};
     work.mark_completed(error);
   }
 }

@@ -60,7 +60,8 @@ class GlooCommunicator final : public Communicator {
       std::function<std::uint64_t(std::uint64_t sequence_number, const CollectiveRequest& host)>;
 
   std::shared_ptr<Work> submit(const CollectiveRequest& request, OpBody body);
-  void execute(Work& work, CollectiveRequest request, const DeviceEvent& inputs_ready,
+  // Runs the op and clears `request` (its tensors) before completing `work`.
+  void execute(Work& work, CollectiveRequest& request, const DeviceEvent& inputs_ready,
                const OpBody& body);
   std::uint64_t run_body(std::uint64_t sequence_number, const CollectiveRequest& request,
                          const OpBody& body);

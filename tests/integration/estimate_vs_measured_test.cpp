@@ -75,18 +75,7 @@ TEST_P(EstimateVsMeasured, EveryRanksPeakWithinTwoPercent) {
     const estimate::RankEstimate estimate = estimate::estimate_rank(config, c.world, r);
     const auto [peak, host_peak] = measured[static_cast<std::size_t>(r)];
     const double predicted = static_cast<double>(estimate.memory.total_peak_bytes);
-    // With checkpointing at stages 2-3 over several ranks, a real run's peak sometimes holds
-    // one block's transient gradient buffer more than the estimate (it is freed by another
-    // thread than the compute thread, at a time that varies from run to run: an open
-    // finding, see docs/ARCHITECTURE.md Note [Estimating by running]). The estimate is then
-    // the run's lower bound: never more than 2% above the measurement, at most 10% below.
-    const bool timing_dependent = c.checkpointing && c.world > 1 && c.stage >= 2;
-    if (timing_dependent) {
-      EXPECT_GE(static_cast<double>(peak), predicted * 0.98) << "rank " << r;
-      EXPECT_LE(static_cast<double>(peak), predicted * 1.10) << "rank " << r;
-    } else {
-      EXPECT_NEAR(static_cast<double>(peak), predicted, 0.02 * predicted) << "rank " << r;
-    }
+    EXPECT_NEAR(static_cast<double>(peak), predicted, 0.02 * predicted) << "rank " << r;
     const double host_predicted = static_cast<double>(
         estimate.memory.peak_bytes[static_cast<std::size_t>(MemoryCategory::kHostOffload)]);
     EXPECT_NEAR(static_cast<double>(host_peak), host_predicted, 0.02 * host_predicted)
