@@ -1,0 +1,119 @@
+// Note [Dry kernels]: on a meta device every CPU kernel makes the workspace allocations it
+// makes on the CPU, so the estimator's workspace is the run's. Each op runs once on real CPU
+// tensors and once on meta tensors of the same shapes, in f32 and bf16, and the tracker's
+// workspace peak (and what is left live) must agree.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <memory>
+
+#include "core/device/device_context.h"
+#include "core/device/meta_device.h"
+#include "nn/kernels/kernel_backend.h"
+
+namespace zt::nn {
+namespace {
+
+using Op = std::function<void(DeviceContext&, const KernelBackend&, DType)>;
+
+std::int64_t workspace_peak(DeviceContext& device, const Op& op, DType dtype) {
+  const KernelBackend& kernels = kernel_backend_for(device.device());
+  device.tracker().reset_peaks();
+  op(device, kernels, dtype);
+  EXPECT_EQ(device.tracker().current_bytes(MemoryCategory::kWorkspace), 0);
+  return device.tracker().peak_bytes(MemoryCategory::kWorkspace);
+}
+
+Tensor make(DeviceContext& device, Shape shape, DType dtype) {
+  return Tensor::zeros(shape, dtype, device.tracker(), MemoryCategory::kActivations);
+}
+
+void expect_same_workspace(const char* name, const Op& op) {
+  for (DType dtype : {DType::kF32, DType::kBF16}) {
+    const auto cpu = make_cpu_device_context();
+    const auto meta = make_meta_device_context(Device::cpu());
+    const std::int64_t real = workspace_peak(*cpu, op, dtype);
+    const std::int64_t dry = workspace_peak(*meta, op, dtype);
+    EXPECT_EQ(dry, real) << name << " in " << dtype_name(dtype);
+    if (dtype == DType::kBF16 && std::string(name) != "embedding_backward") {
+      EXPECT_GT(real, 0) << name << ": the bf16 case should need f32 workspace";
+    }
+  }
+}
+
+TEST(DryKernels, LinearForwardAndBackward) {
+  expect_same_workspace("linear", [](DeviceContext& d, const KernelBackend& k, DType t) {
+    const Tensor x = make(d, Shape{6, 5}, t), w = make(d, Shape{3, 5}, t), b = make(d, Shape{3}, t);
+    const Tensor y = make(d, Shape{6, 3}, t), dx = make(d, Shape{6, 5}, t);
+    const Tensor dw = make(d, Shape{3, 5}, DType::kF32), db = make(d, Shape{3}, DType::kF32);
+    k.linear_forward(d, x, w, b, y);
+    k.linear_backward(d, x, w, y, dx, dw, db);
+    k.gemm(d, false, true, 1.0f, x, w, 0.5f, y);
+  });
+}
+
+TEST(DryKernels, ElementwiseAndLayerNorm) {
+  expect_same_workspace("layer_norm", [](DeviceContext& d, const KernelBackend& k, DType t) {
+    const Tensor x = make(d, Shape{4, 8}, t), y = make(d, Shape{4, 8}, t);
+    const Tensor w = make(d, Shape{8}, t), b = make(d, Shape{8}, t);
+    const Tensor mean = make(d, Shape{4}, DType::kF32), rstd = make(d, Shape{4}, DType::kF32);
+    const Tensor dw = make(d, Shape{8}, DType::kF32), db = make(d, Shape{8}, DType::kF32);
+    k.gelu_forward(d, x, y);
+    k.gelu_backward(d, x, y, y);
+    k.add(d, x, y, y);
+    k.layer_norm_forward(d, x, w, b, 1e-5f, y, mean, rstd);
+    k.layer_norm_backward(d, x, w, mean, rstd, y, x, dw, db);
+  });
+}
+
+TEST(DryKernels, Attention) {
+  expect_same_workspace("attention", [](DeviceContext& d, const KernelBackend& k, DType t) {
+    const Tensor qkv = make(d, Shape{2, 5, 24}, t), att = make(d, Shape{2, 2, 5, 5}, t);
+    const Tensor y = make(d, Shape{2, 5, 8}, t), dqkv = make(d, Shape{2, 5, 24}, t);
+    k.attention_forward(d, qkv, 2, att, y);
+    k.attention_backward(d, qkv, att, y, 2, dqkv);
+  });
+}
+
+TEST(DryKernels, EmbeddingAndCrossEntropy) {
+  expect_same_workspace("embedding", [](DeviceContext& d, const KernelBackend& k, DType t) {
+    const Tensor ids = make(d, Shape{2, 3}, DType::kI32);
+    const Tensor wte = make(d, Shape{7, 4}, t), wpe = make(d, Shape{3, 4}, t);
+    const Tensor out = make(d, Shape{2, 3, 4}, t);
+    const Tensor logits = make(d, Shape{6, 7}, t), dlogits = make(d, Shape{6, 7}, t);
+    k.embedding_forward(d, ids, wte, wpe, out);
+    k.softmax_cross_entropy(d, logits, ids.view(0, Shape{6}), 1.0f, dlogits);
+  });
+}
+
+TEST(MetaDevice, AllocatesDistinctAlignedAddressesWithoutMemory) {
+  MetaAllocator allocator(Device::cuda(1));
+  EXPECT_TRUE(allocator.device().meta);
+  EXPECT_EQ(allocator.device().to_string(), "meta(cuda:1)");
+  // A terabyte each: nothing is reserved, only counted.
+  void* a = allocator.allocate(std::size_t{1} << 40);
+  void* b = allocator.allocate(std::size_t{1} << 40);
+  EXPECT_NE(a, b);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(a) % DeviceAllocator::kMinAlignment, 0u);
+  EXPECT_GE(reinterpret_cast<std::uintptr_t>(b) - reinterpret_cast<std::uintptr_t>(a),
+            std::uintptr_t{1} << 40);
+  EXPECT_EQ(allocator.stats().allocated_bytes, std::int64_t{2} << 40);
+  allocator.deallocate(a, std::size_t{1} << 40);
+  allocator.deallocate(b, std::size_t{1} << 40);
+  EXPECT_EQ(allocator.stats().allocated_bytes, 0);
+}
+
+TEST(MetaDevice, TrackerCountsWhatNoMemoryHolds) {
+  const auto meta = make_meta_device_context(Device::cpu(), 0);
+  // Past any host's physical memory: a meta tracker refuses nothing it has no capacity for.
+  const Tensor huge = Tensor::zeros(Shape{std::int64_t{1} << 40}, DType::kF32, meta->tracker(),
+                                    MemoryCategory::kParameters);
+  EXPECT_EQ(meta->tracker().current_bytes(MemoryCategory::kParameters), std::int64_t{4} << 40);
+  EXPECT_EQ(meta->ops().sum_of_squares(huge), 0.0);
+  float host = 3.0f;
+  meta->ops().copy(huge.view(0, Shape{1}), Tensor::wrap(&host, Shape{1}, DType::kF32));
+  EXPECT_EQ(host, 3.0f);  // a copy from meta memory leaves the host side as it was
+}
+
+}  // namespace
+}  // namespace zt::nn
