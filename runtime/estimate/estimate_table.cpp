@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <exception>
+#include <functional>
+#include <mutex>
 #include <thread>
 
 #include "core/config/config_enums.h"
@@ -51,6 +54,31 @@ std::string json_string(std::string_view text) {
   return quoted + "\"";
 }
 
+// Runs every task on a pool of the machine's cores (at most 8 threads); rethrows the first
+// failure once all have run.
+void run_on_every_core(const std::vector<std::function<void()>>& tasks) {
+  std::atomic<std::size_t> next{0};
+  std::mutex failure_mutex;
+  std::exception_ptr failure;  // guarded by failure_mutex
+  const auto work = [&] {
+    for (std::size_t i = next++; i < tasks.size(); i = next++) {
+      try {
+        tasks[i]();
+      } catch (...) {
+        std::lock_guard lock(failure_mutex);
+        if (!failure) failure = std::current_exception();
+      }
+    }
+  };
+  {
+    std::vector<std::jthread> workers;
+    const unsigned extra = std::max(1u, std::thread::hardware_concurrency()) - 1;
+    for (unsigned t = 0; t < std::min(extra, 7u); ++t) workers.emplace_back(work);
+    work();
+  }
+  if (failure) std::rethrow_exception(failure);
+}
+
 std::int64_t peak_of(const RankEstimate& estimate) { return estimate.memory.total_peak_bytes; }
 
 std::vector<Candidate> candidates(const std::vector<int>& worlds) {
@@ -71,13 +99,10 @@ CandidateResult run_candidate(const Config& config, const Candidate& candidate,
   result.candidate = candidate;
   try {
     const Config candidate_config = with_candidate(config, candidate);
-    for (int rank : {0, candidate.world_size - 1}) {
-      RankEstimate estimate = estimate_rank(candidate_config, candidate.world_size, rank, options);
-      if (!result.estimate || peak_of(estimate) > peak_of(*result.estimate)) {
-        result.estimate = std::move(estimate);
-      }
-      if (candidate.world_size == 1 || candidate.stage == 0) break;  // stage 0: ranks alike
-    }
+    // Rank 0 stands for all: with every block padded to a multiple of the world size the
+    // shards are equal, and ranks differ only by bytes of ring scratch (the asked config's
+    // rows show every rank).
+    result.estimate = estimate_rank(candidate_config, candidate.world_size, 0, options);
   } catch (const Error& e) {  // ConfigError for most; never let a worker thread die of one
     result.estimate.reset();
     result.not_runnable = e.what();
@@ -197,25 +222,34 @@ EstimateReport estimate_report(const Config& config, int world_size,
   }
   EstimateReport report;
   report.limit_bytes = config.runtime.device_memory_limit_bytes;
-  for (int rank : ranks_to_estimate(world_size)) {
-    report.ranks.push_back(estimate_rank(config, world_size, rank, options));
-  }
+  // Every simulation is independent and a few ms of bookkeeping: spread them over the cores.
+  const std::vector<int> ranks = ranks_to_estimate(world_size);
+  report.ranks.resize(ranks.size());
   report.table_worlds = table_world_sizes(world_size);
-  // Candidates are independent: spread over the cores (each is a few ms of bookkeeping).
   const std::vector<Candidate> list = candidates(report.table_worlds);
   report.table.resize(list.size());
-  std::atomic<std::size_t> next{0};
-  const auto work = [&] {
-    for (std::size_t i = next++; i < list.size(); i = next++) {
-      report.table[i] = run_candidate(config, list[i], options);
-    }
-  };
-  {
-    std::vector<std::jthread> workers;
-    const unsigned extra = std::max(1u, std::thread::hardware_concurrency()) - 1;
-    for (unsigned t = 0; t < std::min(extra, 7u); ++t) workers.emplace_back(work);
-    work();
+  std::vector<std::function<void()>> tasks;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    tasks.emplace_back(
+        [&, i] { report.ranks[i] = estimate_rank(config, world_size, ranks[i], options); });
   }
+  tasks.emplace_back([&] {
+    Config toggled = config;
+    ActivationCheckpointingConfig& checkpointing = toggled.activation_checkpointing;
+    checkpointing.enabled = !checkpointing.enabled;
+    if (checkpointing.enabled && checkpointing.every_n_blocks <= 0) {
+      checkpointing.every_n_blocks = 1;
+    }
+    try {
+      report.other_checkpointing = estimate_rank(toggled, world_size, 0, options);
+    } catch (const Error&) {
+      report.other_checkpointing.reset();  // the asked config's own estimate says why
+    }
+  });
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    tasks.emplace_back([&, i] { report.table[i] = run_candidate(config, list[i], options); });
+  }
+  run_on_every_core(tasks);
   for (CandidateResult& result : report.table) {
     result.fits = result.estimate && report.limit_bytes > 0 &&
                   peak_of(*result.estimate) <= report.limit_bytes;
@@ -296,6 +330,21 @@ std::string report_text(const EstimateReport& report, const Config& config) {
     }
     std::snprintf(line, sizeof(line), " %11s  '%s'\n", approx_bytes(peak_of(r)).c_str(),
                   r.memory.total_peak_phase.c_str());
+    text += line;
+  }
+  if (report.other_checkpointing) {
+    const auto activations = static_cast<std::size_t>(MemoryCategory::kActivations);
+    const RankEstimate& other = *report.other_checkpointing;
+    const bool on = config.activation_checkpointing.enabled;
+    const RankEstimate& with = on ? first : other;
+    const RankEstimate& without = on ? other : first;
+    std::snprintf(line, sizeof(line),
+                  "activations of rank 0: %s peak without activation checkpointing (total peak "
+                  "%s), %s with it%s (total peak %s)\n",
+                  approx_bytes(without.memory.peak_bytes[activations]).c_str(),
+                  approx_bytes(peak_of(without)).c_str(),
+                  approx_bytes(with.memory.peak_bytes[activations]).c_str(),
+                  on ? "" : " on every block", approx_bytes(peak_of(with)).c_str());
     text += line;
   }
   std::snprintf(line, sizeof(line),
@@ -379,7 +428,16 @@ std::string report_json(const EstimateReport& report, const Config& config) {
             ", \"comm_bytes_per_step\": " + std::to_string(r.comm_bytes_per_step) +
             ", \"offload_bytes_per_step\": " + std::to_string(r.offload_bytes_per_step) + "}";
   }
-  json += "],\n \"table\": [";
+  json += "]";
+  if (report.other_checkpointing) {
+    const RankEstimate& other = *report.other_checkpointing;
+    json += ",\n \"rank_0_with_checkpointing_" +
+            std::string(config.activation_checkpointing.enabled ? "off" : "on") +
+            "\": {\"peak_bytes\": " + std::to_string(peak_of(other)) +
+            ", \"peak_phase\": " + json_string(other.memory.total_peak_phase) +
+            ", \"category_peaks\": " + categories_json(other.memory.peak_bytes) + "}";
+  }
+  json += ",\n \"table\": [";
   for (std::size_t i = 0; i < report.table.size(); ++i) {
     json += std::string(i ? ",\n  " : "\n  ") + candidate_json(report.table[i]);
   }

@@ -28,7 +28,7 @@ struct Candidate {
 
 struct CandidateResult {
   Candidate candidate;
-  std::optional<RankEstimate> estimate;  // the rank with the highest peak; empty: not runnable
+  std::optional<RankEstimate> estimate;  // rank 0; empty: not runnable
   std::string not_runnable;              // why (batch sizes that do not divide ...)
   bool fits = false;                     // peak <= the limit (false without a limit)
 };
@@ -36,6 +36,9 @@ struct CandidateResult {
 struct EstimateReport {
   std::int64_t limit_bytes = 0;     // runtime.device_memory_limit (0: none)
   std::vector<RankEstimate> ranks;  // the config as given, at the asked world size
+  // Rank 0 with activation checkpointing the other way round (on for every block when the
+  // config has it off, off when on): what checkpointing saves.
+  std::optional<RankEstimate> other_checkpointing;
   std::vector<int> table_worlds;
   std::vector<CandidateResult> table;
   std::optional<CandidateResult> cheapest;  // fits, fewest bytes moved (then least memory)
