@@ -21,21 +21,40 @@ namespace {
 // once the first step has written it.
 constexpr std::int64_t kSlots = 3;
 
+std::int64_t sub_group_count(std::int64_t shard_numel, std::int64_t sub_group_size) {
+  return sub_group_size > 0 ? (shard_numel + sub_group_size - 1) / sub_group_size : 0;
+}
+
+std::int64_t state_region_bytes(std::int64_t shard_numel, std::int64_t sub_group_size) {
+  return round_up_to_alignment(std::min(sub_group_size, shard_numel) *
+                               static_cast<std::int64_t>(sizeof(float)));
+}
+
+// An optimizer without state (SGD without momentum) moves nothing: no slots.
+std::int64_t slot_count(std::int64_t sub_groups, int states) {
+  return states > 0 ? std::min(kSlots, sub_groups) : 0;
+}
+
 }  // namespace
+
+std::int64_t NvmeStateSwapper::in_flight_bytes(std::int64_t shard_numel,
+                                               std::int64_t sub_group_size, int states) {
+  return slot_count(sub_group_count(shard_numel, sub_group_size), states) * states *
+         state_region_bytes(shard_numel, sub_group_size);
+}
 
 NvmeStateSwapper::NvmeStateSwapper(const std::string& directory, std::int64_t shard_numel,
                                    std::int64_t sub_group_size, int states,
                                    MemoryTracker& host_tracker, FileIoPath io)
     : states_(states),
-      sub_groups_(sub_group_size > 0 ? (shard_numel + sub_group_size - 1) / sub_group_size : 0),
-      region_bytes_(round_up_to_alignment(std::min(sub_group_size, shard_numel) *
-                                          static_cast<std::int64_t>(sizeof(float)))),
+      sub_groups_(sub_group_count(shard_numel, sub_group_size)),
+      region_bytes_(state_region_bytes(shard_numel, sub_group_size)),
       pointers_(static_cast<std::size_t>(states)),
       file_(directory, sub_groups_ * states * region_bytes_) {
   ZT_CHECK(sub_group_size > 0 && states >= 0, "NVMe states need sub-groups");
   // An optimizer without state (SGD without momentum) still gets its (empty) file, so the
   // directory is checked as for any other, but moves nothing.
-  const std::int64_t slots = states > 0 ? std::min(kSlots, sub_groups_) : 0;
+  const std::int64_t slots = slot_count(sub_groups_, states);
   for (std::int64_t s = 0; s < slots; ++s) {
     slots_.push_back(
         {AlignedHostBuffer(states_ * region_bytes_, host_tracker, MemoryCategory::kHostOffload),

@@ -36,6 +36,9 @@ class NvmeStateSwapper {
   std::string io_name() const { return io_->name(); }
   // Host bytes the in-flight sub-groups take (all of them, whatever the step is doing).
   std::int64_t buffer_bytes() const;
+  // The same for a swapper of these sizes, without making one (the estimator's).
+  static std::int64_t in_flight_bytes(std::int64_t shard_numel, std::int64_t sub_group_size,
+                                      int states);
 
   // One step visits every sub-group in order:
   //   begin_step(); for k: { auto s = acquire(k); update with s[0..states); release(k); }

@@ -27,7 +27,14 @@ OffloadedOptimizer::OffloadedOptimizer(DeviceContext& device, const optim::Optim
     return Tensor::zeros(Shape{shard_numel}, dtype, *host_tracker_, MemoryCategory::kHostOffload);
   };
   master_ = host_zeros(DType::kF32);
-  if (config.optimizer == OffloadTarget::kNvme) {
+  nvme_states_ = config.optimizer == OffloadTarget::kNvme;
+  if (nvme_states_ && host_tracker_->device().meta) {
+    // The estimator's meta host: the in-flight sub-groups are counted, no file is opened.
+    nvme_meta_buffers_ =
+        host_tracker_->allocate(NvmeStateSwapper::in_flight_bytes(shard_numel, sub_group_size_,
+                                                                  optimizer.states_per_element()),
+                                MemoryCategory::kHostOffload, Fill::kUninitialized);
+  } else if (nvme_states_) {
     nvme_ =
         std::make_unique<NvmeStateSwapper>(config.nvme_path, shard_numel, sub_group_size_,
                                            optimizer.states_per_element(), *host_tracker_, nvme_io);
@@ -144,7 +151,7 @@ void OffloadedOptimizer::update_host_range(const Tensor& grads, std::int64_t beg
 
 void OffloadedOptimizer::update_early(std::int64_t shard_offset, const Tensor& params,
                                       std::int64_t step, float lr) {
-  ZT_CHECK(!nvme_, "early updates need the states in host memory");
+  ZT_CHECK(!nvme_states_, "early updates need the states in host memory");
   // After the range's gradients have landed (staged just before on the copy stream), on the
   // update worker, so the caller's backward goes on; the worker then sends the range back.
   update_worker_.wait(device_.copy_stream().record());

@@ -79,7 +79,7 @@ class OffloadedOptimizer {
   // parameters into `params` (n elements on the device) on the copy stream, while the
   // caller goes on with backward. finish_early_updates() waits for every one and orders
   // the compute stream after the sends. Host states only (not with NVMe).
-  bool supports_early_updates() const { return nvme_ == nullptr; }
+  bool supports_early_updates() const { return !nvme_states_; }
   void update_early(std::int64_t shard_offset, const Tensor& params, std::int64_t step, float lr);
   void finish_early_updates();
   // Waits for anything in flight (updates, copies): before the gradients are rewritten.
@@ -121,7 +121,9 @@ class OffloadedOptimizer {
   optim::CpuAdamPath path_ = optim::CpuAdamPath::kScalar;
   int threads_ = 1;
   std::unique_ptr<optim::CpuAdamPool> pool_;  // when threads_ > 1
-  std::unique_ptr<NvmeStateSwapper> nvme_;    // offload.optimizer = "nvme"
+  bool nvme_states_ = false;                  // offload.optimizer = "nvme"
+  std::unique_ptr<NvmeStateSwapper> nvme_;    // offload.optimizer = "nvme", off the meta host
+  Allocation nvme_meta_buffers_;              // on the meta host: the swapper's in-flight bytes
   // Early updates run here, off the thread that runs backward. Last member: its thread is
   // joined first, before anything its tasks touch is destroyed.
   CpuWorkerStream update_worker_{"offload-update"};

@@ -24,10 +24,10 @@
 
 namespace zt::engine {
 
-void check_supported(const Config& config) {
+void check_supported(const Config& config, bool check_files) {
   resolved_comm_backend(config);  // throws for a backend this device or build cannot use
   const OffloadConfig& offload = config.offload;
-  if (offload.optimizer == OffloadTarget::kNvme) {
+  if (offload.optimizer == OffloadTarget::kNvme && check_files) {
     // The directory is checked here, before run.dir gets any output; direct I/O and space
     // are checked when each rank creates its state file, still before training starts.
     if (auto problem = offload::nvme_directory_problem(offload.nvme_path)) {
@@ -142,7 +142,8 @@ Trainer::Trainer(const Config& config, TrainingParts parts, comm::CommLanes lane
       source_(std::move(parts.source)),
       loss_(parts.loss ? std::move(parts.loss) : nn::make_softmax_cross_entropy_loss()),
       targets_are_tokens_(parts.targets_are_tokens) {
-  check_supported(config);
+  // The estimator's meta device opens no file: the NVMe directory need not exist where it runs.
+  check_supported(config, !device_.device().meta);
   check_trainable(model_);
   if (config.runtime.device != device_.device().kind) {
     throw ConfigError(where_set(config, "runtime.device") + ": runtime.device = \"" +

@@ -175,6 +175,7 @@ class Trainer {
 };
 
 // Raises ConfigError for settings this build accepts in the schema but cannot run yet.
-void check_supported(const Config& config);
+// With `check_files`, also that offload.nvme_path is a directory that can hold state files.
+void check_supported(const Config& config, bool check_files = true);
 
 }  // namespace zt::engine

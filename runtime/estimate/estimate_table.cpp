@@ -214,12 +214,6 @@ Config with_candidate(const Config& config, const Candidate& candidate) {
 
 EstimateReport estimate_report(const Config& config, int world_size,
                                const EstimateOptions& options) {
-  if (config.offload.optimizer == OffloadTarget::kNvme) {
-    throw ConfigError(where_set(config, "offload.optimizer") +
-                      ": the estimator does not model offload.optimizer = \"nvme\" yet; "
-                      "estimate with offload.optimizer = \"cpu\" (its device bytes are the "
-                      "same; NVMe keeps three sub-groups of states in host memory instead of all)");
-  }
   EstimateReport report;
   report.limit_bytes = config.runtime.device_memory_limit_bytes;
   // Every simulation is independent and a few ms of bookkeeping: spread them over the cores.

@@ -82,15 +82,6 @@ TEST(EstimateCli, NothingFitsSaysTheSmallestRequirement) {
       << result.out;
 }
 
-TEST(EstimateCli, NvmeOffloadIsRefusedNamingTheKey) {
-  testing::TempDir dir;
-  const auto result = zerotrain(
-      dir, {"estimate", config_path("tiny.toml"), "--set", "zero.stage=2", "--set",
-            "offload.optimizer=nvme", "--set", "offload.nvme_path=" + dir.path().string()});
-  EXPECT_EQ(result.exit_code, 2) << result.output();
-  EXPECT_NE(result.err.find("offload.optimizer"), std::string::npos) << result.err;
-}
-
 TEST(EstimateCli, SeventyBillionClassConfigAllocatesNothing) {
   testing::TempDir dir;
   const auto result = zerotrain(dir, {"estimate", config_path("gpt-70b.toml"), "--world", "64"});

@@ -4,6 +4,7 @@
 // rank, computed in this process on the meta device.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <regex>
 #include <string>
 #include <vector>
@@ -21,10 +22,11 @@ struct Case {
   int world;
   const char* dtype;
   bool checkpointing;
-  const char* offload;  // "", "optimizer", "optimizer+params"
+  const char* offload;  // "", "optimizer", "optimizer+params", "nvme"
 };
 
-std::vector<std::string> settings(const Case& c) {
+// `nvme_dir`: the state files' directory for offload "nvme" (the estimate opens none).
+std::vector<std::string> settings(const Case& c, const std::string& nvme_dir = "") {
   std::vector<std::string> keys = {
       "zero.stage=" + std::to_string(c.stage),
       std::string("precision.dtype=") + c.dtype,
@@ -35,6 +37,10 @@ std::vector<std::string> settings(const Case& c) {
       "train.grad_accum_steps=2"};
   if (std::string(c.offload).find("optimizer") == 0) keys.push_back("offload.optimizer=cpu");
   if (std::string(c.offload) == "optimizer+params") keys.push_back("offload.params=cpu");
+  if (std::string(c.offload) == "nvme") {
+    keys.push_back("offload.optimizer=nvme");
+    keys.push_back("offload.nvme_path=" + nvme_dir);
+  }
   return keys;
 }
 
@@ -58,7 +64,8 @@ TEST_P(EstimateVsMeasured, EveryRanksPeakWithinTwoPercent) {
   std::vector<std::string> argv = {ZT_ZEROTRAIN_EXE, "launch", "--nproc-per-node",
                                    std::to_string(c.world),
                                    std::string(ZT_SOURCE_DIR) + "/configs/tiny.toml"};
-  std::vector<std::string> overrides = settings(c);
+  std::filesystem::create_directories(dir.path() / "states");
+  std::vector<std::string> overrides = settings(c, (dir.path() / "states").string());
   overrides.push_back("run.dir=" + (dir.path() / "run").string());
   for (const std::string& key : overrides) {
     argv.push_back("--set");
@@ -99,6 +106,8 @@ std::vector<Case> cases() {
   }
   list.push_back({3, 4, "bf16", false, "optimizer+params"});
   list.push_back({3, 2, "fp32", true, "optimizer+params"});
+  list.push_back({2, 2, "bf16", false, "nvme"});
+  list.push_back({3, 2, "fp32", true, "nvme"});
   return list;
 }
 
