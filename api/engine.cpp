@@ -6,11 +6,13 @@
 #include <exception>
 #include <optional>
 #include <thread>
+#include <type_traits>
 
 #include "runtime/engine/fault_injection.h"
 #include "runtime/engine/rank_session.h"
 #include "runtime/engine/trainer.h"
 #include "runtime/estimate/estimate_table.h"
+#include "runtime/estimate/memory_estimator.h"
 
 namespace zerotrain {
 namespace {
@@ -31,9 +33,12 @@ Config resolved_for(const Config& config, const zt::engine::RankSession& session
 struct Engine::Impl {
   // `config_model`: the parts are the config's built-ins, which the estimator can rebuild.
   Impl(Engine& self, const Config& config, zt::engine::TrainingParts parts,
-       EngineOptions engine_options, bool config_model)
-      : options(std::move(engine_options)), session(config, options.write_run_dir) {
-    if (config_model && config.runtime.device_memory_limit_bytes > 0) {
+       EngineOptions engine_options, bool built_in_model)
+      : given_config(config),
+        config_model(built_in_model),
+        options(std::move(engine_options)),
+        session(config, options.write_run_dir) {
+    if (built_in_model && config.runtime.device_memory_limit_bytes > 0) {
       // An out-of-memory error ends with what would fit, found by the estimator when the
       // error is built (it allocates nothing of the model).
       session.device().tracker().set_oom_advice(
@@ -56,17 +61,70 @@ struct Engine::Impl {
         callback(self, metrics);
       };
     }
-    trainer = session.explained([&] {
+    trainer = profiled([&] {
       return std::make_unique<zt::engine::Trainer>(resolved_for(config, session), std::move(parts),
                                                    session.lanes(), session.device(),
                                                    trainer_options);
     });
   }
 
+  // The memory profile of this rank: its tracker's timeline and, for the config's own
+  // model, the estimator's prediction for the same rank.
+  zt::engine::RankProfile memory_profile() {
+    const Config& config = given_config;
+    zt::MemoryTracker& tracker = session.device().tracker();
+    zt::engine::RankProfile profile;
+    profile.rank = session.rank();
+    profile.world_size = session.world_size();
+    profile.device = session.device().device().to_string();
+    profile.capacity_bytes = config.runtime.device_memory_limit_bytes;
+    profile.events = tracker.timeline();
+    profile.truncated = tracker.timeline_truncated();
+    if (config_model) {
+      zt::estimate::EstimateOptions estimate_options;
+      estimate_options.record_timeline = true;
+      zt::estimate::RankEstimate estimate = zt::estimate::estimate_rank(
+          given_config, profile.world_size, profile.rank, estimate_options);
+      for (zt::MemoryEvent& event : estimate.timeline) {
+        if (event.step <= config.runtime.memory_profile_steps) {
+          profile.estimate.push_back(std::move(event));
+        }
+      }
+    }
+    return profile;
+  }
+
+  // Runs `step` (training); a profiling rank that runs out of memory writes its profile so
+  // far into run.dir first and says where.
+  template <typename Step>
+  std::invoke_result_t<Step&> profiled(Step&& step) {
+    try {
+      return session.explained(step);
+    } catch (const zt::OutOfMemoryError& e) {
+      if (!given_config.runtime.memory_profile || !options.write_run_dir) throw;
+      zt::engine::RankProfile profile = memory_profile();
+      profile.estimate.clear();
+      const auto path = zt::engine::rank_profile_path(given_config.run.dir, profile.rank).string();
+      try {
+        zt::engine::write_rank_profile(given_config.run.dir, profile, given_config);
+      } catch (const std::exception& write_error) {
+        throw zt::OutOfMemoryError(std::string(e.what()) +
+                                   " (and the memory profile could not be "
+                                   "written: " +
+                                   write_error.what() + ")");
+      }
+      throw zt::OutOfMemoryError(std::string(e.what()) + " The memory profile so far is in " +
+                                 path + ".");
+    }
+  }
+
+  Config given_config;
+  bool config_model = false;
   EngineOptions options;
   zt::engine::RankSession session;
   std::unique_ptr<zt::engine::Trainer> trainer;
   std::string memory_summary;
+  std::string memory_profile_page;  // rank 0, profiling: run.dir/memory.html
 };
 
 namespace {
@@ -104,12 +162,12 @@ Engine::~Engine() {
 }
 
 TrainSummary Engine::train() {
-  zt::engine::TrainResult result = impl_->session.explained([&] { return impl_->trainer->run(); });
+  zt::engine::TrainResult result = impl_->profiled([&] { return impl_->trainer->run(); });
   return {std::move(result.losses), std::move(result.metrics)};
 }
 
 StepMetrics Engine::step(const Batch& batch) {
-  return impl_->session.explained([&] { return impl_->trainer->step(batch); });
+  return impl_->profiled([&] { return impl_->trainer->step(batch); });
 }
 
 Batch Engine::load_step_batch(const BatchSource& source, std::int64_t step) {
@@ -121,6 +179,10 @@ double Engine::evaluate(const Batch& batch) {
 }
 
 void Engine::finish() {
+  if (impl_->trainer->config().runtime.memory_profile) {
+    const std::string page = impl_->session.publish_memory_profile(impl_->memory_profile());
+    if (!page.empty()) impl_->memory_profile_page = page;
+  }
   impl_->memory_summary = impl_->session.finish(impl_->trainer->memory_after_first_step(),
                                                 impl_->trainer->memory_snapshot(),
                                                 impl_->trainer->model().parameter_count());
@@ -139,5 +201,6 @@ std::vector<float> Engine::full_parameters() {
 DeviceContext& Engine::device() { return impl_->session.device(); }
 MemoryTracker& Engine::batch_memory() { return impl_->trainer->batch_tracker(); }
 const std::string& Engine::memory_summary() const { return impl_->memory_summary; }
+const std::string& Engine::memory_profile_page() const { return impl_->memory_profile_page; }
 
 }  // namespace zerotrain

@@ -23,6 +23,10 @@ usage:
   zerotrain estimate CONFIG [--set ...] [--world N] [--json]
                                         per-rank memory by category, a table over ZeRO
                                         stages x offload x world sizes, what fits
+  zerotrain profile CONFIG [--set ...]  trains runtime.memory_profile_steps steps recording
+                                        every allocation; run.dir/memory.html and
+                                        memory/rank-K.json (also under `zerotrain launch`:
+                                        --set runtime.memory_profile=true)
   zerotrain prepare-data INPUT OUT.bin  any text file -> byte-level token file (data.path)
   zerotrain config docs                 print docs/CONFIG.md (every key, generated)
   zerotrain config show CONFIG [--set ...]   print the effective config
@@ -93,6 +97,7 @@ int dispatch(int argc, char** argv) {
     return 0;
   }
   if (command == "estimate") return zt::apps::estimate_command(args);
+  if (command == "profile") return zt::apps::profile_command(args);
   if (command == "launch") return zt::apps::launch_command(args, self_executable(argv[0]));
   if (command == "config") return zt::apps::config_command(args);
   if (command == "prepare-data") return zt::apps::prepare_data_command(args);

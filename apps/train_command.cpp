@@ -51,8 +51,26 @@ int train_command(const Args& args) {
         summary.losses.front(), summary.losses.back(),
         static_cast<long long>(summary.losses.size()), engine.memory_summary().c_str(),
         config.run.dir.c_str(), config.run.dir.c_str());
+    if (!engine.memory_profile_page().empty()) {
+      std::printf("zerotrain: memory profile: %s (and %s/memory/rank-K.json)\n",
+                  engine.memory_profile_page().c_str(), config.run.dir.c_str());
+    }
   }
   return 0;
+}
+
+int profile_command(const Args& args) {
+  // A profile, not a training run: runtime.memory_profile_steps steps with the timeline on.
+  const ConfigArgs config_args = parse_config_args(args, 0);
+  const Config config = load_config_file(config_args.path, config_args.overrides);
+  Args train_args = args;
+  for (const std::string& setting :
+       {std::string("runtime.memory_profile=true"),
+        "train.steps=" + std::to_string(config.runtime.memory_profile_steps)}) {
+    train_args.push_back("--set");
+    train_args.push_back(setting);
+  }
+  return train_command(train_args);
 }
 
 }  // namespace zt::apps

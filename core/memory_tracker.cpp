@@ -146,6 +146,7 @@ void MemoryTracker::record(MemoryCategory category, std::int64_t bytes) {
     throw OutOfMemoryError(out_of_memory_message(category, bytes));
   }
   add_locked(category, bytes);
+  if (recording_) record_event_locked(category, bytes);
 }
 
 void MemoryTracker::add_locked(MemoryCategory category, std::int64_t bytes) {
@@ -167,6 +168,65 @@ void MemoryTracker::unrecord(MemoryCategory category, std::int64_t bytes) noexce
   std::lock_guard lock(mutex_);
   state_.current_bytes[static_cast<std::size_t>(category)] -= bytes;
   state_.total_current_bytes -= bytes;
+  if (recording_) {
+    try {
+      record_event_locked(category, -bytes);
+    } catch (...) {  // no memory for the event: the profile says it is incomplete
+      truncated_ = true;
+      recording_ = false;
+    }
+  }
+}
+
+namespace {
+thread_local const char* current_allocation_name = "";
+}  // namespace
+
+ScopedAllocationName::ScopedAllocationName(const char* name)
+    : previous_(std::exchange(current_allocation_name, name)) {}
+ScopedAllocationName::~ScopedAllocationName() { current_allocation_name = previous_; }
+const char* ScopedAllocationName::current() { return current_allocation_name; }
+
+void MemoryTracker::record_event_locked(MemoryCategory category, std::int64_t delta) {
+  if (events_.size() >= max_events_) {
+    truncated_ = true;
+    recording_ = false;
+    return;
+  }
+  const auto index = static_cast<std::size_t>(category);
+  events_.push_back(
+      {std::chrono::duration<double>(std::chrono::steady_clock::now() - timeline_start_).count(),
+       step_, phase_, category, delta, state_.current_bytes[index], state_.total_current_bytes,
+       ScopedAllocationName::current()});
+}
+
+void MemoryTracker::start_timeline(std::size_t max_events) {
+  std::lock_guard lock(mutex_);
+  recording_ = true;
+  truncated_ = false;
+  max_events_ = max_events;
+  events_.clear();
+  timeline_start_ = std::chrono::steady_clock::now();
+}
+
+void MemoryTracker::stop_timeline() {
+  std::lock_guard lock(mutex_);
+  recording_ = false;
+}
+
+std::vector<MemoryEvent> MemoryTracker::timeline() const {
+  std::lock_guard lock(mutex_);
+  return events_;
+}
+
+bool MemoryTracker::timeline_truncated() const {
+  std::lock_guard lock(mutex_);
+  return truncated_;
+}
+
+void MemoryTracker::set_step(std::int64_t step) {
+  std::lock_guard lock(mutex_);
+  step_ = step;
 }
 
 std::string MemoryTracker::allocation_description(MemoryCategory category,

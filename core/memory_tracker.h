@@ -3,12 +3,14 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/device.h"
 #include "core/device/device_allocator.h"
@@ -39,6 +41,32 @@ struct MemorySnapshot {
   std::int64_t total_peak_bytes = 0;
   std::string total_peak_phase;     // the phase label when the total peaked
   std::int64_t capacity_bytes = 0;  // 0 = unlimited
+};
+
+// One change of a tracker's bytes, as the memory-profiling mode records it.
+struct MemoryEvent {
+  double time_s = 0;          // since start_timeline()
+  std::int64_t step = 0;      // 0: initialization; then the step being trained
+  std::string phase;          // the tracker's phase label then
+  MemoryCategory category = MemoryCategory::kWorkspace;
+  std::int64_t delta_bytes = 0;     // + allocated (or recorded), - freed
+  std::int64_t category_bytes = 0;  // the category's live bytes after it
+  std::int64_t total_bytes = 0;     // every category's live bytes after it
+  std::string name;                 // ScopedAllocationName's, "" when none
+};
+
+// Names the allocations this thread makes while it lives ("flat parameters", "gradient
+// shard"), for the memory profile. Nests: the innermost name wins.
+class ScopedAllocationName {
+ public:
+  explicit ScopedAllocationName(const char* name);
+  ~ScopedAllocationName();
+  ScopedAllocationName(const ScopedAllocationName&) = delete;
+  ScopedAllocationName& operator=(const ScopedAllocationName&) = delete;
+  static const char* current();  // "" outside any
+
+ private:
+  const char* previous_;
 };
 
 class MemoryTracker;
@@ -125,6 +153,16 @@ class MemoryTracker {
   std::int64_t total_peak_bytes() const;
   void reset_peaks();  // peaks restart from what is live now
 
+  // The memory profile: from start_timeline() every allocation and free is recorded, up to
+  // `max_events` (then timeline_truncated() and recording stops), until stop_timeline().
+  // Off by default: then recording costs one branch.
+  void start_timeline(std::size_t max_events);
+  void stop_timeline();
+  std::vector<MemoryEvent> timeline() const;
+  bool timeline_truncated() const;
+  // The step the events belong to (the trainer sets it as each step starts).
+  void set_step(std::int64_t step);
+
   const Device& device() const { return device_; }
   DeviceAllocator& allocator() const { return allocator_; }
   std::int64_t capacity_bytes() const { return capacity_bytes_; }
@@ -145,6 +183,14 @@ class MemoryTracker {
   MemorySnapshot state_;  // guarded by mutex_ (capacity_bytes mirrors capacity_bytes_)
   std::string phase_;     // guarded by mutex_
   std::function<std::string()> oom_advice_;  // guarded by mutex_
+  // The timeline, guarded by mutex_.
+  bool recording_ = false;
+  bool truncated_ = false;
+  std::size_t max_events_ = 0;
+  std::int64_t step_ = 0;
+  std::chrono::steady_clock::time_point timeline_start_;
+  std::vector<MemoryEvent> events_;
+  void record_event_locked(MemoryCategory category, std::int64_t delta);
 };
 
 }  // namespace zt

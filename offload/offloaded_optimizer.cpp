@@ -23,6 +23,7 @@ OffloadedOptimizer::OffloadedOptimizer(DeviceContext& device, const optim::Optim
       threads_(static_cast<int>(std::max<std::int64_t>(1, config.cpu_threads))) {
   ZT_CHECK(sub_group_size_ > 0, "offload.sub_group_size must be positive");
   host_tracker_->set_phase("initialization");
+  const ScopedAllocationName name("offloaded optimizer (host)");
   const auto host_zeros = [&](DType dtype) {
     return Tensor::zeros(Shape{shard_numel}, dtype, *host_tracker_, MemoryCategory::kHostOffload);
   };

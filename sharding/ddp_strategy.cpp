@@ -34,6 +34,7 @@ DdpStrategy::DdpStrategy(const StrategyInputs& inputs)
                    layout_.padded_numel, optimizer_.states_per_element(), 1});
   transient_block_grads_ = plan.transient_block_gradients;
   MemoryTracker& tracker = device_.tracker();
+  const ScopedAllocationName name("model states (DDP)");
   params_ = Tensor::zeros(flat, dtype, tracker, MemoryCategory::kParameters);
   // In fp32 the parameters are the master weights; otherwise a separate fp32 copy is.
   master_ = dtype == DType::kF32

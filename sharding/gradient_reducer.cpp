@@ -9,6 +9,7 @@ GradientReducer::GradientReducer(comm::Communicator& comm, const ShardPlan& plan
 
 void GradientReducer::reduce_block(std::size_t block, Tensor block_grads, bool accumulate,
                                    bool last_micro_batch) {
+  const ScopedAllocationName name("reduce-scatter output");
   if (in_flight_.size() >= kMaxInFlight) complete_oldest();
   const auto& segments = plan_.segments(block);
   InFlight flight;

@@ -54,6 +54,7 @@ bool ParameterGatherer::persistent(std::size_t block) const {
 }
 
 void ParameterGatherer::start(std::size_t block) {
+  const ScopedAllocationName name("gathered parameters");
   const BlockSlots& slots = layout_.blocks.at(block);
   // Persistent blocks are part of this rank's standing parameter memory; transient gathered
   // copies are communication buffers (Note [What the categories count] in ARCHITECTURE.md).

@@ -85,6 +85,7 @@ ShardedStrategy::ShardedStrategy(const StrategyInputs& inputs, int stage)
 // Exactly the buffers the memory plan names, so the tracker's model-state bytes are the
 // plan's (a test holds them to it).
 void ShardedStrategy::allocate() {
+  const ScopedAllocationName name("model states (ZeRO shards)");
   MemoryTracker& tracker = device_.tracker();
   const std::int64_t shard = plan_.shard_numel();
   if (memory_plan_.full_parameters) {
@@ -229,6 +230,7 @@ void ShardedStrategy::before_backward(std::size_t block) {
 }
 
 void ShardedStrategy::ensure_block_grads(std::size_t block) {
+  const ScopedAllocationName name("block gradients");
   if (block_grads_[block].defined()) return;
   block_grads_[block] =
       zeros(layout_.blocks[block].padded_numel, device_.tracker(), MemoryCategory::kCommBuffers);

@@ -99,6 +99,9 @@ class Engine {
   MemoryTracker& batch_memory();
   // "peak 12.3 MiB (parameters ..., ...)" of the largest rank, after finish(), on rank 0.
   const std::string& memory_summary() const;
+  // With runtime.memory_profile, after finish() on rank 0: the path of run.dir/memory.html
+  // ("" otherwise).
+  const std::string& memory_profile_page() const;
 
  private:
   struct Impl;

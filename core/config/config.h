@@ -127,6 +127,8 @@ struct RuntimeConfig {
   std::int64_t device_memory_limit_bytes = 0;  // 0 = no limit
   std::int64_t blas_threads = 0;               // 0 = cores / local ranks
   double comm_timeout_s = 0;                   // bound on every collective and store wait
+  bool memory_profile = false;                 // record every rank's memory timeline
+  std::int64_t memory_profile_steps = 2;       // steps the timeline covers (after init)
 
   friend bool operator==(const RuntimeConfig&, const RuntimeConfig&) = default;
 };

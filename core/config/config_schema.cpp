@@ -323,6 +323,14 @@ void add_precision_zero_runtime(std::vector<SectionSpec>& schema) {
                   "BLAS threads per rank; 0 = cores / local ranks.");
   runtime.real("comm_timeout_s", &RuntimeConfig::comm_timeout_s, 300, Range::greater_than(0),
                "seconds", "Bound on every collective and store wait.");
+  runtime.boolean("memory_profile", &RuntimeConfig::memory_profile, false,
+                  "Memory-profiling mode: every rank records each allocation and free (time, "
+                  "step, phase, category, bytes, name) from initialization through "
+                  "runtime.memory_profile_steps steps; run.dir gets memory/rank-K.json and "
+                  "memory.html, with the estimator's prediction drawn against it.");
+  runtime.integer("memory_profile_steps", &RuntimeConfig::memory_profile_steps, 2,
+                  Range::at_least(1), "steps",
+                  "Steps the memory profile covers, after initialization.");
 
   auto comm = section(schema, "comm", &Config::comm, "Collective communication.");
   comm.choice("backend", &CommConfig::backend, kCommBackendNames, CommBackendKind::kAuto,

@@ -9,28 +9,13 @@
 #include "core/config/byte_size.h"
 #include "core/config/config_enums.h"
 #include "core/error.h"
+#include "runtime/engine/json_text.h"
 
 namespace zt::engine {
 namespace {
 
 constexpr std::string_view kKeyPrefix = "zerotrain/memory_report/";
 
-std::string json_string(std::string_view text) {
-  std::string quoted = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') {
-      quoted += '\\';
-      quoted += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof(escaped), "\\u%04x", static_cast<unsigned>(c));
-      quoted += escaped;
-    } else {
-      quoted += c;
-    }
-  }
-  return quoted + "\"";
-}
 
 std::string entry(std::int64_t after_first_step, std::int64_t peak, std::string_view phase) {
   return "{\"after_step_1_bytes\": " + std::to_string(after_first_step) +

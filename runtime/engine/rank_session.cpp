@@ -69,6 +69,11 @@ RankSession::RankSession(const Config& config, bool write_run_dir)
 
 RankSession::~RankSession() = default;
 
+std::string RankSession::publish_memory_profile(const RankProfile& profile) {
+  if (!write_run_dir_) return "";
+  return engine::publish_memory_profile(*store_, profile, config_, config_.run.dir, timeout_);
+}
+
 std::string RankSession::finish(const MemorySnapshot& after_first_step, const MemorySnapshot& end,
                                 std::int64_t parameters) {
   ZT_CHECK(!finished_, "RankSession::finish called twice");

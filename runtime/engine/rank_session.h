@@ -15,6 +15,7 @@
 #include "core/config/config.h"
 #include "core/device/device_context.h"
 #include "core/memory_tracker.h"
+#include "runtime/engine/memory_profile.h"
 #include "runtime/engine/run_directory.h"
 
 namespace zt::comm {
@@ -47,6 +48,9 @@ class RankSession {
   // Collective: every rank's memory entry (`after_first_step` and `end`) goes into
   // run.dir/memory.json (when writing run.dir), then the ranks leave together, so none tears down
   // its communicator while a peer still reads from it. Rank 0 returns the peak summary.
+  // Memory-profiling mode, before finish(): every rank's profile through the store; rank 0
+  // writes run.dir/memory/rank-K.json and run.dir/memory.html and returns the page's path.
+  std::string publish_memory_profile(const RankProfile& profile);
   std::string finish(const MemorySnapshot& after_first_step, const MemorySnapshot& end,
                      std::int64_t parameters);
   bool finished() const { return finished_; }

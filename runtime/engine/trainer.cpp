@@ -66,6 +66,9 @@ void check_supported(const Config& config, bool check_files) {
 
 namespace {
 
+// Bound on one rank's memory profile (then it says it is truncated): ~20 MiB of JSON.
+constexpr std::size_t kMaxProfileEvents = 200000;
+
 // The config with the batch sizes resolved, so everything downstream reads final values.
 Config with_batch_sizes(const Config& config, const BatchSizes& sizes) {
   Config resolved = config;
@@ -156,11 +159,17 @@ Trainer::Trainer(const Config& config, TrainingParts parts, comm::CommLanes lane
     host_batches_ = std::make_unique<MemoryTracker>(Device::cpu());
   }
   tracker_.set_phase("initialization");
+  tracker_.set_step(0);
+  // Memory-profiling mode: every allocation from here to the end of the profiled steps.
+  if (config_.runtime.memory_profile) tracker_.start_timeline(kMaxProfileEvents);
   optimizer_ = optim::make_optimizer(config.optimizer);
   strategy_ = zero::make_zero_strategy({model_, config_, lanes_, device_, *optimizer_});
   pass_ =
       std::make_unique<BlockPass>(model_, *strategy_, device_, config_.activation_checkpointing);
-  loss_buffer_ = Tensor::zeros(Shape{2}, DType::kF32, tracker_, MemoryCategory::kCommBuffers);
+  {
+    const ScopedAllocationName name("loss buffer");
+    loss_buffer_ = Tensor::zeros(Shape{2}, DType::kF32, tracker_, MemoryCategory::kCommBuffers);
+  }
   compute_dtype_ = zero::compute_dtype(config_);
   if (config_.precision.dtype == PrecisionDType::kFp16) {
     const PrecisionConfig& p = config_.precision;
@@ -282,6 +291,7 @@ StepMetrics Trainer::run_step(const std::function<data::Batch(std::int64_t micro
                 ", the length of the learning-rate schedule; raise train.steps");
   }
   const auto start = std::chrono::steady_clock::now();
+  tracker_.set_step(step);
   const double loss_scale = loss_scaler_ ? loss_scaler_->scale() : 1.0;
   strategy_->zero_gradients();
   rows_this_step_ = 0;
@@ -333,6 +343,9 @@ StepMetrics Trainer::run_step(const std::function<data::Batch(std::int64_t micro
   metrics.all_gather_bytes = sent(comm::CollectiveKind::kAllGather);
   counters_before_ = counters;
   if (step == 1) memory_after_first_step_ = memory_snapshot();
+  if (config_.runtime.memory_profile && step == config_.runtime.memory_profile_steps) {
+    tracker_.stop_timeline();
+  }
   if (metrics_log_) metrics_log_->append(metrics);
   if (progress_) progress_->update(metrics);
   if (!std::isfinite(loss)) {
@@ -423,6 +436,7 @@ data::Batch Trainer::load_from_source(std::int64_t step, std::int64_t micro) {
                                          config_.train.grad_accum_steps, comm_.world_size(),
                                          comm_.rank());
   tracker_.set_phase("data");
+  const ScopedAllocationName name("batch");
   data::Batch batch = source_->load(sampler.micro_batch(step - 1, micro),
                                     host_batches_ ? *host_batches_ : tracker_);
   check_batch(batch, config_.train.micro_batch_size, "the batch source's batch");

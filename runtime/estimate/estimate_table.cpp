@@ -11,9 +11,12 @@
 
 #include "core/config/config_enums.h"
 #include "core/error.h"
+#include "runtime/engine/json_text.h"
 
 namespace zt::estimate {
 namespace {
+
+using engine::json_string;
 
 constexpr int kLargestTableWorld = 64;
 constexpr int kAllRanksUpTo = 8;
@@ -37,22 +40,6 @@ std::string approx_bytes(std::int64_t bytes) {
   return text;
 }
 
-std::string json_string(std::string_view text) {
-  std::string quoted = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') {
-      quoted += '\\';
-      quoted += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof(escaped), "\\u%04x", static_cast<unsigned>(c));
-      quoted += escaped;
-    } else {
-      quoted += c;
-    }
-  }
-  return quoted + "\"";
-}
 
 // Runs every task on a pool of the machine's cores (at most 8 threads); rethrows the first
 // failure once all have run.

@@ -51,7 +51,8 @@ class ShapeOnlySource final : public data::BatchSource {
 constexpr std::int64_t kSimulatedMicroBatches = 2;
 constexpr std::int64_t kSimulatedSteps = 2;
 
-Config simulated_config(const Config& config, int world_size, RankEstimate& estimate) {
+Config simulated_config(const Config& config, int world_size, bool record_timeline,
+                        RankEstimate& estimate) {
   const BatchSizes sizes = resolve_batch_sizes(config, world_size);
   estimate.micro_batch_size = sizes.micro_batch_size;
   estimate.grad_accum_steps = sizes.grad_accum_steps;
@@ -62,6 +63,9 @@ Config simulated_config(const Config& config, int world_size, RankEstimate& esti
       sizes.micro_batch_size * simulated.train.grad_accum_steps * world_size;
   simulated.train.steps = kSimulatedSteps;
   simulated.runtime.device_memory_limit_bytes = 0;  // find the peak, refuse nothing
+  // The trainer records the meta tracker's timeline, as it records a profiled run's.
+  simulated.runtime.memory_profile = record_timeline;
+  simulated.runtime.memory_profile_steps = kSimulatedSteps;
   return simulated;
 }
 
@@ -72,7 +76,7 @@ RankEstimate estimate_rank(const Config& config, int world_size, int rank,
   RankEstimate estimate;
   estimate.rank = rank;
   estimate.world_size = world_size;
-  const Config simulated = simulated_config(config, world_size, estimate);
+  const Config simulated = simulated_config(config, world_size, options.record_timeline, estimate);
 
   const std::unique_ptr<DeviceContext> device =
       make_meta_device_context(Device{config.runtime.device, 0}, 0);
@@ -101,6 +105,7 @@ RankEstimate estimate_rank(const Config& config, int world_size, int rank,
   const engine::TrainResult result = trainer.run();
 
   estimate.memory = trainer.memory_snapshot();
+  if (options.record_timeline) estimate.timeline = device->tracker().timeline();
   estimate.after_first_step = result.memory_after_first_step;
   const engine::StepMetrics& last = result.metrics.back();
   estimate.comm_bytes_per_step =

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "core/config/config.h"
 #include "core/memory_tracker.h"
@@ -21,6 +22,8 @@ struct EstimateOptions {
   // Count Gloo's scratch in the device tracker, as a run of `zerotrain train` does on the
   // CPU (null-tracker communicators of in-process tests leave it out).
   bool count_comm_scratch = true;
+  // Record the meta tracker's timeline (for the memory profile's estimate line).
+  bool record_timeline = false;
 };
 
 struct RankEstimate {
@@ -31,6 +34,7 @@ struct RankEstimate {
   MemorySnapshot after_first_step;          // memory.json's after_step_1
   std::int64_t comm_bytes_per_step = 0;     // this rank's collectives' payload, one step
   std::int64_t offload_bytes_per_step = 0;  // host <-> device copies, one step
+  std::vector<MemoryEvent> timeline;  // with record_timeline: initialization and two steps
   std::int64_t micro_batch_size = 0;
   std::int64_t grad_accum_steps = 0;
   std::int64_t bytes_moved_per_step() const { return comm_bytes_per_step + offload_bytes_per_step; }

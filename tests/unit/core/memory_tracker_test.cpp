@@ -161,3 +161,42 @@ TEST(MemoryTrackerHost, BadAllocOutsideTheTrackerIsExplainedWithWhatIsLive) {
 
 }  // namespace
 }  // namespace zt
+
+namespace zt {
+namespace {
+
+TEST(MemoryTrackerTimeline, RecordsNamedEventsPerStepAndStopsWhenFull) {
+  MemoryTracker tracker(Device::cpu());
+  Allocation before = tracker.allocate(64, MemoryCategory::kWorkspace);  // not recorded
+  tracker.start_timeline(3);
+  tracker.set_step(1);
+  tracker.set_phase("forward block 0");
+  {
+    const ScopedAllocationName name("activations of block 0");
+    Allocation a = tracker.allocate(128, MemoryCategory::kActivations);
+  }
+  tracker.record(MemoryCategory::kCommBuffers, 32);  // the third event fills the timeline
+  tracker.unrecord(MemoryCategory::kCommBuffers, 32);
+  const std::vector<MemoryEvent> events = tracker.timeline();
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(events[0].delta_bytes, 128);
+  EXPECT_EQ(events[0].name, "activations of block 0");
+  EXPECT_EQ(events[0].phase, "forward block 0");
+  EXPECT_EQ(events[0].step, 1);
+  EXPECT_EQ(events[0].total_bytes, 64 + 128);
+  EXPECT_EQ(events[1].delta_bytes, -128);
+  EXPECT_EQ(events[1].category_bytes, 0);
+  EXPECT_EQ(events[2].name, "");
+  EXPECT_TRUE(tracker.timeline_truncated());
+  tracker.stop_timeline();
+}
+
+TEST(MemoryTrackerTimeline, OffByDefault) {
+  MemoryTracker tracker(Device::cpu());
+  Allocation a = tracker.allocate(128, MemoryCategory::kActivations);
+  EXPECT_TRUE(tracker.timeline().empty());
+  EXPECT_FALSE(tracker.timeline_truncated());
+}
+
+}  // namespace
+}  // namespace zt

@@ -1,0 +1,303 @@
+// Memory profile files: rank-K.json from a tracker timeline, and memory.html drawn as SVG.
+#include "runtime/engine/memory_profile.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
+
+#include "core/config/config_enums.h"
+#include "core/error.h"
+#include "runtime/engine/json_text.h"
+
+namespace zt::engine {
+namespace {
+
+constexpr std::string_view kKeyPrefix = "zerotrain/memory_profile/";
+// The chart keeps at most this many points per series: in each run of events it keeps the
+// one with the highest total, so the peak is never dropped.
+constexpr std::size_t kMaxChartPoints = 1500;
+constexpr double kWidth = 960, kHeight = 300, kLeft = 70, kRight = 10, kTop = 10, kBottom = 30;
+constexpr const char* kColors[kMemoryCategoryCount] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2",
+                                                       "#59a14f", "#edc948", "#b07aa1"};
+
+struct Point {
+  std::size_t event = 0;  // index into the events
+  CategoryBytes bytes{};  // every category's live bytes after that event
+  std::int64_t total = 0;
+};
+
+struct Peak {
+  std::int64_t total = 0;
+  std::string phase;
+  std::int64_t step = 0;
+  CategoryBytes bytes{};
+};
+
+// Every event's per-category bytes, rebuilt from each event's own category; the peak; and
+// the chart's points.
+struct Replay {
+  std::vector<Point> points;
+  Peak peak;
+};
+
+Replay replay(const std::vector<MemoryEvent>& events) {
+  Replay result;
+  CategoryBytes current{};
+  const std::size_t per_point =
+      std::max<std::size_t>(1, (events.size() + kMaxChartPoints - 1) / kMaxChartPoints);
+  Point best;
+  bool have_best = false;
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    const MemoryEvent& e = events[i];
+    current[static_cast<std::size_t>(e.category)] = e.category_bytes;
+    if (e.total_bytes > result.peak.total) {
+      result.peak = {e.total_bytes, e.phase, e.step, current};
+    }
+    if (!have_best || e.total_bytes > best.total) {
+      best = {i, current, e.total_bytes};
+      have_best = true;
+    }
+    if ((i + 1) % per_point == 0 || i + 1 == events.size()) {
+      result.points.push_back(best);
+      have_best = false;
+    }
+  }
+  return result;
+}
+
+std::string approx_bytes(double bytes) {
+  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  std::size_t unit = 0;
+  while (bytes >= 1024.0 && unit + 1 < std::size(kUnits)) {
+    bytes /= 1024.0;
+    ++unit;
+  }
+  char text[32];
+  std::snprintf(text, sizeof(text), unit == 0 ? "%.0f %s" : "%.2f %s", bytes, kUnits[unit]);
+  return text;
+}
+
+// {"phases": [...], "names": [...], "events": [[...], ...], "peak": {...}}
+std::string timeline_json(const std::vector<MemoryEvent>& events) {
+  std::vector<std::string> phases, names;
+  std::map<std::string, std::size_t> phase_index, name_index;
+  const auto index_of = [](std::map<std::string, std::size_t>& index,
+                           std::vector<std::string>& list, const std::string& text) {
+    const auto [it, added] = index.emplace(text, list.size());
+    if (added) list.push_back(text);
+    return it->second;
+  };
+  std::string rows;
+  char row[256];
+  for (const MemoryEvent& e : events) {
+    std::snprintf(row, sizeof(row), "%s\n  [%.6f, %lld, %zu, %zu, %lld, %lld, %lld, %zu]",
+                  rows.empty() ? "" : ",", e.time_s, static_cast<long long>(e.step),
+                  index_of(phase_index, phases, e.phase), static_cast<std::size_t>(e.category),
+                  static_cast<long long>(e.delta_bytes), static_cast<long long>(e.category_bytes),
+                  static_cast<long long>(e.total_bytes), index_of(name_index, names, e.name));
+    rows += row;
+  }
+  const auto list_json = [](const std::vector<std::string>& list) {
+    std::string json = "[";
+    for (std::size_t i = 0; i < list.size(); ++i) json += (i ? ", " : "") + json_string(list[i]);
+    return json + "]";
+  };
+  const Peak peak = replay(events).peak;
+  std::string categories;
+  for (std::size_t c = 0; c < kMemoryCategoryCount; ++c) {
+    categories += std::string(c ? ", " : "") +
+                  json_string(memory_category_name(static_cast<MemoryCategory>(c))) + ": " +
+                  std::to_string(peak.bytes[c]);
+  }
+  return "{\"phases\": " + list_json(phases) + ", \"names\": " + list_json(names) +
+         ",\n \"events\": [" + rows +
+         "],\n \"peak\": {\"total_bytes\": " + std::to_string(peak.total) +
+         ", \"phase\": " + json_string(peak.phase) + ", \"step\": " + std::to_string(peak.step) +
+         ", \"categories\": {" + categories + "}}}";
+}
+
+double x_of(std::size_t event, std::size_t events) {
+  return kLeft +
+         (kWidth - kLeft - kRight) *
+             (events > 1 ? static_cast<double>(event) / static_cast<double>(events - 1) : 0);
+}
+
+std::string number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f", value);
+  return text;
+}
+
+}  // namespace
+
+std::string rank_profile_json(const RankProfile& profile, const Config& config) {
+  std::string categories;
+  for (std::size_t c = 0; c < kMemoryCategoryCount; ++c) {
+    categories += std::string(c ? ", " : "") +
+                  json_string(memory_category_name(static_cast<MemoryCategory>(c)));
+  }
+  std::string timeline = timeline_json(profile.events);
+  timeline = timeline.substr(1, timeline.size() - 2);  // its fields, inline
+  return "{\"format\": \"zerotrain-memory-profile/1\", \"rank\": " + std::to_string(profile.rank) +
+         ", \"world_size\": " + std::to_string(profile.world_size) +
+         ", \"device\": " + json_string(profile.device) +
+         ", \"stage\": " + std::to_string(config.zero.stage) +
+         ", \"dtype\": " + json_string(config_name(config.precision.dtype)) +
+         ", \"capacity_bytes\": " + std::to_string(profile.capacity_bytes) + ", \"categories\": [" +
+         categories + "], \"truncated\": " + (profile.truncated ? "true" : "false") + ",\n " +
+         timeline + ",\n \"estimate\": " +
+         (profile.estimate.empty() ? std::string("null") : timeline_json(profile.estimate)) + "}\n";
+}
+
+std::string rank_profile_section(const RankProfile& profile) {
+  const Replay measured = replay(profile.events);
+  const Replay estimated = replay(profile.estimate);
+  double top = static_cast<double>(std::max(measured.peak.total, estimated.peak.total));
+  if (profile.capacity_bytes > 0 && profile.capacity_bytes < 2 * top) {
+    top = std::max(top, static_cast<double>(profile.capacity_bytes));
+  }
+  top = std::max(top * 1.05, 1.0);
+  const auto y_of = [&](double bytes) {
+    return kTop + (kHeight - kTop - kBottom) * (1.0 - bytes / top);
+  };
+  const std::string rank = std::to_string(profile.rank);
+  std::string svg = "<svg class=\"zt-rank-chart\" data-rank=\"" + rank + "\" width=\"" +
+                    number(kWidth) + "\" height=\"" + number(kHeight) + "\" viewBox=\"0 0 " +
+                    number(kWidth) + " " + number(kHeight) +
+                    "\" xmlns=\"http://www.w3.org/2000/svg\">\n";
+  // Axes: bytes at the top and at half; events along the bottom.
+  for (double fraction : {0.0, 0.5, 1.0}) {
+    const double y = y_of(top * fraction);
+    svg += "<line class=\"zt-grid\" x1=\"" + number(kLeft) + "\" x2=\"" + number(kWidth - kRight) +
+           "\" y1=\"" + number(y) + "\" y2=\"" + number(y) + "\"/><text x=\"2\" y=\"" +
+           number(y + 4) + "\">" + approx_bytes(top * fraction) + "</text>\n";
+  }
+  // Stacked areas, category by category in the tracker's order.
+  const std::size_t n = profile.events.size();
+  for (std::size_t c = 0; c < kMemoryCategoryCount; ++c) {
+    std::string upper, lower;
+    for (const Point& p : measured.points) {
+      std::int64_t below = 0;
+      for (std::size_t k = 0; k < c; ++k) below += p.bytes[k];
+      const double x = x_of(p.event, n);
+      upper += (upper.empty() ? "M" : " L") + number(x) + "," +
+               number(y_of(static_cast<double>(below + p.bytes[c])));
+      lower = " L" + number(x) + "," + number(y_of(static_cast<double>(below))) + lower;
+    }
+    if (upper.empty()) continue;
+    svg += "<path class=\"zt-area\" data-category=\"" +
+           std::string(memory_category_name(static_cast<MemoryCategory>(c))) + "\" fill=\"" +
+           kColors[c] + "\" d=\"" + upper + lower + " Z\"/>\n";
+  }
+  if (!estimated.points.empty()) {
+    std::string line;
+    for (const Point& p : estimated.points) {
+      line += (line.empty() ? "M" : " L") + number(x_of(p.event, profile.estimate.size())) + "," +
+              number(y_of(static_cast<double>(p.total)));
+    }
+    svg +=
+        "<path class=\"zt-estimate\" fill=\"none\" stroke=\"#000\" stroke-dasharray=\"5,3\" d=\"" +
+        line + "\"><title>estimate: peak " +
+        approx_bytes(static_cast<double>(estimated.peak.total)) + "</title></path>\n";
+  }
+  if (profile.capacity_bytes > 0) {
+    const double y = y_of(static_cast<double>(profile.capacity_bytes));
+    svg += "<line class=\"zt-capacity\" stroke=\"#d00\" x1=\"" + number(kLeft) + "\" x2=\"" +
+           number(kWidth - kRight) + "\" y1=\"" + number(y) + "\" y2=\"" + number(y) + "\"/>\n";
+  }
+  for (const Point& p : measured.points) {
+    if (p.total != measured.peak.total) continue;
+    const double x = x_of(p.event, n), y = y_of(static_cast<double>(p.total));
+    svg += "<g class=\"zt-peak\"><circle cx=\"" + number(x) + "\" cy=\"" + number(y) +
+           "\" r=\"4\"/><text x=\"" + number(std::min(x + 6, kWidth - 260)) + "\" y=\"" +
+           number(y + 14) + "\">peak " + approx_bytes(static_cast<double>(p.total)) + " at '" +
+           measured.peak.phase + "' (step " + std::to_string(measured.peak.step) + ")</text></g>\n";
+    break;
+  }
+  svg += "</svg>\n";
+
+  std::string table = "<table class=\"zt-peaks\"><tr><th>at the peak</th>";
+  for (std::size_t c = 0; c < kMemoryCategoryCount; ++c) {
+    table += "<th>" + std::string(memory_category_name(static_cast<MemoryCategory>(c))) + "</th>";
+  }
+  table += "<th>total</th></tr>";
+  const auto row = [&](const char* what, const Peak& peak) {
+    table += std::string("<tr><td>") + what + "</td>";
+    for (std::size_t c = 0; c < kMemoryCategoryCount; ++c) {
+      table += "<td>" + approx_bytes(static_cast<double>(peak.bytes[c])) + "</td>";
+    }
+    table += "<td>" + approx_bytes(static_cast<double>(peak.total)) + "</td></tr>";
+  };
+  row("measured", measured.peak);
+  if (!profile.estimate.empty()) row("estimated", estimated.peak);
+  table += "</table>\n";
+  return "<section class=\"zt-rank\" data-rank=\"" + rank + "\"><h2>rank " + rank + " (" +
+         profile.device + ")" + (profile.truncated ? ", truncated" : "") + "</h2>\n" + svg + table +
+         "</section>\n";
+}
+
+std::string memory_html(const std::vector<std::string>& sections, const std::string& title) {
+  std::string legend = "<p class=\"zt-legend\">";
+  for (std::size_t c = 0; c < kMemoryCategoryCount; ++c) {
+    legend += "<span><i style=\"background:" + std::string(kColors[c]) + "\"></i>" +
+              std::string(memory_category_name(static_cast<MemoryCategory>(c))) + "</span> ";
+  }
+  legend +=
+      "<span>- - - the estimator's total</span> <span style=\"color:#d00\">— "
+      "runtime.device_memory_limit</span></p>\n";
+  std::string html =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + title +
+      "</title>\n<style>body{font:14px sans-serif;margin:20px}svg text{font:11px "
+      "sans-serif}.zt-grid{stroke:#ccc}.zt-legend i{display:inline-block;width:12px;"
+      "height:12px;margin:0 4px}table{border-collapse:collapse}td,th{border:1px solid "
+      "#ccc;padding:2px 6px;text-align:right}</style></head><body>\n<h1>" +
+      title +
+      "</h1>\n<p>Live bytes per category over initialization and the profiled steps, one event "
+      "per allocation or free (x: event order); the dashed line is the estimator's prediction "
+      "for the same rank (two micro-batches per step).</p>\n" +
+      legend;
+  for (const std::string& section : sections) html += section;
+  return html + "</body></html>\n";
+}
+
+std::filesystem::path rank_profile_path(const std::filesystem::path& run_dir, int rank) {
+  return run_dir / "memory" / ("rank-" + std::to_string(rank) + ".json");
+}
+
+namespace {
+
+void write_file(const std::filesystem::path& path, const std::string& text) {
+  std::error_code error;
+  std::filesystem::create_directories(path.parent_path(), error);
+  std::ofstream out(path);
+  out << text;
+  if (!out) throw IoError("cannot write the memory profile " + path.string());
+}
+
+}  // namespace
+
+void write_rank_profile(const std::filesystem::path& run_dir, const RankProfile& profile,
+                        const Config& config) {
+  write_file(rank_profile_path(run_dir, profile.rank), rank_profile_json(profile, config));
+}
+
+std::string publish_memory_profile(comm::Store& store, const RankProfile& profile,
+                                   const Config& config, const std::filesystem::path& run_dir,
+                                   std::chrono::milliseconds timeout) {
+  const std::string key = std::string(kKeyPrefix) + std::to_string(profile.rank);
+  store.set(key + "/json", rank_profile_json(profile, config));
+  store.set(key + "/section", rank_profile_section(profile));
+  if (profile.rank != 0) return "";
+  std::vector<std::string> sections;
+  for (int r = 0; r < profile.world_size; ++r) {
+    const std::string rank_key = std::string(kKeyPrefix) + std::to_string(r);
+    write_file(rank_profile_path(run_dir, r), store.get(rank_key + "/json", timeout));
+    sections.push_back(store.get(rank_key + "/section", timeout));
+  }
+  const std::filesystem::path page = run_dir / "memory.html";
+  write_file(page, memory_html(sections, "zerotrain memory profile: " + run_dir.string()));
+  return page.string();
+}
+
+}  // namespace zt::engine

@@ -1,0 +1,181 @@
+// The memory-profiling mode as users run it: rank-K.json files whose events add up to the
+// tracker's figures, memory.html rendered by a real browser (Debian's headless Chromium),
+// `zerotrain profile`, the profile an out-of-memory rank leaves, and a bad step count.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <filesystem>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "support/program_run.h"
+#include "support/temp_dir.h"
+
+namespace zt {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string config_path(const std::string& name) {
+  return std::string(ZT_SOURCE_DIR) + "/configs/" + name;
+}
+
+testing::ProgramResult zerotrain(const testing::TempDir& dir, std::vector<std::string> args,
+                                 const std::string& name = "run") {
+  args.insert(args.begin(), ZT_ZEROTRAIN_EXE);
+  return testing::run_program(args, dir.path(), name);
+}
+
+struct Event {
+  std::int64_t step, category, delta, category_bytes, total;
+};
+
+// The measured events of a rank-K.json (those before its "estimate").
+std::vector<Event> measured_events(const std::string& json) {
+  const std::string measured = json.substr(0, json.find("\"estimate\":"));
+  const std::regex row(R"(\[[0-9.]+, (\d+), \d+, (\d), (-?\d+), (\d+), (\d+), \d+\])");
+  std::vector<Event> events;
+  for (auto it = std::sregex_iterator(measured.begin(), measured.end(), row);
+       it != std::sregex_iterator(); ++it) {
+    events.push_back({std::stoll((*it)[1]), std::stoll((*it)[2]), std::stoll((*it)[3]),
+                      std::stoll((*it)[4]), std::stoll((*it)[5])});
+  }
+  return events;
+}
+
+std::int64_t json_number_after(const std::string& json, const std::string& key) {
+  const std::size_t at = json.find(key);
+  if (at == std::string::npos) return -1;
+  return std::stoll(json.substr(at + key.size()));
+}
+
+std::size_t count_of(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+fs::path profiled_run(const testing::TempDir& dir) {
+  const fs::path run_dir = dir.path() / "run";
+  const auto result = zerotrain(
+      dir, {"launch", "--nproc-per-node", "2", config_path("tiny.toml"), "--set",
+            "runtime.memory_profile=true", "--set", "runtime.memory_profile_steps=2", "--set",
+            "train.steps=2", "--set", "zero.stage=3", "--set", "run.dir=" + run_dir.string()});
+  EXPECT_EQ(result.exit_code, 0) << result.output();
+  EXPECT_NE(result.out.find("memory profile: " + (run_dir / "memory.html").string()),
+            std::string::npos)
+      << result.out;
+  return run_dir;
+}
+
+TEST(MemoryProfile, EventsAddUpToTheTrackersFigures) {
+  testing::TempDir dir;
+  const fs::path run_dir = profiled_run(dir);
+  const std::string memory_json = testing::read_text(run_dir / "memory.json");
+  for (int rank = 0; rank < 2; ++rank) {
+    const std::string json =
+        testing::read_text(run_dir / "memory" / ("rank-" + std::to_string(rank) + ".json"));
+    EXPECT_NE(json.find("\"format\": \"zerotrain-memory-profile/1\""), std::string::npos);
+    const std::vector<Event> events = measured_events(json);
+    ASSERT_GT(events.size(), 50u) << json.substr(0, 2000);
+    std::array<std::int64_t, 7> live{};
+    std::int64_t total = 0, peak = 0, last_step = 0;
+    for (const Event& e : events) {
+      live[static_cast<std::size_t>(e.category)] += e.delta;
+      total += e.delta;
+      ASSERT_EQ(live[static_cast<std::size_t>(e.category)], e.category_bytes);
+      ASSERT_EQ(total, e.total);
+      ASSERT_GE(e.step, last_step);  // steps only go forward
+      last_step = e.step;
+      peak = std::max(peak, total);
+    }
+    EXPECT_EQ(last_step, 2);
+    EXPECT_EQ(json_number_after(json, "\"peak\": {\"total_bytes\": "), peak);
+    // The profile covers the whole run, so its peak is memory.json's for this rank.
+    const std::string rank_entry =
+        memory_json.substr(memory_json.find("{\"rank\": " + std::to_string(rank)));
+    const std::string total_entry = rank_entry.substr(rank_entry.find("\"total\": "));
+    EXPECT_EQ(json_number_after(total_entry, "\"peak_bytes\": "), peak) << total_entry;
+    // The estimate is there, and predicts the same peak.
+    const std::string estimate = json.substr(json.find("\"estimate\":"));
+    EXPECT_EQ(json_number_after(estimate, "\"peak\": {\"total_bytes\": "), peak);
+  }
+}
+
+std::string chromium() {
+  for (const char* candidate : {"/usr/bin/chromium", "/usr/bin/chromium-browser"}) {
+    if (fs::exists(candidate)) return candidate;
+  }
+  return "";
+}
+
+TEST(MemoryProfile, HtmlRendersAChartPerRankInChromium) {
+  const std::string browser = chromium();
+  if (browser.empty()) {
+    GTEST_SKIP() << "Chromium is not installed (scripts/setup installs Debian's chromium)";
+  }
+  testing::TempDir dir;
+  const fs::path run_dir = profiled_run(dir);
+  const std::string html = testing::read_text(run_dir / "memory.html");
+  EXPECT_EQ(html.find("http://"), html.find("http://www.w3.org/2000/svg"))
+      << "nothing but the SVG namespace may name the network";
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  const auto rendered = testing::run_program(
+      {browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+       "--user-data-dir=" + (dir.path() / "chromium").string(), "--dump-dom",
+       "file://" + (run_dir / "memory.html").string()},
+      dir.path(), "chromium", {}, std::chrono::seconds(120));
+  ASSERT_EQ(rendered.exit_code, 0) << rendered.err;
+  const std::string& dom = rendered.out;
+  for (int rank = 0; rank < 2; ++rank) {
+    const std::string r = std::to_string(rank);
+    EXPECT_NE(dom.find("<svg class=\"zt-rank-chart\" data-rank=\"" + r + "\""), std::string::npos)
+        << dom.substr(0, 3000);
+  }
+  EXPECT_EQ(count_of(dom, "class=\"zt-peak\""), 2u);
+  EXPECT_EQ(count_of(dom, "class=\"zt-estimate\""), 2u);
+  EXPECT_GE(count_of(dom, "class=\"zt-area\" data-category=\"activations\""), 2u);
+}
+
+TEST(MemoryProfile, ProfileCommandRunsTheProfiledStepsOnly) {
+  testing::TempDir dir;
+  const fs::path run_dir = dir.path() / "run";
+  const auto result =
+      zerotrain(dir, {"profile", config_path("mlp.toml"), "--set", "runtime.memory_profile_steps=1",
+                      "--set", "run.dir=" + run_dir.string()});
+  ASSERT_EQ(result.exit_code, 0) << result.output();
+  EXPECT_NE(result.out.find("after 1 steps"), std::string::npos) << result.out;
+  EXPECT_TRUE(fs::exists(run_dir / "memory" / "rank-0.json"));
+  EXPECT_TRUE(fs::exists(run_dir / "memory.html"));
+}
+
+TEST(MemoryProfile, OutOfMemoryWritesTheProfileSoFar) {
+  testing::TempDir dir;
+  const fs::path run_dir = dir.path() / "run";
+  const auto result =
+      zerotrain(dir, {"train", config_path("offload-demo.toml"), "--set", "offload.optimizer=none",
+                      "--set", "offload.params=none", "--set", "runtime.memory_profile=true",
+                      "--set", "run.dir=" + run_dir.string()});
+  ASSERT_EQ(result.exit_code, 1) << result.output();
+  const fs::path profile = run_dir / "memory" / "rank-0.json";
+  EXPECT_NE(result.err.find("The memory profile so far is in " + profile.string()),
+            std::string::npos)
+      << result.err;
+  ASSERT_TRUE(fs::exists(profile));
+  // It ran out while allocating optimizer states at initialization: what was live then.
+  const std::string json = testing::read_text(profile);
+  EXPECT_GE(measured_events(json).size(), 2u) << json;
+  EXPECT_NE(json.find("\"phases\": [\"initialization\""), std::string::npos) << json;
+}
+
+TEST(MemoryProfile, ZeroStepsNamesTheKey) {
+  testing::TempDir dir;
+  const auto result = zerotrain(
+      dir, {"profile", config_path("tiny.toml"), "--set", "runtime.memory_profile_steps=0"});
+  EXPECT_EQ(result.exit_code, 2) << result.output();
+  EXPECT_NE(result.err.find("runtime.memory_profile_steps"), std::string::npos) << result.err;
+}
+
+}  // namespace
+}  // namespace zt
