@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -130,12 +131,26 @@ Allocation MemoryTracker::allocate(std::int64_t bytes, MemoryCategory category, 
     refuse("failed: the device has no memory left to give");
   }
   if (fill == Fill::kZero) allocator_.fill_zero(data, static_cast<std::size_t>(bytes));
+  try {
+    std::lock_guard lock(mutex_);
+    live_[data] = {bytes, category, ScopedAllocationName::current(), phase_};
+  } catch (...) {  // no room for the entry: give the block back rather than lose it
+    allocator_.deallocate(data, static_cast<std::size_t>(bytes));
+    unrecord(category, bytes);
+    throw;
+  }
   return Allocation(this, data, bytes, category);
 }
 
 void MemoryTracker::free_allocation(void* data, std::int64_t bytes,
                                     MemoryCategory category) noexcept {
-  if (data != nullptr) allocator_.deallocate(data, static_cast<std::size_t>(bytes));
+  if (data != nullptr) {
+    {
+      std::lock_guard lock(mutex_);
+      live_.erase(data);
+    }
+    allocator_.deallocate(data, static_cast<std::size_t>(bytes));
+  }
   unrecord(category, bytes);
 }
 
@@ -260,9 +275,28 @@ std::string MemoryTracker::live_bytes_and_advice() const {
       message += " " + format_byte_size(block);
     }
   }
-  message += ".";
+  message += "." + largest_live_locked();
   if (oom_advice_) message += " " + oom_advice_();
   return message;
+}
+
+std::string MemoryTracker::largest_live_locked() const {
+  constexpr std::size_t kShown = 5;
+  std::vector<const LiveAllocation*> largest;
+  for (const auto& [data, live] : live_) largest.push_back(&live);
+  const std::size_t shown = std::min(kShown, largest.size());
+  if (shown == 0) return "";
+  std::partial_sort(
+      largest.begin(), largest.begin() + static_cast<std::ptrdiff_t>(shown), largest.end(),
+      [](const LiveAllocation* a, const LiveAllocation* b) { return a->bytes > b->bytes; });
+  std::string text = " Largest live tensors:";
+  for (std::size_t i = 0; i < shown; ++i) {
+    const LiveAllocation& live = *largest[i];
+    text += std::string(i ? "," : "") + " " + format_byte_size(live.bytes) + " of " +
+            std::string(memory_category_name(live.category)) +
+            (live.name.empty() ? "" : " ('" + live.name + "')") + " from '" + live.phase + "'";
+  }
+  return text + ".";
 }
 
 std::string MemoryTracker::out_of_memory_message(MemoryCategory category,

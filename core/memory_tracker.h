@@ -10,6 +10,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "core/device.h"
@@ -45,9 +46,9 @@ struct MemorySnapshot {
 
 // One change of a tracker's bytes, as the memory-profiling mode records it.
 struct MemoryEvent {
-  double time_s = 0;          // since start_timeline()
-  std::int64_t step = 0;      // 0: initialization; then the step being trained
-  std::string phase;          // the tracker's phase label then
+  double time_s = 0;      // since start_timeline()
+  std::int64_t step = 0;  // 0: initialization; then the step being trained
+  std::string phase;      // the tracker's phase label then
   MemoryCategory category = MemoryCategory::kWorkspace;
   std::int64_t delta_bytes = 0;     // + allocated (or recorded), - freed
   std::int64_t category_bytes = 0;  // the category's live bytes after it
@@ -191,6 +192,16 @@ class MemoryTracker {
   std::chrono::steady_clock::time_point timeline_start_;
   std::vector<MemoryEvent> events_;
   void record_event_locked(MemoryCategory category, std::int64_t delta);
+  // Every live allocation (by address), for the largest-tensor list of out-of-memory
+  // errors; guarded by mutex_.
+  struct LiveAllocation {
+    std::int64_t bytes = 0;
+    MemoryCategory category = MemoryCategory::kWorkspace;
+    std::string name;
+    std::string phase;
+  };
+  std::unordered_map<const void*, LiveAllocation> live_;
+  std::string largest_live_locked() const;
 };
 
 }  // namespace zt

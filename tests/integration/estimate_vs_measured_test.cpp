@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <ostream>
 #include <regex>
 #include <string>
 #include <vector>
@@ -24,6 +25,13 @@ struct Case {
   bool checkpointing;
   const char* offload;  // "", "optimizer", "optimizer+params", "nvme"
 };
+
+// How GoogleTest names a case in its output.
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << "stage " << c.stage << ", world " << c.world << ", " << c.dtype
+      << (c.checkpointing ? ", checkpointing" : "") << (c.offload[0] ? ", offload " : "")
+      << c.offload;
+}
 
 // `nvme_dir`: the state files' directory for offload "nvme" (the estimate opens none).
 std::vector<std::string> settings(const Case& c, const std::string& nvme_dir = "") {

@@ -200,3 +200,36 @@ TEST(MemoryTrackerTimeline, OffByDefault) {
 
 }  // namespace
 }  // namespace zt
+
+namespace zt {
+namespace {
+
+TEST(MemoryTrackerOutOfMemory, NamesTheLargestLiveTensors) {
+  MemoryTracker tracker(Device::cpu(), 4096);
+  tracker.set_phase("initialization");
+  Allocation small = tracker.allocate(256, MemoryCategory::kWorkspace);
+  Allocation large = [&] {
+    const ScopedAllocationName name("flat parameters");
+    return tracker.allocate(2048, MemoryCategory::kParameters);
+  }();
+  tracker.set_phase("forward block 1");
+  try {
+    (void)tracker.allocate(4096, MemoryCategory::kActivations);
+    FAIL() << "over capacity";
+  } catch (const OutOfMemoryError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("Largest live tensors: 2 KiB of parameters ('flat parameters') from "
+                           "'initialization', 256 B of workspace from 'initialization'."),
+              std::string::npos)
+        << message;
+  }
+  large = Allocation();
+  try {
+    (void)tracker.allocate(4096, MemoryCategory::kActivations);
+  } catch (const OutOfMemoryError& e) {
+    EXPECT_EQ(std::string(e.what()).find("flat parameters"), std::string::npos) << "freed";
+  }
+}
+
+}  // namespace
+}  // namespace zt
