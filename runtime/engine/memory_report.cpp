@@ -16,7 +16,6 @@ namespace {
 
 constexpr std::string_view kKeyPrefix = "zerotrain/memory_report/";
 
-
 std::string entry(std::int64_t after_first_step, std::int64_t peak, std::string_view phase) {
   return "{\"after_step_1_bytes\": " + std::to_string(after_first_step) +
          ", \"peak_bytes\": " + std::to_string(peak) + ", \"peak_phase\": " + json_string(phase) +

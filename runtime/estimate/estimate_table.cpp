@@ -40,7 +40,6 @@ std::string approx_bytes(std::int64_t bytes) {
   return text;
 }
 
-
 // Runs every task on a pool of the machine's cores (at most 8 threads); rethrows the first
 // failure once all have run.
 void run_on_every_core(const std::vector<std::function<void()>>& tasks) {

@@ -34,7 +34,7 @@ struct RankEstimate {
   MemorySnapshot after_first_step;          // memory.json's after_step_1
   std::int64_t comm_bytes_per_step = 0;     // this rank's collectives' payload, one step
   std::int64_t offload_bytes_per_step = 0;  // host <-> device copies, one step
-  std::vector<MemoryEvent> timeline;  // with record_timeline: initialization and two steps
+  std::vector<MemoryEvent> timeline;        // with record_timeline: initialization and two steps
   std::int64_t micro_batch_size = 0;
   std::int64_t grad_accum_steps = 0;
   std::int64_t bytes_moved_per_step() const { return comm_bytes_per_step + offload_bytes_per_step; }
