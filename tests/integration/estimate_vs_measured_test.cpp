@@ -6,7 +6,6 @@
 
 #include <filesystem>
 #include <ostream>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -52,14 +51,28 @@ std::vector<std::string> settings(const Case& c, const std::string& nvme_dir = "
   return keys;
 }
 
-// Rank r's total peak and host_offload peak from memory.json (format zerotrain-memory/1).
+// The number after the first `key` at or after `from` in `json`, and where it ends.
+std::int64_t number_after(const std::string& json, const std::string& key, std::size_t& from) {
+  const std::size_t at = json.find(key, from);
+  if (at == std::string::npos) return -1;
+  std::size_t used = 0;
+  const std::int64_t value = std::stoll(json.substr(at + key.size(), 24), &used);
+  from = at + key.size() + used;
+  return value;
+}
+
+// Every rank's total peak and host_offload peak from memory.json (zerotrain-memory/1).
+// (Plain string search: std::regex trips GCC 12's maybe-uninitialized under the sanitizers.)
 std::vector<std::pair<std::int64_t, std::int64_t>> measured_peaks(const std::string& json) {
   std::vector<std::pair<std::int64_t, std::int64_t>> peaks;
-  const std::regex rank(
-      R"re("host_offload": \{"after_step_1_bytes": \d+, "peak_bytes": (\d+)[^}]*\}\}, "total": \{"after_step_1_bytes": \d+, "peak_bytes": (\d+))re");
-  for (auto it = std::sregex_iterator(json.begin(), json.end(), rank); it != std::sregex_iterator();
-       ++it) {
-    peaks.emplace_back(std::stoll((*it)[2]), std::stoll((*it)[1]));
+  std::size_t at = 0;
+  while (true) {
+    const std::int64_t host = number_after(json, "\"host_offload\": {\"after_step_1_bytes\": ", at);
+    if (host < 0) break;
+    const std::int64_t host_peak = number_after(json, "\"peak_bytes\": ", at);
+    (void)number_after(json, "\"total\": {\"after_step_1_bytes\": ", at);
+    const std::int64_t total_peak = number_after(json, "\"peak_bytes\": ", at);
+    peaks.emplace_back(total_peak, host_peak);
   }
   return peaks;
 }

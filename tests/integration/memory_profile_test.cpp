@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cstdio>
 #include <filesystem>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -31,15 +31,22 @@ struct Event {
   std::int64_t step, category, delta, category_bytes, total;
 };
 
-// The measured events of a rank-K.json (those before its "estimate").
+// The measured events of a rank-K.json (those before its "estimate"): rows of
+// [time_s, step, phase, category, delta, category_bytes, total, name].
 std::vector<Event> measured_events(const std::string& json) {
   const std::string measured = json.substr(0, json.find("\"estimate\":"));
-  const std::regex row(R"(\[[0-9.]+, (\d+), \d+, (\d), (-?\d+), (\d+), (\d+), \d+\])");
   std::vector<Event> events;
-  for (auto it = std::sregex_iterator(measured.begin(), measured.end(), row);
-       it != std::sregex_iterator(); ++it) {
-    events.push_back({std::stoll((*it)[1]), std::stoll((*it)[2]), std::stoll((*it)[3]),
-                      std::stoll((*it)[4]), std::stoll((*it)[5])});
+  std::size_t at = measured.find("\"events\": [");
+  if (at == std::string::npos) return events;
+  for (at = measured.find("\n  [", at); at != std::string::npos;
+       at = measured.find("\n  [", at + 1)) {
+    double time_s = 0;
+    long long step = 0, phase = 0, category = 0, delta = 0, category_bytes = 0, total = 0;
+    if (std::sscanf(measured.c_str() + at, " [%lf, %lld, %lld, %lld, %lld, %lld, %lld", &time_s,
+                    &step, &phase, &category, &delta, &category_bytes, &total) != 7) {
+      break;
+    }
+    events.push_back({step, category, delta, category_bytes, total});
   }
   return events;
 }
