@@ -70,7 +70,8 @@ struct Engine::Impl {
 
   // The memory profile of this rank: its tracker's timeline and, for the config's own
   // model, the estimator's prediction for the same rank.
-  zt::engine::RankProfile memory_profile() {
+  // `with_estimate`: also the estimator's prediction (skipped for an out-of-memory rank).
+  zt::engine::RankProfile memory_profile(bool with_estimate) {
     const Config& config = given_config;
     zt::MemoryTracker& tracker = session.device().tracker();
     zt::engine::RankProfile profile;
@@ -80,7 +81,7 @@ struct Engine::Impl {
     profile.capacity_bytes = config.runtime.device_memory_limit_bytes;
     profile.events = tracker.timeline();
     profile.truncated = tracker.timeline_truncated();
-    if (config_model) {
+    if (config_model && with_estimate) {
       zt::estimate::EstimateOptions estimate_options;
       estimate_options.record_timeline = true;
       zt::estimate::RankEstimate estimate = zt::estimate::estimate_rank(
@@ -102,8 +103,7 @@ struct Engine::Impl {
       return session.explained(step);
     } catch (const zt::OutOfMemoryError& e) {
       if (!given_config.runtime.memory_profile || !options.write_run_dir) throw;
-      zt::engine::RankProfile profile = memory_profile();
-      profile.estimate.clear();
+      const zt::engine::RankProfile profile = memory_profile(false);
       const auto path = zt::engine::rank_profile_path(given_config.run.dir, profile.rank).string();
       try {
         zt::engine::write_rank_profile(given_config.run.dir, profile, given_config);
@@ -180,7 +180,7 @@ double Engine::evaluate(const Batch& batch) {
 
 void Engine::finish() {
   if (impl_->trainer->config().runtime.memory_profile) {
-    const std::string page = impl_->session.publish_memory_profile(impl_->memory_profile());
+    const std::string page = impl_->session.publish_memory_profile(impl_->memory_profile(true));
     if (!page.empty()) impl_->memory_profile_page = page;
   }
   impl_->memory_summary = impl_->session.finish(impl_->trainer->memory_after_first_step(),

@@ -5,6 +5,7 @@
 #include <array>
 #include <cctype>
 #include <cstdio>
+#include <iterator>
 #include <limits>
 
 namespace zt {
@@ -135,6 +136,25 @@ std::string format_byte_size(std::int64_t bytes) {
   std::snprintf(buffer.data(), buffer.size(), "%.*f %s", decimals, value,
                 std::string(unit->name).c_str());
   return buffer.data();
+}
+
+std::string format_approximate_bytes(std::int64_t byte_count) {
+  double bytes = static_cast<double>(byte_count);
+  static const char* const kUnitNames[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  std::size_t unit = 0;
+  while (bytes >= 1024.0 && unit + 1 < std::size(kUnitNames)) {
+    bytes /= 1024.0;
+    ++unit;
+  }
+  char text[32];
+  if (unit == 0) {
+    std::snprintf(text, sizeof(text), "%.0f B", bytes);
+  } else {
+    std::snprintf(text, sizeof(text),
+                  bytes < 10 ? "%.2f %s" : (bytes < 100 ? "%.1f %s" : "%.0f %s"), bytes,
+                  kUnitNames[unit]);
+  }
+  return text;
 }
 
 }  // namespace zt

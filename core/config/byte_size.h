@@ -19,5 +19,8 @@ std::optional<std::int64_t> parse_byte_size(std::string_view text);
 // (binary units preferred), "100 B" below 1 KiB, else three significant digits
 // ("1.46 KiB"). The exact forms parse back with parse_byte_size to the same value.
 std::string format_byte_size(std::int64_t bytes);
+// Three significant figures in the largest binary unit that is not above it: "4.22 MiB",
+// "40.3 GiB", "241 GiB", "512 B" (reports and charts, where exactness is noise).
+std::string format_approximate_bytes(std::int64_t bytes);
 
 }  // namespace zt

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <map>
 
+#include "core/config/byte_size.h"
 #include "core/config/config_enums.h"
 #include "core/error.h"
 #include "runtime/engine/json_text.h"
@@ -64,18 +65,6 @@ Replay replay(const std::vector<MemoryEvent>& events) {
     }
   }
   return result;
-}
-
-std::string approx_bytes(double bytes) {
-  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  std::size_t unit = 0;
-  while (bytes >= 1024.0 && unit + 1 < std::size(kUnits)) {
-    bytes /= 1024.0;
-    ++unit;
-  }
-  char text[32];
-  std::snprintf(text, sizeof(text), unit == 0 ? "%.0f %s" : "%.2f %s", bytes, kUnits[unit]);
-  return text;
 }
 
 // {"phases": [...], "names": [...], "events": [[...], ...], "peak": {...}}
@@ -171,7 +160,8 @@ std::string rank_profile_section(const RankProfile& profile) {
     const double y = y_of(top * fraction);
     svg += "<line class=\"zt-grid\" x1=\"" + number(kLeft) + "\" x2=\"" + number(kWidth - kRight) +
            "\" y1=\"" + number(y) + "\" y2=\"" + number(y) + "\"/><text x=\"2\" y=\"" +
-           number(y + 4) + "\">" + approx_bytes(top * fraction) + "</text>\n";
+           number(y + 4) + "\">" +
+           format_approximate_bytes(static_cast<std::int64_t>(top * fraction)) + "</text>\n";
   }
   // Stacked areas, category by category in the tracker's order.
   const std::size_t n = profile.events.size();
@@ -198,8 +188,8 @@ std::string rank_profile_section(const RankProfile& profile) {
     }
     svg +=
         "<path class=\"zt-estimate\" fill=\"none\" stroke=\"#000\" stroke-dasharray=\"5,3\" d=\"" +
-        line + "\"><title>estimate: peak " +
-        approx_bytes(static_cast<double>(estimated.peak.total)) + "</title></path>\n";
+        line + "\"><title>estimate: peak " + format_approximate_bytes(estimated.peak.total) +
+        "</title></path>\n";
   }
   if (profile.capacity_bytes > 0) {
     const double y = y_of(static_cast<double>(profile.capacity_bytes));
@@ -211,7 +201,7 @@ std::string rank_profile_section(const RankProfile& profile) {
     const double x = x_of(p.event, n), y = y_of(static_cast<double>(p.total));
     svg += "<g class=\"zt-peak\"><circle cx=\"" + number(x) + "\" cy=\"" + number(y) +
            "\" r=\"4\"/><text x=\"" + number(std::min(x + 6, kWidth - 260)) + "\" y=\"" +
-           number(y + 14) + "\">peak " + approx_bytes(static_cast<double>(p.total)) + " at '" +
+           number(y + 14) + "\">peak " + format_approximate_bytes(p.total) + " at '" +
            measured.peak.phase + "' (step " + std::to_string(measured.peak.step) + ")</text></g>\n";
     break;
   }
@@ -225,9 +215,9 @@ std::string rank_profile_section(const RankProfile& profile) {
   const auto row = [&](const char* what, const Peak& peak) {
     table += std::string("<tr><td>") + what + "</td>";
     for (std::size_t c = 0; c < kMemoryCategoryCount; ++c) {
-      table += "<td>" + approx_bytes(static_cast<double>(peak.bytes[c])) + "</td>";
+      table += "<td>" + format_approximate_bytes(peak.bytes[c]) + "</td>";
     }
-    table += "<td>" + approx_bytes(static_cast<double>(peak.total)) + "</td></tr>";
+    table += "<td>" + format_approximate_bytes(peak.total) + "</td></tr>";
   };
   row("measured", measured.peak);
   if (!profile.estimate.empty()) row("estimated", estimated.peak);

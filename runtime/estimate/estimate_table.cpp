@@ -9,6 +9,7 @@
 #include <mutex>
 #include <thread>
 
+#include "core/config/byte_size.h"
 #include "core/config/config_enums.h"
 #include "core/error.h"
 #include "runtime/engine/json_text.h"
@@ -20,25 +21,6 @@ using engine::json_string;
 
 constexpr int kLargestTableWorld = 64;
 constexpr int kAllRanksUpTo = 8;
-
-std::string approx_bytes(std::int64_t bytes) {
-  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  double value = static_cast<double>(bytes);
-  std::size_t unit = 0;
-  while (value >= 1024.0 && unit + 1 < std::size(kUnits)) {
-    value /= 1024.0;
-    ++unit;
-  }
-  char text[32];
-  if (unit == 0) {
-    std::snprintf(text, sizeof(text), "%lld B", static_cast<long long>(bytes));
-  } else {
-    std::snprintf(text, sizeof(text),
-                  value < 10 ? "%.2f %s" : (value < 100 ? "%.1f %s" : "%.0f %s"), value,
-                  kUnits[unit]);
-  }
-  return text;
-}
 
 // Runs every task on a pool of the machine's cores (at most 8 threads); rethrows the first
 // failure once all have run.
@@ -263,14 +245,15 @@ std::string fitting_advice(const EstimateReport& report) {
   if (report.cheapest) {
     const RankEstimate& e = *report.cheapest->estimate;
     return "The estimator says " + report.cheapest->candidate.describe() +
-           " fits: " + approx_bytes(peak_of(e)) + " per rank (" +
+           " fits: " + format_approximate_bytes(peak_of(e)) + " per rank (" +
            report.cheapest->candidate.settings() + "; `zerotrain estimate` shows every choice).";
   }
   if (report.smallest) {
-    return "The estimator finds nothing that fits in " + approx_bytes(report.limit_bytes) +
-           " up to world " + std::to_string(report.table_worlds.back()) +
-           ": the smallest requirement is " + approx_bytes(peak_of(*report.smallest->estimate)) +
-           " per rank (" + report.smallest->candidate.describe() +
+    return "The estimator finds nothing that fits in " +
+           format_approximate_bytes(report.limit_bytes) + " up to world " +
+           std::to_string(report.table_worlds.back()) + ": the smallest requirement is " +
+           format_approximate_bytes(peak_of(*report.smallest->estimate)) + " per rank (" +
+           report.smallest->candidate.describe() +
            "); use a smaller model or micro-batch, or activation checkpointing.";
   }
   return "";
@@ -305,10 +288,10 @@ std::string report_text(const EstimateReport& report, const Config& config) {
     for (std::size_t c = 0; c < kMemoryCategoryCount; ++c) {
       const std::int64_t bytes =
           c == host ? r.memory.peak_bytes[c] : r.memory.at_total_peak_bytes[c];
-      std::snprintf(line, sizeof(line), " %17s", approx_bytes(bytes).c_str());
+      std::snprintf(line, sizeof(line), " %17s", format_approximate_bytes(bytes).c_str());
       text += line;
     }
-    std::snprintf(line, sizeof(line), " %11s  '%s'\n", approx_bytes(peak_of(r)).c_str(),
+    std::snprintf(line, sizeof(line), " %11s  '%s'\n", format_approximate_bytes(peak_of(r)).c_str(),
                   r.memory.total_peak_phase.c_str());
     text += line;
   }
@@ -321,23 +304,22 @@ std::string report_text(const EstimateReport& report, const Config& config) {
     std::snprintf(line, sizeof(line),
                   "activations of rank 0: %s peak without activation checkpointing (total peak "
                   "%s), %s with it%s (total peak %s)\n",
-                  approx_bytes(without.memory.peak_bytes[activations]).c_str(),
-                  approx_bytes(peak_of(without)).c_str(),
-                  approx_bytes(with.memory.peak_bytes[activations]).c_str(),
-                  on ? "" : " on every block", approx_bytes(peak_of(with)).c_str());
+                  format_approximate_bytes(without.memory.peak_bytes[activations]).c_str(),
+                  format_approximate_bytes(peak_of(without)).c_str(),
+                  format_approximate_bytes(with.memory.peak_bytes[activations]).c_str(),
+                  on ? "" : " on every block", format_approximate_bytes(peak_of(with)).c_str());
     text += line;
   }
   std::snprintf(line, sizeof(line),
                 "bytes moved per step by rank 0: %s by collectives, %s host <-> device\n\n",
-                approx_bytes(first.comm_bytes_per_step).c_str(),
-                approx_bytes(first.offload_bytes_per_step).c_str());
+                format_approximate_bytes(first.comm_bytes_per_step).c_str(),
+                format_approximate_bytes(first.offload_bytes_per_step).c_str());
   text += line;
 
   text += "Peak device bytes per rank by ZeRO stage, offload and world size";
-  text +=
-      report.limit_bytes > 0
-          ? " (* fits in runtime.device_memory_limit = " + approx_bytes(report.limit_bytes) + "):\n"
-          : ":\n";
+  text += report.limit_bytes > 0 ? " (* fits in runtime.device_memory_limit = " +
+                                       format_approximate_bytes(report.limit_bytes) + "):\n"
+                                 : ":\n";
   std::snprintf(line, sizeof(line), "%-28s", "stage, offload");
   text += line;
   for (int world : report.table_worlds) {
@@ -357,8 +339,9 @@ std::string report_text(const EstimateReport& report, const Config& config) {
           cell.candidate.offload != row.candidate.offload) {
         continue;
       }
-      const std::string value =
-          cell.estimate ? approx_bytes(peak_of(*cell.estimate)) + (cell.fits ? "*" : " ") : "-  ";
+      const std::string value = cell.estimate ? format_approximate_bytes(peak_of(*cell.estimate)) +
+                                                    (cell.fits ? "*" : " ")
+                                              : "-  ";
       std::snprintf(line, sizeof(line), " %10s", value.c_str());
       text += line;
     }
@@ -372,14 +355,14 @@ std::string report_text(const EstimateReport& report, const Config& config) {
   } else if (report.cheapest) {
     const CandidateResult& c = *report.cheapest;
     text += "Cheapest that fits (fewest bytes moved per step): " + c.candidate.describe() +
-            ", peak " + approx_bytes(peak_of(*c.estimate)) + " per rank, moving " +
-            approx_bytes(c.estimate->bytes_moved_per_step()) + " per step\n  " +
+            ", peak " + format_approximate_bytes(peak_of(*c.estimate)) + " per rank, moving " +
+            format_approximate_bytes(c.estimate->bytes_moved_per_step()) + " per step\n  " +
             c.candidate.settings() + "\n";
   } else {
-    text += "Nothing fits in " + approx_bytes(report.limit_bytes) + " up to world " +
+    text += "Nothing fits in " + format_approximate_bytes(report.limit_bytes) + " up to world " +
             std::to_string(report.table_worlds.back()) + ": the smallest requirement is " +
-            (report.smallest ? approx_bytes(peak_of(*report.smallest->estimate)) + " per rank (" +
-                                   report.smallest->candidate.describe() + ")"
+            (report.smallest ? format_approximate_bytes(peak_of(*report.smallest->estimate)) +
+                                   " per rank (" + report.smallest->candidate.describe() + ")"
                              : std::string("unknown (no configuration runs)")) +
             ".\n";
   }

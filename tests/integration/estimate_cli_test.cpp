@@ -9,27 +9,14 @@
 
 #include "support/program_run.h"
 #include "support/temp_dir.h"
+#include "support/zerotrain_cli.h"
 
 namespace zt {
 namespace {
 
-std::string config_path(const std::string& name) {
-  return std::string(ZT_SOURCE_DIR) + "/configs/" + name;
-}
-
-testing::ProgramResult zerotrain(const testing::TempDir& dir, std::vector<std::string> args,
-                                 const std::string& name = "run") {
-  args.insert(args.begin(), ZT_ZEROTRAIN_EXE);
-  return testing::run_program(args, dir.path(), name);
-}
-
-std::size_t count(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
-    ++n;
-  }
-  return n;
-}
+using testing::config_path;
+using testing::count_of;
+using testing::zerotrain;
 
 TEST(EstimateCli, ReportsEveryRankAndTheTable) {
   testing::TempDir dir;
@@ -50,9 +37,9 @@ TEST(EstimateCli, JsonHasRanksTableAndCheapest) {
       zerotrain(dir, {"estimate", config_path("offload-demo.toml"), "--world", "2", "--json"});
   ASSERT_EQ(result.exit_code, 0) << result.output();
   EXPECT_NE(result.out.find("\"format\": \"zerotrain-estimate/1\""), std::string::npos);
-  EXPECT_EQ(count(result.out, "{\"rank\": "), 2u) << result.out;
+  EXPECT_EQ(count_of(result.out, "{\"rank\": "), 2u) << result.out;
   // Worlds 1..64 (7) x (stage 0, 1, 1+opt, 2, 2+opt, 3, 3+opt, 3+opt+params) + cheapest, smallest.
-  EXPECT_EQ(count(result.out, "{\"stage\": "), 7u * 8u + 2u) << result.out;
+  EXPECT_EQ(count_of(result.out, "{\"stage\": "), 7u * 8u + 2u) << result.out;
   EXPECT_NE(result.out.find("\"cheapest\": {\"stage\": "), std::string::npos) << result.out;
   EXPECT_EQ(result.out.find("\"cheapest\": null"), std::string::npos);
 }

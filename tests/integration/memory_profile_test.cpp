@@ -11,21 +11,16 @@
 
 #include "support/program_run.h"
 #include "support/temp_dir.h"
+#include "support/zerotrain_cli.h"
 
 namespace zt {
 namespace {
 
+using testing::config_path;
+using testing::count_of;
+using testing::zerotrain;
+
 namespace fs = std::filesystem;
-
-std::string config_path(const std::string& name) {
-  return std::string(ZT_SOURCE_DIR) + "/configs/" + name;
-}
-
-testing::ProgramResult zerotrain(const testing::TempDir& dir, std::vector<std::string> args,
-                                 const std::string& name = "run") {
-  args.insert(args.begin(), ZT_ZEROTRAIN_EXE);
-  return testing::run_program(args, dir.path(), name);
-}
 
 struct Event {
   std::int64_t step, category, delta, category_bytes, total;
@@ -55,12 +50,6 @@ std::int64_t json_number_after(const std::string& json, const std::string& key) 
   const std::size_t at = json.find(key);
   if (at == std::string::npos) return -1;
   return std::stoll(json.substr(at + key.size()));
-}
-
-std::size_t count_of(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
 }
 
 fs::path profiled_run(const testing::TempDir& dir) {
