@@ -102,6 +102,26 @@ std::size_t InputFile::read_some(void* buffer, std::size_t capacity) {
   }
 }
 
+void InputFile::read_at(std::uint64_t offset, void* buffer, std::size_t bytes) const {
+  auto* out = static_cast<char*>(buffer);
+  while (bytes > 0) {
+    const ssize_t got = ::pread(fd_, out, bytes, static_cast<off_t>(offset));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      const int error = errno;
+      throw IoError("cannot read " + quoted(path_) + ": " + reason(error));
+    }
+    if (got == 0) {
+      throw IoError("cannot read " + quoted(path_) + ": it ends at byte " +
+                    std::to_string(offset) + ", before the " + std::to_string(bytes) +
+                    " bytes expected there (truncated?)");
+    }
+    out += got;
+    offset += static_cast<std::uint64_t>(got);
+    bytes -= static_cast<std::size_t>(got);
+  }
+}
+
 void check_replaceable_output(const fs::path& path, const char* what,
                               std::optional<FileIdentity> input) {
   struct stat st {};

@@ -36,6 +36,10 @@ class InputFile {
 
   // Up to `capacity` bytes into `buffer`; 0 at the end of the file.
   std::size_t read_some(void* buffer, std::size_t capacity);
+  // Exactly `bytes` bytes from `offset` into `buffer` (the file position is unchanged);
+  // throws IoError naming the file when it ends first.
+  void read_at(std::uint64_t offset, void* buffer, std::size_t bytes) const;
+  const std::filesystem::path& path() const { return path_; }
   const FileIdentity& identity() const { return identity_; }
   std::uint64_t size_bytes() const { return size_bytes_; }
 

@@ -224,6 +224,48 @@ void OffloadedOptimizer::update_from_nvme(std::int64_t step, float lr) {
   if (adam_ == nullptr) convert_masters();
 }
 
+void OffloadedOptimizer::visit_nvme_states(
+    const std::function<void(std::int64_t, std::int64_t, std::span<float* const>)>& fn) {
+  const std::int64_t n = master_.numel();
+  nvme_->begin_step();
+  for (std::int64_t k = 0; k < nvme_->sub_groups(); ++k) {
+    const std::int64_t first = k * sub_group_size_;
+    fn(first, std::min(sub_group_size_, n - first), nvme_->acquire(k));
+    nvme_->release(k);
+  }
+  nvme_->end_step();
+}
+
+void OffloadedOptimizer::export_states(std::span<float* const> out) {
+  ZT_CHECK(out.size() == static_cast<std::size_t>(optimizer_.states_per_element()),
+           "export_states: one buffer per optimizer state");
+  quiesce();
+  if (nvme_) {
+    visit_nvme_states([&](std::int64_t first, std::int64_t count, std::span<float* const> states) {
+      for (std::size_t i = 0; i < out.size(); ++i) std::copy_n(states[i], count, out[i] + first);
+    });
+    return;
+  }
+  for (std::size_t i = 0; i < states_.size(); ++i) {
+    std::copy_n(states_[i].data_as<float>(), states_[i].numel(), out[i]);
+  }
+}
+
+void OffloadedOptimizer::import_states(std::span<const float* const> in) {
+  ZT_CHECK(in.size() == static_cast<std::size_t>(optimizer_.states_per_element()),
+           "import_states: one buffer per optimizer state");
+  quiesce();
+  if (nvme_) {
+    visit_nvme_states([&](std::int64_t first, std::int64_t count, std::span<float* const> states) {
+      for (std::size_t i = 0; i < in.size(); ++i) std::copy_n(in[i] + first, count, states[i]);
+    });
+    return;
+  }
+  for (std::size_t i = 0; i < states_.size(); ++i) {
+    std::copy_n(in[i], states_[i].numel(), states_[i].data_as<float>());
+  }
+}
+
 void OffloadedOptimizer::convert_masters() {
   if (compute_dtype_ != DType::kF32) host_->ops().cast(master_, compute_params_);
 }

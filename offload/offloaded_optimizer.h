@@ -12,7 +12,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -85,6 +87,12 @@ class OffloadedOptimizer {
   // Waits for anything in flight (updates, copies): before the gradients are rewritten.
   void quiesce();
 
+  // Checkpoints: copies the optimizer states (states_per_element tensors of shard_numel
+  // elements) into out[i], or overwrites them from in[i]; NVMe states come from (go to) their
+  // file sub-group by sub-group. Waits for anything in flight first.
+  void export_states(std::span<float* const> out);
+  void import_states(std::span<const float* const> in);
+
   // offload.overlap_step (ZeRO-Offload's delayed parameter update): the update of this
   // step's gradients runs on the update worker while the next step's forward and backward
   // run on parameters one update behind; the next step's gradients land in a second host
@@ -98,6 +106,10 @@ class OffloadedOptimizer {
   // `grads`: the buffer the update reads (null: grads_).
   optim::CpuAdamGroup adam_group(std::int64_t first, std::int64_t elements, float* exp_avg,
                                  float* exp_avg_sq, const Tensor* grads = nullptr);
+  // Visits every sub-group's NVMe states in order (fn(first, count, states)), writing them
+  // back afterwards.
+  void visit_nvme_states(
+      const std::function<void(std::int64_t, std::int64_t, std::span<float* const>)>& fn);
   // Every sub-group in order, its states brought in from NVMe and written back.
   void update_from_nvme(std::int64_t step, float lr);
   // The host states' update of [begin, begin + count) in sub-groups, with its compute copy.

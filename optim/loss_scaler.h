@@ -20,6 +20,13 @@ class DynamicLossScaler {
   explicit DynamicLossScaler(const LossScalerOptions& options);
 
   double scale() const { return scale_; }
+  // Clean steps since the last growth or backoff (what a checkpoint saves with the scale).
+  std::int64_t clean_steps() const { return clean_steps_; }
+  // Continues from a saved scale and count (a resumed run).
+  void restore(double scale, std::int64_t clean_steps) {
+    scale_ = scale;
+    clean_steps_ = clean_steps;
+  }
   // Records a step's outcome; returns true when the step must be skipped (overflow). The
   // verdict is a non-finite all-reduced Σg² (DeviceOps::sum_of_squares over each rank's
   // gradients: an inf or NaN anywhere makes it non-finite), so every rank passes the same

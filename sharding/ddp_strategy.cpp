@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "sharding/compute_dtype.h"
+#include "sharding/host_transfer.h"
 
 namespace zt::zero {
 namespace {
@@ -129,6 +130,48 @@ void DdpStrategy::zero_gradients() { device_.ops().fill_zero_bytes(grads_); }
 
 std::vector<float> DdpStrategy::full_parameters() {
   return unpadded_parameters(layout_, master_, device_);
+}
+
+// Every rank holds every state: each saves the slice [rank, rank + 1) x padded_numel / world,
+// so the ranks share the writing, and each loads all of it.
+StateShard DdpStrategy::state_shard() const {
+  const std::int64_t chunk = layout_.padded_numel / lanes_.world_size();
+  StateShard shard{chunk, {}};
+  append_state_runs(layout_, lanes_.rank() * chunk, chunk, 0, shard.runs);
+  return shard;
+}
+
+StateShard DdpStrategy::load_shard() const {
+  StateShard shard{layout_.padded_numel, {}};
+  append_state_runs(layout_, 0, layout_.padded_numel, 0, shard.runs);
+  return shard;
+}
+
+Tensor DdpStrategy::state_tensor(std::size_t index) const {
+  return index == 0 ? master_.view(0, Shape{layout_.numel}) : states_.at(index - 1);
+}
+
+void DdpStrategy::export_states(std::span<float* const> out) {
+  ZT_CHECK(out.size() == 1 + states_.size(), "export_states: one buffer per state tensor");
+  const std::int64_t chunk = layout_.padded_numel / lanes_.world_size();
+  const std::int64_t begin = lanes_.rank() * chunk;
+  const std::int64_t real = std::clamp<std::int64_t>(layout_.numel - begin, 0, chunk);
+  for (std::size_t t = 0; t < out.size(); ++t) {
+    std::fill_n(out[t], chunk, 0.0f);
+    if (real > 0) {
+      read_to_host(device_, state_tensor(t).view(begin, Shape{real}),
+                   std::span<float>(out[t], static_cast<std::size_t>(real)));
+    }
+  }
+}
+
+void DdpStrategy::import_states(std::span<const float* const> in) {
+  ZT_CHECK(in.size() == 1 + states_.size(), "import_states: one buffer per state tensor");
+  for (std::size_t t = 0; t < in.size(); ++t) {
+    write_host_values(device_, state_tensor(t),
+                      std::span<const float>(in[t], static_cast<std::size_t>(layout_.numel)));
+  }
+  copy_master_to_compute(device_.ops(), master_, params_);
 }
 
 }  // namespace zt::zero

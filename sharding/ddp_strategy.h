@@ -27,10 +27,16 @@ class DdpStrategy final : public ZeroStrategy {
   void optimizer_step(std::int64_t step, float lr) override;
   void zero_gradients() override;
   std::vector<float> full_parameters() override;
+  StateShard state_shard() const override;
+  StateShard load_shard() const override;
+  void export_states(std::span<float* const> out) override;
+  void import_states(std::span<const float* const> in) override;
   comm::CommCounters comm_counters() const override { return lanes_.counters(); }
 
  private:
   void ensure_block_grads(std::size_t block);
+  // The master (0) or optimizer state (1 + i), its real elements only.
+  Tensor state_tensor(std::size_t index) const;
 
   comm::CommLanes lanes_;  // gradients carries the bucket all-reduces
   const optim::Optimizer& optimizer_;

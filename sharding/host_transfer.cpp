@@ -39,6 +39,14 @@ void write_from_host(DeviceContext& device, const Tensor& dst,
   }
 }
 
+void write_host_values(DeviceContext& device, const Tensor& dst, std::span<const float> in) {
+  ZT_CHECK(static_cast<std::size_t>(dst.numel()) == in.size(),
+           "write_host_values from a host span of another length");
+  write_from_host(device, dst, [&](std::int64_t first, std::span<float> out) {
+    std::copy_n(in.begin() + first, out.size(), out.begin());
+  });
+}
+
 void read_to_host(DeviceContext& device, const Tensor& src, std::span<float> out) {
   ZT_CHECK(src.dtype() == DType::kF32 && static_cast<std::size_t>(src.numel()) == out.size(),
            "read_to_host of a non-f32 tensor or into a host span of another length");

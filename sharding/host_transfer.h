@@ -18,6 +18,9 @@ namespace zt::zero {
 void write_from_host(DeviceContext& device, const Tensor& dst,
                      const std::function<void(std::int64_t, std::span<float>)>& produce);
 
+// Copies host `in` (in.size() == dst.numel()) into f32 `dst`, done when this returns.
+void write_host_values(DeviceContext& device, const Tensor& dst, std::span<const float> in);
+
 // Copies f32 `src` into host `out` (out.size() == src.numel()), done when this returns.
 void read_to_host(DeviceContext& device, const Tensor& src, std::span<float> out);
 

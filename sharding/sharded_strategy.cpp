@@ -69,12 +69,11 @@ ShardedStrategy::ShardedStrategy(const StrategyInputs& inputs, int stage)
     for (std::size_t b = 0; b < layout_.blocks.size(); ++b) {
       param_views_.push_back(block_views(layout_, b, full_params_));
     }
-    refresh_full_parameters();  // overlaps with the first forward
   } else {
     gatherer_.emplace(lanes_.parameters, layout_, plan_, param_shard_.storage(), device_, config_,
                       memory_plan_.offloaded_parameters);
-    prefetch_first_blocks();
   }
+  publish_masters();  // the gathers overlap with the first forward
   if (!memory_plan_.transient_block_gradients) {
     for (std::size_t b = 0; b < layout_.blocks.size(); ++b) {
       grad_views_[b] = block_views(layout_, b, full_grads_);
@@ -139,15 +138,21 @@ void ShardedStrategy::initialize(std::uint64_t seed) {
       initialize_parameter_range(layout_, seed, slice_begin + first, out);
     });
   });
+}
+
+void ShardedStrategy::publish_masters() {
   if (offloaded_) {
     // The device's compute copy of the rank's own slices (the rest arrives by all-gather);
     // an offloaded parameter shard is that copy.
     offloaded_->convert_masters();
     send_own_parameters();
-    return;
-  }
-  if (memory_plan_.separate_master && !memory_plan_.full_parameters) {
+  } else if (memory_plan_.separate_master && !memory_plan_.full_parameters) {
     copy_master_to_compute(device_.ops(), master_shard_.storage(), param_shard_.storage());
+  }
+  if (memory_plan_.full_parameters) {
+    refresh_full_parameters();
+  } else {
+    prefetch_first_blocks();
   }
 }
 
@@ -427,6 +432,70 @@ std::vector<float> ShardedStrategy::full_parameters() {
   }
   for (const auto& work : works) work->wait();
   return unpadded_parameters(layout_, full, device_);
+}
+
+StateShard ShardedStrategy::state_shard() const {
+  StateShard shard{plan_.shard_numel(), {}};
+  for (std::size_t b = 0; b < layout_.blocks.size(); ++b) {
+    for (const Segment& segment : plan_.segments(b)) {
+      append_state_runs(layout_, plan_.slice_offset(segment, plan_.rank()),
+                        plan_.slice_numel(segment), segment.shard_offset, shard.runs);
+    }
+  }
+  return shard;
+}
+
+void ShardedStrategy::settle() {
+  if (finish_delayed_update() && !gatherer_) refresh_full_parameters();
+  wait_for_all_refreshes();
+}
+
+void ShardedStrategy::export_states(std::span<float* const> out) {
+  ZT_CHECK(out.size() == 1 + static_cast<std::size_t>(optimizer_.states_per_element()),
+           "export_states: one buffer per state tensor");
+  settle();
+  const auto shard_span = [&](float* base) {
+    return std::span<float>(base, static_cast<std::size_t>(plan_.shard_numel()));
+  };
+  if (offloaded_) {
+    read_to_host(offloaded_->host(), offloaded_->master(), shard_span(out[0]));
+    offloaded_->export_states(out.subspan(1));
+    return;
+  }
+  // Padding between slices of an in-place master is never written: zero it.
+  std::fill_n(out[0], plan_.shard_numel(), 0.0f);
+  master_shard_.for_each_slice([&](const Segment& segment, const Tensor& slice) {
+    read_to_host(device_, slice,
+                 std::span<float>(out[0] + segment.shard_offset,
+                                  static_cast<std::size_t>(slice.numel())));
+  });
+  for (std::size_t i = 0; i < states_.size(); ++i) {
+    read_to_host(device_, states_[i], shard_span(out[1 + i]));
+  }
+}
+
+void ShardedStrategy::import_states(std::span<const float* const> in) {
+  ZT_CHECK(in.size() == 1 + static_cast<std::size_t>(optimizer_.states_per_element()),
+           "import_states: one buffer per state tensor");
+  settle();
+  if (gatherer_) gatherer_->release_all();  // gathered from the masters being replaced
+  const auto shard_span = [&](const float* base) {
+    return std::span<const float>(base, static_cast<std::size_t>(plan_.shard_numel()));
+  };
+  if (offloaded_) {
+    write_host_values(offloaded_->host(), offloaded_->master(), shard_span(in[0]));
+    offloaded_->import_states(in.subspan(1));
+  } else {
+    master_shard_.for_each_slice([&](const Segment& segment, const Tensor& slice) {
+      write_host_values(device_, slice,
+                        std::span<const float>(in[0] + segment.shard_offset,
+                                               static_cast<std::size_t>(slice.numel())));
+    });
+    for (std::size_t i = 0; i < states_.size(); ++i) {
+      write_host_values(device_, states_[i], shard_span(in[1 + i]));
+    }
+  }
+  publish_masters();
 }
 
 }  // namespace zt::zero

@@ -37,6 +37,9 @@ class ShardedStrategy final : public ZeroStrategy {
   void optimizer_step(std::int64_t step, float lr) override;
   void zero_gradients() override;
   std::vector<float> full_parameters() override;
+  StateShard state_shard() const override;
+  void export_states(std::span<float* const> out) override;
+  void import_states(std::span<const float* const> in) override;
   comm::CommCounters comm_counters() const override { return lanes_.counters(); }
   std::int64_t peak_gathered_parameter_bytes() const override {
     return gatherer_ ? gatherer_->peak_live_bytes() : 0;
@@ -48,6 +51,11 @@ class ShardedStrategy final : public ZeroStrategy {
  private:
   void allocate();
   void initialize(std::uint64_t seed);
+  // The masters are new (initialized or loaded): their compute-dtype image goes to the
+  // parameters this rank keeps, and from there to every rank (all-gathers in flight).
+  void publish_masters();
+  // Lands a delayed update (overlap_step) and its parameters, and waits for the gathers.
+  void settle();
   // Stages 1-2: rounds the master slices into this rank's slices of the full parameters and
   // all-gathers every segment in place; forward waits for each block's part only.
   void refresh_full_parameters();

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "comm/comm_lanes.h"
@@ -14,6 +15,7 @@
 #include "core/memory_tracker.h"
 #include "optim/optimizer.h"
 #include "sharding/flat_layout.h"
+#include "sharding/state_shard.h"
 
 namespace zt::zero {
 
@@ -57,6 +59,22 @@ class ZeroStrategy {
   // Stage 3: the most gathered parameter bytes live at once so far; 0 where nothing is
   // gathered (stages 0-2 keep full parameters).
   virtual std::int64_t peak_gathered_parameter_bytes() const { return 0; }
+  // Checkpoints (Note [Checkpoint state]): the fp32 master weights and optimizer states this
+  // rank saves, as runs of the model's elements. Stages 1-3 save their shard; DDP, where every
+  // rank holds everything, saves an equal 1/world slice of it, so every rank writes.
+  virtual StateShard state_shard() const = 0;
+  // What this rank loads: its state shard, or (DDP) every element.
+  virtual StateShard load_shard() const { return state_shard(); }
+  // Copies this rank's state shard into host memory: out[0] the fp32 masters, out[1 + i]
+  // optimizer state i, each state_shard().numel elements (padding written as zero). Between
+  // steps only; an update still in flight (offload.overlap_step) lands first, and its
+  // parameters go out as a step would send them.
+  virtual void export_states(std::span<float* const> out) = 0;
+  // The reverse, before the first step: overwrites the masters and optimizer states with
+  // `in` (laid out as load_shard() says, each load_shard().numel elements) and rebuilds the compute-dtype parameters
+  // from the masters. Collective in stages 1-3 (the parameters are all-gathered).
+  virtual void import_states(std::span<const float* const> in) = 0;
+
   // offload.optimizer = "cpu": the host tracker counting the offloaded states
   // (host_offload); null when nothing is offloaded.
   virtual const MemoryTracker* host_offload_tracker() const { return nullptr; }

@@ -147,6 +147,15 @@ struct ActivationCheckpointingConfig {
                          const ActivationCheckpointingConfig&) = default;
 };
 
+struct CheckpointConfig {
+  std::string dir;               // "" = <run.dir>/checkpoints
+  std::int64_t every_steps = 0;  // save after every this many steps and after the last; 0 = never
+  std::int64_t keep_last = 0;    // complete checkpoints kept (oldest removed first); 0 = all
+  std::string resume;            // "" = start fresh, "latest" = newest complete in dir, or a path
+
+  friend bool operator==(const CheckpointConfig&, const CheckpointConfig&) = default;
+};
+
 // Where each key that was given got its value ("file:line:column" or "--set key=value"),
 // so a check made after loading names the place the user must edit. Not part of the
 // configuration's value: two configs that differ only here compare equal.
@@ -173,6 +182,7 @@ struct Config {
   RuntimeConfig runtime;
   CommConfig comm;
   ActivationCheckpointingConfig activation_checkpointing;
+  CheckpointConfig checkpoint;
   std::string source;  // the file (or "<defaults>") the config came from, for messages
   KeyOrigins origins;
 

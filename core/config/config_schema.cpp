@@ -339,16 +339,41 @@ void add_precision_zero_runtime(std::vector<SectionSpec>& schema) {
               "a GPU), or auto: nccl on CUDA, gloo on the CPU.");
 }
 
+void add_checkpoint(std::vector<SectionSpec>& schema) {
+  auto checkpoint = section(schema, "checkpoint", &Config::checkpoint,
+                            "Sharded checkpoints: saving, keeping and resuming.");
+  checkpoint.string("dir", &CheckpointConfig::dir, "", Emptiness::kMayBeEmpty,
+                    "Directory of the checkpoints (step-N/, one file per rank and a "
+                    "manifest); empty means <run.dir>/checkpoints. With several nodes it must "
+                    "be a filesystem every node shares.");
+  checkpoint.integer("every_steps", &CheckpointConfig::every_steps, 0, Range::at_least(0), "steps",
+                     "Save after every this many optimizer steps, and after the last one; 0 = "
+                     "never save. Ranks copy their shards to host memory and write them in the "
+                     "background while training goes on.",
+                     {"save_interval", "save_steps"});
+  checkpoint.integer("keep_last", &CheckpointConfig::keep_last, 0, Range::at_least(0),
+                     "checkpoints",
+                     "Complete checkpoints to keep; older ones are removed after each save. "
+                     "0 = keep every one.",
+                     {"save_total_limit"});
+  checkpoint.string("resume", &CheckpointConfig::resume, "", Emptiness::kMayBeEmpty,
+                    "Where training starts: empty = from step 0; \"latest\" = the newest "
+                    "complete checkpoint in checkpoint.dir (from step 0 when there is none "
+                    "yet); or the path of a checkpoint (its step-N directory). A checkpoint "
+                    "loads at any world size, ZeRO stage and offload setting.");
+}
+
 std::vector<SectionSpec> build_schema() {
   std::vector<SectionSpec> schema;
   add_run_model_data(schema);
   add_train_optimizer(schema);
   add_scheduler(schema);
   add_precision_zero_runtime(schema);
+  add_checkpoint(schema);
   return schema;
 }
 
-constexpr std::array<std::string_view, 2> kPlannedSections{"checkpoint", "profile"};
+constexpr std::array<std::string_view, 1> kPlannedSections{"profile"};
 
 }  // namespace
 

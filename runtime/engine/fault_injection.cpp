@@ -1,6 +1,7 @@
 // ZEROTRAIN_FAULT parsing and execution.
 #include "runtime/engine/fault_injection.h"
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -37,6 +38,17 @@ FaultPlan parse_fault_plan(std::string_view text) {
                        "' (example: rank=1,step=2,exit=3)");
     }
     const std::string_view key = item.substr(0, eq);
+    if (key == "at") {
+      plan.at = std::string(item.substr(eq + 1));
+      constexpr std::string_view kPhases[] = {"save-staged", "save-writing", "save-written",
+                                              "save-manifest"};
+      if (std::find(std::begin(kPhases), std::end(kPhases), plan.at) == std::end(kPhases)) {
+        throw UsageError("ZEROTRAIN_FAULT: at=" + plan.at +
+                         " is not a phase (save-staged, save-writing, save-written, "
+                         "save-manifest)");
+      }
+      continue;
+    }
     const int value = parse_int(item.substr(eq + 1), key);
     if (key == "rank") {
       plan.rank = value;
@@ -48,12 +60,14 @@ FaultPlan parse_fault_plan(std::string_view text) {
     } else if (key == "signal") {
       plan.signal = value;
       has_action = true;
+    } else if (key == "attempt") {
+      plan.attempt = value;
     } else if (key == "overflow") {
       plan.overflow = value != 0;
       has_action = plan.overflow;
     } else {
       throw UsageError("ZEROTRAIN_FAULT: unknown key '" + std::string(key) +
-                       "' (known: rank, step, exit, signal, overflow)");
+                       "' (known: rank, step, exit, signal, overflow, at, attempt)");
     }
   }
   if (!has_action) throw UsageError("ZEROTRAIN_FAULT: needs exit=N, signal=N or overflow=1");
@@ -66,10 +80,21 @@ std::optional<FaultPlan> fault_plan_from_env() {
   return parse_fault_plan(text);
 }
 
-void maybe_inject_fault(const std::optional<FaultPlan>& plan, int rank, std::int64_t step) {
-  if (!plan || plan->overflow || plan->rank != rank || plan->step != step) return;
-  std::fprintf(stderr, "zerotrain: injected fault (ZEROTRAIN_FAULT) on rank %d at step %lld\n",
-               rank, static_cast<long long>(step));
+int restart_count_from_env() {
+  const char* text = std::getenv("ZEROTRAIN_RESTART_COUNT");
+  return text == nullptr ? 0 : std::atoi(text);
+}
+
+void maybe_inject_fault(const std::optional<FaultPlan>& plan, int rank, std::int64_t step,
+                        std::string_view phase) {
+  if (!plan || plan->overflow || plan->rank != rank || plan->step != step || plan->at != phase) {
+    return;
+  }
+  static const int attempt = restart_count_from_env();
+  if (plan->attempt != attempt) return;
+  std::fprintf(stderr, "zerotrain: injected fault (ZEROTRAIN_FAULT) on rank %d at step %lld%s%s\n",
+               rank, static_cast<long long>(step), phase.empty() ? "" : ", ",
+               std::string(phase).c_str());
   std::fflush(stderr);
   if (plan->signal != 0) std::raise(plan->signal);
   std::_Exit(plan->exit_status);

@@ -3,10 +3,18 @@
 //   ZEROTRAIN_FAULT="rank=1,step=2,signal=9"  rank 1 kills itself with SIGKILL
 //   ZEROTRAIN_FAULT="rank=1,step=2,overflow=1" rank 1's step-2 gradients become infinite
 //                                              (tests fp16 overflow handling)
+//   ZEROTRAIN_FAULT="rank=1,step=4,signal=9,at=save-writing"  during the checkpoint save after
+//       step 4, at one of its phases: save-staged (the shards copied to host memory),
+//       save-writing (half the rank's file written), save-written (the file complete, the
+//       checkpoint not yet committed), save-manifest (rank 0: the manifest written, the
+//       directory not yet renamed)
+// A plan fires in the first attempt of a job only, unless attempt=K names another
+// (zerotrain launch --max-restarts counts attempts in ZEROTRAIN_RESTART_COUNT).
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace zt::engine {
@@ -17,6 +25,8 @@ struct FaultPlan {
   int exit_status = 0;  // used when signal == 0
   int signal = 0;
   bool overflow = false;  // poison the gradients instead of leaving the process
+  std::string at;         // a phase of the checkpoint save; empty: before the step
+  int attempt = 0;        // the ZEROTRAIN_RESTART_COUNT it fires in
 
   bool poisons(int on_rank, std::int64_t at_step) const {
     return overflow && rank == on_rank && step == at_step;
@@ -27,8 +37,11 @@ struct FaultPlan {
 FaultPlan parse_fault_plan(std::string_view text);
 // The plan from the environment, if ZEROTRAIN_FAULT is set.
 std::optional<FaultPlan> fault_plan_from_env();
-// Carries out an exit or signal plan when it names this rank and step (overflow plans are
-// the trainer's to apply).
-void maybe_inject_fault(const std::optional<FaultPlan>& plan, int rank, std::int64_t step);
+// Carries out an exit or signal plan when it names this rank, step and phase ("" = before the
+// step; overflow plans are the trainer's to apply) in this attempt.
+void maybe_inject_fault(const std::optional<FaultPlan>& plan, int rank, std::int64_t step,
+                        std::string_view phase = "");
+// This process's attempt: ZEROTRAIN_RESTART_COUNT, 0 when unset.
+int restart_count_from_env();
 
 }  // namespace zt::engine

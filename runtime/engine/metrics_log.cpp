@@ -3,7 +3,10 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <string>
+#include <string_view>
 
 #include "core/error.h"
 
@@ -17,10 +20,30 @@ std::string number(double value) {
   return text;
 }
 
+// The lines of `path` for steps up to `last_step`: what a resumed run keeps of the earlier
+// run's log (the steps after its checkpoint are trained again).
+std::string lines_through_step(const std::filesystem::path& path, std::int64_t last_step) {
+  std::ifstream in(path);
+  std::string kept;
+  std::string line;
+  constexpr std::string_view kStepKey = "{\"step\": ";
+  while (std::getline(in, line)) {
+    if (!line.starts_with(kStepKey)) continue;
+    const std::int64_t step = std::strtoll(line.c_str() + kStepKey.size(), nullptr, 10);
+    if (step >= 1 && step <= last_step) kept += line + "\n";
+  }
+  return kept;
+}
+
 }  // namespace
 
-MetricsLog::MetricsLog(const std::filesystem::path& path) : path_(path), out_(path) {
+MetricsLog::MetricsLog(const std::filesystem::path& path, std::int64_t keep_through_step)
+    : path_(path) {
+  const std::string kept = keep_through_step > 0 ? lines_through_step(path, keep_through_step) : "";
+  out_.open(path, std::ios::trunc);
   if (!out_) throw IoError("cannot write metrics to " + path.string());
+  out_ << kept;
+  out_.flush();
 }
 
 void MetricsLog::append(const StepMetrics& m) {

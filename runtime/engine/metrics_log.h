@@ -12,8 +12,9 @@ namespace zt::engine {
 
 class MetricsLog {
  public:
-  // Creates (truncates) `path`; throws IoError naming it when it cannot.
-  explicit MetricsLog(const std::filesystem::path& path);
+  // Creates (truncates) `path`, keeping the lines of steps 1..keep_through_step an earlier
+  // run wrote there (a resumed run continues its log); throws IoError naming it.
+  explicit MetricsLog(const std::filesystem::path& path, std::int64_t keep_through_step = 0);
   void append(const StepMetrics& metrics);
 
  private:

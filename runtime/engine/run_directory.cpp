@@ -49,9 +49,9 @@ void record_owner(int fd) {
 }
 
 void check_no_earlier_outputs(const Config& config, const fs::path& dir) {
-  // Resume (a later feature) hooks in here: with checkpoints in dir it will continue the
-  // earlier run and append to its metrics instead of refusing.
-  if (config.run.overwrite) return;
+  // A resumed run continues the earlier run's outputs (metrics.jsonl keeps the steps up to
+  // the checkpoint's).
+  if (config.run.overwrite || !config.checkpoint.resume.empty()) return;
   for (const char* output : kOutputs) {
     std::error_code ec;
     if (fs::symlink_status(dir / output, ec).type() == fs::file_type::not_found) continue;

@@ -15,6 +15,7 @@
 #include "nn/loss/softmax_cross_entropy.h"
 #include "offload/nvme_state_file.h"
 #include "optim/lr_schedule.h"
+#include "runtime/checkpoint/checkpointer.h"
 #include "runtime/engine/block_pass.h"
 #include "runtime/engine/device_selection.h"
 #include "runtime/engine/fault_injection.h"
@@ -177,10 +178,54 @@ Trainer::Trainer(const Config& config, TrainingParts parts, comm::CommLanes lane
                                                   p.loss_scale_growth_interval, 2.0,
                                                   p.loss_scale_backoff, p.min_loss_scale});
   }
+  if (!device_.device().meta &&
+      (config_.checkpoint.every_steps > 0 || !config_.checkpoint.resume.empty())) {
+    const int rank = comm_.rank();
+    checkpointer_ = std::make_unique<checkpoint::Checkpointer>(
+        config_, *strategy_, optimizer_->states_per_element(), rank, comm_.world_size(),
+        checkpoint::CheckpointerHooks{
+            [this](std::array<float, 2> values) { return all_reduce_max(values); },
+            [this, rank](std::int64_t step, std::string_view phase) {
+              maybe_inject_fault(options_.fault, rank, step, phase);
+            }});
+    tracker_.set_phase("checkpoint load");
+    if (const auto state = checkpointer_->load()) restore(*state);
+  }
   counters_before_ = strategy_->comm_counters();
 }
 
 Trainer::~Trainer() = default;
+
+checkpoint::TrainerState Trainer::trainer_state() const {
+  checkpoint::TrainerState state;
+  state.step = steps_done_;
+  state.applied_steps = applied_steps_;
+  if (loss_scaler_) {
+    state.loss_scale = loss_scaler_->scale();
+    state.loss_scale_clean_steps = loss_scaler_->clean_steps();
+  }
+  return state;
+}
+
+void Trainer::restore(const checkpoint::TrainerState& state) {
+  steps_done_ = state.step;
+  resumed_step_ = state.step;
+  applied_steps_ = state.applied_steps;
+  // fp16 continues with the saved scale; a checkpoint from bf16 or fp32 has none, and the
+  // scale starts at precision.initial_loss_scale.
+  if (loss_scaler_ && state.loss_scale) {
+    loss_scaler_->restore(*state.loss_scale, state.loss_scale_clean_steps);
+  }
+}
+
+std::array<float, 2> Trainer::all_reduce_max(std::array<float, 2> values) {
+  const Tensor host_values = Tensor::wrap(values.data(), Shape{2}, DType::kF32);
+  device_.ops().copy(host_values, loss_buffer_);
+  comm_.all_reduce(loss_buffer_, comm::ReduceOp::kMax)->wait();
+  device_.ops().copy(loss_buffer_, host_values);
+  device_.compute_stream().synchronize();
+  return values;
+}
 
 MemorySnapshot Trainer::memory_snapshot() const {
   MemorySnapshot snapshot = tracker_.snapshot();
@@ -206,7 +251,7 @@ void Trainer::open_run_directory() {
     run_directory = own_run_directory_.get();
   }
   run_directory->write_config(config_);
-  metrics_log_.emplace(run_directory->metrics_path());
+  metrics_log_.emplace(run_directory->metrics_path(), resumed_step_);
 }
 
 TrainResult Trainer::run() {
@@ -235,6 +280,7 @@ TrainResult Trainer::run() {
     result.losses.push_back(metrics.loss);
     result.metrics.push_back(metrics);
   }
+  if (checkpointer_) checkpointer_->finish();
   if (progress) progress->finish();
   result.memory_after_first_step = memory_after_first_step_;
   return result;
@@ -352,6 +398,10 @@ StepMetrics Trainer::run_step(const std::function<data::Batch(std::int64_t micro
     throw Error("training diverged at step " + std::to_string(step) + ": the loss is " +
                 std::to_string(loss) + "; lower optimizer.lr (now " +
                 std::to_string(config_.optimizer.lr) + ")");
+  }
+  if (checkpointer_) {
+    tracker_.set_phase("checkpoint save");
+    checkpointer_->after_step(trainer_state());
   }
   if (options_.on_step) options_.on_step(metrics);
   return metrics;

@@ -2,6 +2,7 @@
 // strategy's hooks around each block, the optimizer step, metrics and progress.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -23,6 +24,11 @@
 #include "runtime/engine/metrics_log.h"
 #include "runtime/engine/run_directory.h"
 #include "sharding/zero_strategy.h"
+
+namespace zt::checkpoint {
+class Checkpointer;
+struct TrainerState;
+}  // namespace zt::checkpoint
 
 namespace zt::engine {
 
@@ -105,6 +111,8 @@ class Trainer {
   // changing the model. Collective.
   double evaluate(const data::Batch& batch);
   std::int64_t steps_done() const { return steps_done_; }
+  // The step training resumed after (checkpoint.resume), 0 when it started fresh.
+  std::int64_t resumed_step() const { return resumed_step_; }
   // Where a caller's batches for step() and evaluate() are allocated: host memory that batch
   // sources can write (the device's tracker on the CPU; a host tracker of the trainer's,
   // counted as activations, on an accelerator, whose batches are copied over).
@@ -141,6 +149,10 @@ class Trainer {
   double global_mean_loss(double local_loss_sum, std::int64_t local_rows);
   // A copy of host tensor `host` on the device, counted as activations.
   Tensor on_device(const Tensor& host);
+  // Collective on the control lane: the element-wise maximum over the ranks.
+  std::array<float, 2> all_reduce_max(std::array<float, 2> values);
+  checkpoint::TrainerState trainer_state() const;
+  void restore(const checkpoint::TrainerState& state);
 
   const BatchSizes batch_sizes_;  // resolved once, before config_ copies them in
   const Config config_;           // as given, with the batch sizes resolved
@@ -172,6 +184,9 @@ class Trainer {
   DType compute_dtype_ = DType::kF32;
   std::optional<optim::DynamicLossScaler> loss_scaler_;  // fp16 only
   std::int64_t applied_steps_ = 0;  // optimizer updates made (skipped steps excluded)
+  std::int64_t resumed_step_ = 0;
+  // Saving and resuming (checkpoint.*); null on the estimator's meta device.
+  std::unique_ptr<checkpoint::Checkpointer> checkpointer_;
 };
 
 // Raises ConfigError for settings this build accepts in the schema but cannot run yet.

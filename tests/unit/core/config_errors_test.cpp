@@ -36,8 +36,8 @@ TEST(ConfigErrors, UnknownSectionSuggestsNearest) {
 }
 
 TEST(ConfigErrors, PlannedSectionWithoutKeysIsRefused) {
-  EXPECT_EQ(error_of("[train]\nsteps = 3\n\n[checkpoint]\ndir = \"ckpt\"\n"),
-            "t.toml:4:2: unknown section 'checkpoint': it is planned but has no keys in "
+  EXPECT_EQ(error_of("[train]\nsteps = 3\n\n[profile]\ndir = \"p\"\n"),
+            "t.toml:4:2: unknown section 'profile': it is planned but has no keys in "
             "this version");
   EXPECT_NE(error_of("[profile]\n").find("unknown section 'profile'"), std::string::npos);
 }

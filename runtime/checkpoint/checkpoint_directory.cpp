@@ -1,0 +1,160 @@
+// Listing, committing and pruning checkpoints.
+#include "runtime/checkpoint/checkpoint_directory.h"
+
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "core/error.h"
+#include "data/safe_file.h"
+#include "runtime/checkpoint/checkpoint_format.h"
+
+namespace zt::checkpoint {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string quoted(const fs::path& path) { return "'" + path.string() + "'"; }
+
+// The step of "step-<digits>" (with `suffix` after the digits), if `name` is one.
+std::optional<std::int64_t> step_of(std::string_view name, std::string_view suffix) {
+  if (!name.starts_with(kStepPrefix) || !name.ends_with(suffix)) return std::nullopt;
+  const std::string_view digits =
+      name.substr(kStepPrefix.size(), name.size() - kStepPrefix.size() - suffix.size());
+  if (digits.empty() || digits.size() > 18 ||
+      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
+  }
+  return std::stoll(std::string(digits));
+}
+
+void fsync_directory(const fs::path& directory) {
+  const int fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
+}  // namespace
+
+fs::path checkpoint_directory(const Config& config) {
+  return config.checkpoint.dir.empty() ? fs::path(config.run.dir) / "checkpoints"
+                                       : fs::path(config.checkpoint.dir);
+}
+
+CheckpointListing list_checkpoints(const fs::path& directory) {
+  CheckpointListing listing;
+  std::error_code ec;
+  if (!fs::is_directory(directory, ec)) return listing;
+  for (const fs::directory_entry& entry : fs::directory_iterator(directory, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!entry.is_directory(ec)) continue;
+    if (step_of(name, kPartialSuffix)) {
+      listing.partial.push_back(entry.path());
+    } else if (const auto step = step_of(name, "")) {
+      if (fs::exists(entry.path() / kManifestName, ec)) {
+        listing.complete.emplace_back(*step, entry.path());
+      } else {
+        listing.partial.push_back(entry.path());
+      }
+    }
+  }
+  std::sort(listing.complete.begin(), listing.complete.end());
+  std::sort(listing.partial.begin(), listing.partial.end());
+  return listing;
+}
+
+std::optional<fs::path> resolve_resume(const Config& config, bool verbose) {
+  const std::string& resume = config.checkpoint.resume;
+  if (resume.empty()) return std::nullopt;
+  if (resume != "latest") return fs::path(resume);
+  const fs::path directory = checkpoint_directory(config);
+  const CheckpointListing listing = list_checkpoints(directory);
+  if (verbose) {
+    for (const fs::path& partial : listing.partial) {
+      std::fprintf(stderr,
+                   "zerotrain: checkpoint.resume = \"latest\": ignoring %s, a save that did not "
+                   "finish (no manifest committed)\n",
+                   quoted(partial).c_str());
+    }
+  }
+  if (listing.complete.empty()) {
+    if (verbose) {
+      std::fprintf(stderr,
+                   "zerotrain: checkpoint.resume = \"latest\": no complete checkpoint in %s yet; "
+                   "training starts at step 1\n",
+                   quoted(directory).c_str());
+    }
+    return std::nullopt;
+  }
+  return listing.complete.back().second;
+}
+
+fs::path prepare_partial(const fs::path& directory, std::int64_t step) {
+  const fs::path partial = directory / (step_directory_name(step) + std::string(kPartialSuffix));
+  std::error_code ec;
+  fs::create_directories(directory, ec);
+  if (ec) {
+    throw IoError("cannot create checkpoint.dir " + quoted(directory) + ": " + ec.message() +
+                  "; set checkpoint.dir to a writable directory");
+  }
+  fs::remove_all(partial, ec);
+  if (ec) throw IoError("cannot remove the unfinished save " + quoted(partial) + ": " + ec.message());
+  fs::create_directory(partial, ec);
+  if (ec) throw IoError("cannot create " + quoted(partial) + ": " + ec.message());
+  fsync_directory(directory);
+  return partial;
+}
+
+fs::path commit_partial(const fs::path& partial, std::int64_t step,
+                        const std::string& manifest_text,
+                        const std::function<void(std::string_view)>& before_rename) {
+  {
+    data::AtomicOutputFile manifest(partial / kManifestName, "checkpoint manifest");
+    manifest.write(manifest_text.data(), manifest_text.size());
+    manifest.commit();
+  }
+  if (before_rename) before_rename("save-manifest");
+  const fs::path directory = partial.parent_path();
+  const fs::path final_path = directory / step_directory_name(step);
+  std::error_code ec;
+  if (fs::exists(final_path, ec)) {
+    // Another save of this step (an earlier attempt that got further): swap the two at once,
+    // so a complete step-N exists at every instant, then drop the old one.
+    if (::syscall(SYS_renameat2, AT_FDCWD, partial.c_str(), AT_FDCWD, final_path.c_str(),
+                  RENAME_EXCHANGE) != 0) {
+      const int error = errno;
+      throw IoError("cannot replace " + quoted(final_path) + " by " + quoted(partial) + ": " +
+                    std::strerror(error));
+    }
+    fs::remove_all(partial, ec);
+  } else if (::rename(partial.c_str(), final_path.c_str()) != 0) {
+    const int error = errno;
+    throw IoError("cannot rename " + quoted(partial) + " to " + quoted(final_path) + ": " +
+                  std::strerror(error));
+  }
+  fsync_directory(directory);
+  return final_path;
+}
+
+std::vector<fs::path> prune_checkpoints(const fs::path& directory, std::int64_t keep_last) {
+  const CheckpointListing listing = list_checkpoints(directory);
+  std::vector<fs::path> removed = listing.partial;
+  if (keep_last > 0 && std::ssize(listing.complete) > keep_last) {
+    for (std::size_t i = 0; i + static_cast<std::size_t>(keep_last) < listing.complete.size(); ++i) {
+      removed.push_back(listing.complete[i].second);
+    }
+  }
+  std::error_code ec;
+  for (const fs::path& path : removed) fs::remove_all(path, ec);
+  if (!removed.empty()) fsync_directory(directory);
+  return removed;
+}
+
+}  // namespace zt::checkpoint

@@ -1,0 +1,292 @@
+// Saving in the background, committing when every rank is done, and loading with resharding.
+#include "runtime/checkpoint/checkpointer.h"
+
+#include <cstdio>
+#include <exception>
+
+#include "core/config/byte_size.h"
+#include "core/config/config_enums.h"
+#include "core/config/config_writer.h"
+#include "core/error.h"
+#include "runtime/checkpoint/checkpoint_directory.h"
+#include "runtime/checkpoint/checkpoint_reader.h"
+
+namespace zt::checkpoint {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string quoted(const fs::path& path) { return "'" + path.string() + "'"; }
+
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+  std::string text = "(";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    text += (i == 0 ? "" : ", ") + std::to_string(shape[i]);
+  }
+  return text + ")";
+}
+
+std::string describe(const ManifestParameter& p) {
+  return "'" + p.name + "' " + shape_text(p.shape) + " at element " + std::to_string(p.offset);
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Host buffers for every state tensor of a shard of `numel` elements.
+std::vector<std::vector<float>> host_tensors(std::size_t tensors, std::int64_t numel) {
+  return std::vector<std::vector<float>>(tensors,
+                                         std::vector<float>(static_cast<std::size_t>(numel)));
+}
+
+}  // namespace
+
+Checkpointer::Checkpointer(const Config& config, zero::ZeroStrategy& strategy,
+                           int optimizer_states, int rank, int world_size, CheckpointerHooks hooks)
+    : config_(config),
+      strategy_(strategy),
+      state_count_(static_cast<std::size_t>(optimizer_states)),
+      rank_(rank),
+      world_size_(world_size),
+      hooks_(std::move(hooks)),
+      directory_(checkpoint_directory(config)) {}
+
+Checkpointer::~Checkpointer() = default;  // the writer waits for a write in flight
+
+Manifest Checkpointer::manifest_for(const TrainerState& state) const {
+  Manifest m;
+  m.trainer = state;
+  m.world_size = world_size_;
+  m.zero_stage = static_cast<int>(config_.zero.stage);
+  m.precision = std::string(config_name(config_.precision.dtype));
+  m.optimizer = std::string(config_name(config_.optimizer.type));
+  m.offload = std::string(config_name(config_.offload.optimizer));
+  m.state_names = state_names(m.optimizer, static_cast<int>(state_count_));
+  m.parameters = describe_parameters(strategy_.layout());
+  m.numel = strategy_.layout().numel;
+  m.global_batch_size = config_.train.global_batch_size;
+  m.seed = config_.run.seed;
+  m.config_toml = config_to_toml(config_);
+  return m;
+}
+
+void Checkpointer::after_step(const TrainerState& state) {
+  if (pending_) settle_save(false);
+  const std::int64_t every = config_.checkpoint.every_steps;
+  if (every <= 0) return;
+  const bool last = state.step == config_.train.steps;
+  if (state.step % every != 0 && !last) return;
+  if (pending_) settle_save(true);  // one save in flight at a time
+  start_save(state);
+  // After the last step nothing follows to overlap with: the run ends with it committed.
+  if (last) settle_save(true);
+}
+
+void Checkpointer::finish() {
+  if (pending_) settle_save(true);
+}
+
+void Checkpointer::start_save(const TrainerState& state) {
+  const auto started = std::chrono::steady_clock::now();
+  fs::path partial = directory_ / (step_directory_name(state.step) + std::string(kPartialSuffix));
+  // Rank 0 empties the directory before any rank writes into it; a failure there is every
+  // rank's to see.
+  float failed = 0;
+  std::exception_ptr error;
+  if (rank_ == 0) {
+    try {
+      partial = prepare_partial(directory_, state.step);
+    } catch (...) {
+      error = std::current_exception();
+      failed = 1;
+    }
+  }
+  if (hooks_.agree_max({0, failed})[1] > 0) {
+    if (error) std::rethrow_exception(error);
+    throw Error("checkpoint save after step " + std::to_string(state.step) +
+                ": rank 0 could not prepare " + quoted(partial));
+  }
+  const zero::StateShard shard = strategy_.state_shard();
+  ShardWrite write;
+  write.directory = partial;
+  write.header.rank = static_cast<std::uint32_t>(rank_);
+  write.header.world_size = static_cast<std::uint32_t>(world_size_);
+  write.header.step = state.step;
+  write.header.shard_numel = shard.numel;
+  write.header.run_count = static_cast<std::int64_t>(shard.runs.size());
+  write.runs = shard.runs;
+  const std::size_t state_tensors = 1 + state_count_;
+  write.header.tensors = static_cast<std::uint32_t>(state_tensors);
+  write.tensors = host_tensors(state_tensors, shard.numel);
+  std::vector<float*> out;
+  for (auto& tensor : write.tensors) out.push_back(tensor.data());
+  strategy_.export_states(out);
+  if (hooks_.at_phase) hooks_.at_phase(state.step, "save-staged");
+  const std::int64_t step = state.step;
+  write.on_phase = [this, step](std::string_view phase) {
+    if (hooks_.at_phase) hooks_.at_phase(step, phase);
+  };
+  const std::int64_t bytes = static_cast<std::int64_t>(
+      rank_file_bytes(write.header.run_count, shard.numel, static_cast<int>(state_tensors)));
+  writer_.start(std::move(write));
+  pending_ = Pending{state, partial, started, seconds_since(started), bytes, false, nullptr};
+}
+
+void Checkpointer::settle_save(bool wait) {
+  Pending& pending = *pending_;
+  if (!pending.collected && (wait || writer_.finished())) {
+    try {
+      writer_.wait();
+    } catch (...) {
+      pending.error = std::current_exception();
+    }
+    pending.collected = true;
+  }
+  const std::array<float, 2> agreed =
+      hooks_.agree_max({pending.collected ? 0.0f : 1.0f, pending.error ? 1.0f : 0.0f});
+  if (agreed[1] > 0) {
+    const std::exception_ptr error = pending.error;
+    const std::int64_t step = pending.state.step;
+    pending_.reset();
+    if (error) std::rethrow_exception(error);
+    throw Error("checkpoint save after step " + std::to_string(step) +
+                " failed on another rank (its error is above); the complete checkpoints in " +
+                quoted(directory_) + " are untouched");
+  }
+  if (agreed[0] > 0) return;  // a rank is still writing: ask again after the next step
+  commit();
+}
+
+void Checkpointer::commit() {
+  const Pending pending = *pending_;
+  pending_.reset();
+  std::exception_ptr error;
+  if (rank_ == 0) {
+    try {
+      Manifest manifest = manifest_for(pending.state);
+      std::uint64_t bytes = 0;
+      for (int r = 0; r < world_size_; ++r) {
+        manifest.files.push_back(read_done_record(pending.partial, r, world_size_));
+        bytes += manifest.files.back().bytes;
+      }
+      std::error_code ec;
+      for (int r = 0; r < world_size_; ++r) {
+        fs::remove(pending.partial / (rank_file_name(r, world_size_) + ".done"), ec);
+      }
+      const std::int64_t step = pending.state.step;
+      const fs::path saved = commit_partial(
+          pending.partial, step, manifest_to_toml(manifest),
+          [this, step](std::string_view phase) {
+            if (hooks_.at_phase) hooks_.at_phase(step, phase);
+          });
+      const std::vector<fs::path> removed =
+          prune_checkpoints(directory_, config_.checkpoint.keep_last);
+      std::fprintf(stderr,
+                   "zerotrain: checkpoint %s saved: %d file%s, %s; training waited %.3f s for "
+                   "the host copy, the files took %.3f s%s\n",
+                   quoted(saved).c_str(), world_size_, world_size_ == 1 ? "" : "s",
+                   format_approximate_bytes(static_cast<std::int64_t>(bytes)).c_str(),
+                   pending.staging_seconds, seconds_since(pending.started),
+                   removed.empty() ? ""
+                                   : ("; removed " + std::to_string(removed.size()) +
+                                      " older (checkpoint.keep_last)")
+                                         .c_str());
+    } catch (...) {
+      error = std::current_exception();
+    }
+  }
+  if (hooks_.agree_max({0, error ? 1.0f : 0.0f})[1] > 0) {
+    if (error) std::rethrow_exception(error);
+    throw Error("checkpoint save after step " + std::to_string(pending.state.step) +
+                ": rank 0 could not commit it (its error is above)");
+  }
+}
+
+std::optional<TrainerState> Checkpointer::load() {
+  const std::optional<fs::path> path = resolve_resume(config_, rank_ == 0);
+  // Every rank must make the same choice (checkpoint.dir is shared storage).
+  const std::array<float, 2> found = hooks_.agree_max({path ? 1.0f : 0.0f, path ? 0.0f : 1.0f});
+  if (found[0] > 0 && found[1] > 0) {
+    throw Error("checkpoint.resume: some ranks found a checkpoint in " + quoted(directory_) +
+                " and some did not; with several nodes checkpoint.dir must be storage every "
+                "node shares");
+  }
+  if (!path) return std::nullopt;
+  const auto started = std::chrono::steady_clock::now();
+  const zero::StateShard shard = strategy_.load_shard();
+  std::vector<std::vector<float>> tensors;
+  std::optional<Manifest> manifest;
+  std::exception_ptr error;
+  try {
+    const CheckpointReader reader(*path);
+    check_fits(reader.manifest(), *path);
+    const std::vector<int> ranks = reader.ranks_holding(shard.runs);
+    reader.verify(ranks);  // every file this rank reads from, whole
+    tensors = host_tensors(reader.manifest().state_names.size(), shard.numel);
+    std::vector<float*> out;
+    for (auto& tensor : tensors) out.push_back(tensor.data());
+    reader.read_shard(shard, out);
+    manifest = reader.manifest();
+  } catch (...) {
+    error = std::current_exception();
+  }
+  // Nothing is imported unless every rank read its part.
+  if (hooks_.agree_max({0, error ? 1.0f : 0.0f})[1] > 0) {
+    if (error) std::rethrow_exception(error);
+    throw Error("checkpoint.resume: another rank could not load " + quoted(*path) +
+                " (its error is above)");
+  }
+  std::vector<const float*> in;
+  for (const auto& tensor : tensors) in.push_back(tensor.data());
+  strategy_.import_states(in);
+  if (rank_ == 0) {
+    std::fprintf(stderr,
+                 "zerotrain: resumed from %s: step %lld, saved by %d rank%s at zero.stage %d "
+                 "(offload.optimizer %s); loaded in %.3f s\n",
+                 quoted(*path).c_str(), static_cast<long long>(manifest->trainer.step),
+                 manifest->world_size, manifest->world_size == 1 ? "" : "s", manifest->zero_stage,
+                 manifest->offload.c_str(), seconds_since(started));
+  }
+  return manifest->trainer;
+}
+
+void Checkpointer::check_fits(const Manifest& m, const fs::path& path) const {
+  const std::string where = "checkpoint " + quoted(path);
+  const std::vector<ManifestParameter> ours = describe_parameters(strategy_.layout());
+  const std::string hint =
+      " (the checkpoint's own config is in its manifest.toml; the model must be the same)";
+  if (m.parameters.size() != ours.size()) {
+    throw Error(where + " was saved from another model: it has " +
+                std::to_string(m.parameters.size()) + " parameters, this model has " +
+                std::to_string(ours.size()) + hint);
+  }
+  for (std::size_t i = 0; i < ours.size(); ++i) {
+    if (!(m.parameters[i] == ours[i])) {
+      throw Error(where + " was saved from another model: its parameter " + std::to_string(i) +
+                  " is " + describe(m.parameters[i]) + ", this model's is " + describe(ours[i]) +
+                  hint);
+    }
+  }
+  if (m.numel != strategy_.layout().numel) {
+    throw Error(where + " holds " + std::to_string(m.numel) + " elements, this model has " +
+                std::to_string(strategy_.layout().numel));
+  }
+  const std::string optimizer(config_name(config_.optimizer.type));
+  if (m.optimizer != optimizer || m.state_names.size() != 1 + state_count_) {
+    throw Error(where_set(config_, "optimizer.type") + ": optimizer.type = \"" + optimizer +
+                "\" keeps " + std::to_string(state_count_) + " state(s) per parameter; " + where +
+                " was saved by \"" + m.optimizer + "\" with " +
+                std::to_string(m.state_names.size() - 1) + "; resume with the same optimizer");
+  }
+  if (m.global_batch_size != config_.train.global_batch_size) {
+    throw Error(where_set(config_, "train.global_batch_size") + ": the global batch is " +
+                std::to_string(config_.train.global_batch_size) + " samples, but " + where +
+                " was trained with " + std::to_string(m.global_batch_size) +
+                " (the data position is step x global batch); set train.global_batch_size = " +
+                std::to_string(m.global_batch_size) +
+                " and micro_batch_size / grad_accum_steps to fit this world size");
+  }
+}
+
+}  // namespace zt::checkpoint

@@ -1,0 +1,377 @@
+// Checkpoints end to end on ranks as threads: a run that stops after a checkpoint and resumes
+// from it continues bit for bit like the run that never stopped (same world size and stage),
+// and within fp32 round-off when it resumes at another world size, stage or offload setting;
+// a damaged checkpoint is refused naming the file, and nothing is overwritten.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "comm/communicator_factory.h"
+#include "comm/store/memory_store.h"
+#include "core/config/config_loader.h"
+#include "nn/kernels/cpu/gemm_cpu.h"
+#include "rank_threads.h"
+#include "runtime/checkpoint/checkpoint_format.h"
+#include "runtime/engine/trainer.h"
+#include "support/temp_dir.h"
+
+namespace zt {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::int64_t kGlobalBatch = 8;
+constexpr int kSteps = 6;
+constexpr int kSaveEvery = 3;
+
+struct RunShape {
+  int stage = 0;
+  int world = 1;
+  std::vector<std::string> extra;  // more --set overrides
+};
+
+Config config_for(const RunShape& setup, const fs::path& checkpoints, std::int64_t every,
+                  const std::string& resume) {
+  std::vector<std::string> overrides{
+      "model.type=gpt",
+      "model.n_layer=2",
+      "model.n_head=2",
+      "model.d_model=16",
+      "model.vocab_size=16",
+      "model.seq_len=8",
+      "optimizer.lr=0.01",
+      "zero.reduce_bucket_size=1KiB",
+      "train.steps=" + std::to_string(kSteps),
+      "train.global_batch_size=" + std::to_string(kGlobalBatch),
+      "train.micro_batch_size=" + std::to_string(kGlobalBatch / (2 * setup.world)),
+      "zero.stage=" + std::to_string(setup.stage),
+      "checkpoint.dir=" + checkpoints.string(),
+      "checkpoint.every_steps=" + std::to_string(every),
+      "checkpoint.resume=" + resume};
+  overrides.insert(overrides.end(), setup.extra.begin(), setup.extra.end());
+  return parse_config_text("", "checkpoint_test.toml", overrides);
+}
+
+struct Outcome {
+  std::vector<double> losses;  // of the steps this run made
+  std::vector<double> grad_norms;
+  std::vector<double> loss_scales;
+  std::vector<float> parameters;  // rank 0's export at the end
+  std::int64_t first_step = 0;
+};
+
+Outcome train(const RunShape& setup, const Config& config,
+              std::optional<engine::FaultPlan> fault = std::nullopt) {
+  nn::cpu::set_blas_threads(1);
+  comm::MemoryStore store;
+  Outcome outcome;
+  testing::run_ranks(setup.world, [&](int rank) {
+    MemoryTracker tracker(Device::cpu(rank));
+    comm::CommOptions options;
+    options.timeout = std::chrono::seconds(60);
+    auto comm = comm::create_cpu_communicator(store, rank, setup.world, options);
+    engine::TrainerOptions trainer_options = engine::quiet_trainer_options();
+    trainer_options.fault = fault;
+    engine::Trainer trainer(config, *comm, tracker, trainer_options);
+    const std::int64_t first = trainer.steps_done() + 1;
+    const engine::TrainResult result = trainer.run();
+    std::vector<float> parameters = trainer.strategy().full_parameters();
+    if (rank == 0) {
+      outcome.first_step = first;
+      outcome.losses = result.losses;
+      for (const auto& m : result.metrics) {
+        outcome.grad_norms.push_back(m.grad_norm);
+        outcome.loss_scales.push_back(m.loss_scale);
+      }
+      outcome.parameters = std::move(parameters);
+    }
+    comm->barrier()->wait();
+  });
+  return outcome;
+}
+
+std::string describe(const RunShape& setup) {
+  std::string text = "stage " + std::to_string(setup.stage) + " world " + std::to_string(setup.world);
+  for (const std::string& e : setup.extra) text += " " + e;
+  return text;
+}
+
+void PrintTo(const RunShape& shape, std::ostream* os) { *os << describe(shape); }
+
+// Bitwise: the same floats, NaN included (a skipped fp16 step has a NaN grad norm).
+bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof(a)) == 0; }
+
+fs::path step_dir(const fs::path& checkpoints, std::int64_t step) {
+  return checkpoints / checkpoint::step_directory_name(step);
+}
+
+class BitwiseResume : public ::testing::TestWithParam<RunShape> {};
+
+TEST_P(BitwiseResume, ContinuesExactlyLikeTheRunThatNeverStopped) {
+  const RunShape setup = GetParam();
+  const testing::TempDir dir;
+  const fs::path checkpoints = dir / "checkpoints";
+  const Outcome unsaved = train(setup, config_for(setup, dir / "unused", 0, ""));
+  const Outcome saved = train(setup, config_for(setup, checkpoints, kSaveEvery, ""));
+  ASSERT_TRUE(fs::exists(step_dir(checkpoints, 3) / "manifest.toml")) << describe(setup);
+  ASSERT_TRUE(fs::exists(step_dir(checkpoints, 6) / "manifest.toml")) << describe(setup);
+  // Saving changes nothing about training, except with offload.overlap_step: a save lands
+  // the update in flight and sends its parameters, so the step after a save sees the
+  // parameters one update fresher than without saving (Note [Checkpoint saving]).
+  ASSERT_EQ(saved.losses.size(), static_cast<std::size_t>(kSteps));
+  const bool overlap = std::find(setup.extra.begin(), setup.extra.end(),
+                                 "offload.overlap_step=true") != setup.extra.end();
+  for (std::size_t i = 0; i < saved.losses.size(); ++i) {
+    if (overlap && i >= 3) break;
+    EXPECT_TRUE(same_bits(saved.losses[i], unsaved.losses[i])) << describe(setup) << " step " << i;
+  }
+  if (!overlap) {
+    EXPECT_EQ(saved.parameters, unsaved.parameters) << describe(setup);
+  }
+
+  const Outcome resumed =
+      train(setup, config_for(setup, checkpoints, 0, step_dir(checkpoints, 3).string()));
+  EXPECT_EQ(resumed.first_step, 4);
+  ASSERT_EQ(resumed.losses.size(), static_cast<std::size_t>(kSteps - 3)) << describe(setup);
+  for (std::size_t i = 0; i < resumed.losses.size(); ++i) {
+    EXPECT_TRUE(same_bits(resumed.losses[i], saved.losses[3 + i]))
+        << describe(setup) << ", step " << 4 + i << ": " << resumed.losses[i] << " vs "
+        << saved.losses[3 + i];
+    EXPECT_TRUE(same_bits(resumed.grad_norms[i], saved.grad_norms[3 + i]))
+        << describe(setup) << ", step " << 4 + i;
+    EXPECT_TRUE(same_bits(resumed.loss_scales[i], saved.loss_scales[3 + i]))
+        << describe(setup) << ", step " << 4 + i;
+  }
+  EXPECT_EQ(resumed.parameters, saved.parameters) << describe(setup);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Checkpoints, BitwiseResume,
+    ::testing::Values(RunShape{0, 1, {}}, RunShape{1, 1, {}}, RunShape{2, 1, {}}, RunShape{3, 1, {}},
+                      RunShape{0, 2, {}}, RunShape{1, 2, {}}, RunShape{2, 2, {}}, RunShape{3, 2, {}},
+                      RunShape{2, 2, {"precision.dtype=bf16"}},
+                      RunShape{3, 2, {"precision.dtype=bf16", "optimizer.type=sgd",
+                                   "optimizer.momentum=0.9"}},
+                      RunShape{2, 2, {"offload.optimizer=cpu"}},
+                      RunShape{3, 2, {"offload.optimizer=cpu", "offload.params=cpu",
+                                   "precision.dtype=bf16"}},
+                      RunShape{1, 2, {"offload.optimizer=cpu", "offload.overlap_step=true"}}));
+
+TEST(BitwiseResume, Fp16ResumesWithTheLossScalerMidBackoff) {
+  // Rank 1's step-2 gradients overflow: the scale backs off at step 2, grows again after two
+  // clean steps (4) and the save at step 3 falls between, with one clean step counted.
+  const RunShape setup{2, 2,
+                    {"precision.dtype=fp16", "precision.initial_loss_scale=1024",
+                     "precision.loss_scale_growth_interval=2"}};
+  const testing::TempDir dir;
+  const fs::path checkpoints = dir / "checkpoints";
+  const engine::FaultPlan overflow{1, 2, 0, 0, true, "", 0};
+  const Outcome saved = train(setup, config_for(setup, checkpoints, kSaveEvery, ""), overflow);
+  ASSERT_EQ(saved.loss_scales.size(), static_cast<std::size_t>(kSteps));
+  EXPECT_EQ(saved.loss_scales[1], 1024.0);  // step 2 ran at 1024 and overflowed
+  EXPECT_EQ(saved.loss_scales[2], 512.0);   // backed off
+  EXPECT_EQ(saved.loss_scales[4], 1024.0);  // grown after steps 3 and 4
+  EXPECT_TRUE(std::isnan(saved.grad_norms[1]));
+  const Outcome resumed =
+      train(setup, config_for(setup, checkpoints, 0, step_dir(checkpoints, 3).string()));
+  ASSERT_EQ(resumed.losses.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_TRUE(same_bits(resumed.losses[i], saved.losses[3 + i])) << "step " << 4 + i;
+    EXPECT_EQ(resumed.loss_scales[i], saved.loss_scales[3 + i]) << "step " << 4 + i;
+  }
+  EXPECT_EQ(resumed.parameters, saved.parameters);
+}
+
+TEST(BitwiseResume, NvmeStatesAreSavedAndLoadedAndMeetHostStates) {
+  const fs::path nvme =
+      fs::path(::testing::TempDir()) / ("zt_checkpoint_nvme_" + std::to_string(::getpid()));
+  fs::remove_all(nvme);
+  fs::create_directories(nvme);
+  // Several sub-groups per shard, so the states travel to and from the file in pieces.
+  const RunShape on_nvme{2, 2, {"offload.optimizer=nvme", "offload.nvme_path=" + nvme.string(),
+                                "offload.sub_group_size=1024"}};
+  const testing::TempDir dir;
+  const fs::path checkpoints = dir / "checkpoints";
+  const Outcome saved = train(on_nvme, config_for(on_nvme, checkpoints, kSaveEvery, ""));
+  const Outcome resumed =
+      train(on_nvme, config_for(on_nvme, checkpoints, 0, step_dir(checkpoints, 3).string()));
+  // The NVMe path updates bitwise like host states, so a host-offload resume is exact too.
+  const RunShape on_host{2, 2, {"offload.optimizer=cpu"}};
+  const Outcome on_host_resumed =
+      train(on_host, config_for(on_host, checkpoints, 0, step_dir(checkpoints, 3).string()));
+  fs::remove_all(nvme);
+  ASSERT_EQ(resumed.losses.size(), 3u);
+  ASSERT_EQ(on_host_resumed.losses.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_TRUE(same_bits(resumed.losses[i], saved.losses[3 + i])) << "step " << 4 + i;
+    EXPECT_TRUE(same_bits(on_host_resumed.losses[i], saved.losses[3 + i])) << "step " << 4 + i;
+  }
+  EXPECT_EQ(resumed.parameters, saved.parameters);
+  EXPECT_EQ(on_host_resumed.parameters, saved.parameters);
+}
+
+struct Reshard {
+  RunShape from;
+  RunShape to;
+};
+
+class ReshardingResume : public ::testing::TestWithParam<Reshard> {};
+
+TEST_P(ReshardingResume, ContinuesWithTheSameLossesWithinRoundOff) {
+  const auto [from, to] = GetParam();
+  const testing::TempDir dir;
+  const fs::path checkpoints = dir / "checkpoints";
+  const Outcome saved = train(from, config_for(from, checkpoints, kSaveEvery, ""));
+  const Outcome resumed =
+      train(to, config_for(to, checkpoints, 0, step_dir(checkpoints, 3).string()));
+  const std::string what = describe(from) + " -> " + describe(to);
+  ASSERT_EQ(resumed.losses.size(), 3u) << what;
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_NEAR(resumed.losses[i], saved.losses[3 + i], 1e-5 * std::fabs(saved.losses[3 + i]))
+        << what << ", step " << 4 + i;
+  }
+  ASSERT_EQ(resumed.parameters.size(), saved.parameters.size());
+  float worst = 0;
+  for (std::size_t i = 0; i < saved.parameters.size(); ++i) {
+    worst = std::max(worst, std::fabs(resumed.parameters[i] - saved.parameters[i]));
+  }
+  EXPECT_LE(worst, 1e-5f) << what;
+}
+
+// SGD with momentum: its one state travels with the masters, and (linear in the gradient)
+// it pins every parameter to round-off; AdamW's two states are checked by the bitwise cases
+// and by the last two here.
+const std::vector<std::string> kSgd{"optimizer.type=sgd", "optimizer.momentum=0.9"};
+const std::vector<std::string> kSgdOffload{"optimizer.type=sgd", "optimizer.momentum=0.9",
+                                           "offload.optimizer=cpu"};
+
+INSTANTIATE_TEST_SUITE_P(
+    Checkpoints, ReshardingResume,
+    ::testing::Values(Reshard{RunShape{1, 2, kSgd}, RunShape{1, 4, kSgd}},
+                      Reshard{RunShape{3, 4, kSgd}, RunShape{3, 2, kSgd}},
+                      Reshard{RunShape{1, 2, kSgd}, RunShape{3, 2, kSgd}},
+                      Reshard{RunShape{0, 2, kSgd}, RunShape{2, 4, kSgd}},
+                      Reshard{RunShape{2, 2, kSgdOffload}, RunShape{2, 2, kSgd}},
+                      Reshard{RunShape{3, 2, kSgd}, RunShape{3, 1, kSgdOffload}},
+                      Reshard{RunShape{2, 4, {}}, RunShape{0, 1, {}}}));
+
+// ---- Refusals: a damaged or foreign checkpoint is named, and nothing is overwritten.
+
+class DamagedCheckpoint : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    train(setup_, config_for(setup_, checkpoints_, kSaveEvery, ""));
+    shard_ = step_dir(checkpoints_, 3) / checkpoint::rank_file_name(1, 2);
+    ASSERT_TRUE(fs::exists(shard_));
+  }
+  // The error loading step 3 at world 2 gives (empty when it loads).
+  std::string load_error(const RunShape& setup) {
+    try {
+      train(setup, config_for(setup, checkpoints_, 0, step_dir(checkpoints_, 3).string()));
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+    return "";
+  }
+  std::vector<char> bytes_of(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  }
+
+  const RunShape setup_{1, 2, {}};
+  const testing::TempDir dir_;
+  const fs::path checkpoints_ = dir_ / "checkpoints";
+  fs::path shard_;
+};
+
+TEST_F(DamagedCheckpoint, ACorruptShardIsNamed) {
+  std::vector<char> bytes = bytes_of(shard_);
+  bytes[bytes.size() - 5] ^= 0x10;  // one bit of the last optimizer state
+  std::ofstream(shard_, std::ios::binary | std::ios::trunc).write(bytes.data(), std::ssize(bytes));
+  const std::string error = load_error(setup_);
+  EXPECT_NE(error.find(shard_.string() + "' is corrupt"), std::string::npos) << error;
+  EXPECT_EQ(bytes_of(shard_), bytes) << "the damaged file was rewritten";
+}
+
+TEST_F(DamagedCheckpoint, ATruncatedShardIsNamed) {
+  fs::resize_file(shard_, fs::file_size(shard_) - 100);
+  const std::string error = load_error(setup_);
+  EXPECT_NE(error.find(shard_.string()), std::string::npos) << error;
+  EXPECT_NE(error.find("truncated"), std::string::npos) << error;
+}
+
+TEST_F(DamagedCheckpoint, AMissingShardIsNamed) {
+  fs::remove(shard_);
+  const std::string error = load_error(setup_);
+  EXPECT_NE(error.find(shard_.string()), std::string::npos) << error;
+  EXPECT_NE(error.find("incomplete"), std::string::npos) << error;
+}
+
+TEST_F(DamagedCheckpoint, AnotherModelIsRefusedNamingTheParameter) {
+  RunShape wider = setup_;
+  wider.extra.push_back("model.d_model=32");
+  const std::string error = load_error(wider);
+  EXPECT_NE(error.find("saved from another model"), std::string::npos) << error;
+  EXPECT_NE(error.find("embedding.wte"), std::string::npos) << error;
+  EXPECT_NE(error.find((step_dir(checkpoints_, 3)).string()), std::string::npos) << error;
+}
+
+TEST_F(DamagedCheckpoint, AnotherOptimizerOrGlobalBatchIsRefusedNamingTheKey) {
+  RunShape sgd = setup_;
+  sgd.extra = {"optimizer.type=sgd", "optimizer.momentum=0.9"};
+  EXPECT_NE(load_error(sgd).find("optimizer.type"), std::string::npos);
+  RunShape bigger = setup_;
+  bigger.extra = {"train.global_batch_size=16"};
+  EXPECT_NE(load_error(bigger).find("train.global_batch_size"), std::string::npos);
+}
+
+TEST_F(DamagedCheckpoint, LatestPassesOverAnInterruptedSave) {
+  // A save of step 9 that never committed, and a step directory without its manifest.
+  fs::create_directories(checkpoints_ / "step-00000009.tmp");
+  fs::copy(step_dir(checkpoints_, 6), checkpoints_ / "step-00000008", fs::copy_options::recursive);
+  fs::remove(checkpoints_ / "step-00000008" / "manifest.toml");
+  RunShape longer = setup_;
+  longer.extra.push_back("train.steps=7");
+  ::testing::internal::CaptureStderr();
+  const Outcome resumed = train(longer, config_for(longer, checkpoints_, 0, "latest"));
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(resumed.first_step, 7) << err;
+  EXPECT_NE(err.find("ignoring '" + (checkpoints_ / "step-00000009.tmp").string()),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("ignoring '" + (checkpoints_ / "step-00000008").string()), std::string::npos)
+      << err;
+  EXPECT_NE(err.find("resumed from '" + step_dir(checkpoints_, 6).string()), std::string::npos)
+      << err;
+}
+
+TEST(CheckpointSaving, KeepLastRemovesTheOldestAndEveryFileIsWhereTheManifestSays) {
+  const testing::TempDir dir;
+  const fs::path checkpoints = dir / "checkpoints";
+  RunShape setup{3, 2, {"checkpoint.keep_last=2"}};
+  train(setup, config_for(setup, checkpoints, 1, ""));
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(checkpoints)) {
+    names.push_back(entry.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"step-00000005", "step-00000006"}));
+  std::vector<std::string> files;
+  for (const auto& entry : fs::directory_iterator(step_dir(checkpoints, 6))) {
+    files.push_back(entry.path().filename().string());
+  }
+  std::sort(files.begin(), files.end());
+  EXPECT_EQ(files, (std::vector<std::string>{"manifest.toml", "rank-00000-of-00002.zts",
+                                             "rank-00001-of-00002.zts"}));
+}
+
+}  // namespace
+}  // namespace zt
