@@ -14,6 +14,7 @@ int config_command(const Args& args);
 int prepare_data_command(const Args& args);
 int estimate_command(const Args& args);
 int profile_command(const Args& args);
+int checkpoint_command(const Args& args);
 
 // CONFIG [--set section.key=value]... as the train and launch commands take them.
 struct ConfigArgs {

@@ -6,13 +6,16 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "apps/commands.h"
 #include "core/config/batch_size.h"
 #include "core/config/config_loader.h"
 #include "core/error.h"
+#include "runtime/checkpoint/checkpoint_directory.h"
 #include "runtime/launch/launcher.h"
 
 namespace zt::apps {
@@ -44,6 +47,12 @@ options:
   --status-interval S   say every S seconds what is awaited: ranks stopped (SIGSTOP, a
                         debugger) and, on node 0 of several, ranks that have not joined
                         (default 5)
+  --max-restarts K      when a rank fails (exit 1, a signal), stop the others and start
+                        every rank again, up to K times (default 0; one node only); with
+                        CONFIG each restart resumes from the newest complete checkpoint
+                        in checkpoint.dir (checkpoint.resume = "latest"); after `--` the
+                        program is started again as it was (ZEROTRAIN_RESTART_COUNT tells
+                        it which attempt it is)
 
 The other nodes need node 0's ZEROTRAIN_STORE_TOKEN: export the same value on every node,
 or copy the one node 0 prints.
@@ -120,6 +129,8 @@ int launch_command(const Args& args, const std::string& self_path) {
       options.master_port = parse_count(flag.name, value(), 0, 65535);
     } else if (flag.name == "--status-interval") {
       options.status_interval = parse_seconds(flag.name, value());
+    } else if (flag.name == "--max-restarts") {
+      options.max_restarts = parse_count(flag.name, value(), 0, 1000);
     } else {
       rest.push_back(args[i]);  // CONFIG and --set, for parse_config_args
     }
@@ -155,6 +166,26 @@ int launch_command(const Args& args, const std::string& self_path) {
     options.rank_command.push_back("--set");
     options.rank_command.push_back(override_text);
   }
+  // A restart continues from the newest checkpoint the failed attempt left, else starts
+  // over (replacing that attempt's own outputs in run.dir).
+  options.restart_command = [base = options.rank_command, config](int) {
+    std::vector<std::string> command = base;
+    const std::filesystem::path directory = checkpoint::checkpoint_directory(config);
+    const checkpoint::CheckpointListing listing = checkpoint::list_checkpoints(directory);
+    if (!listing.complete.empty()) {
+      std::fprintf(stderr, "zerotrain launch: resuming from the newest checkpoint, %s\n",
+                   listing.complete.back().second.string().c_str());
+      command.insert(command.end(), {"--set", "checkpoint.resume=latest"});
+    } else {
+      std::fprintf(stderr,
+                   "zerotrain launch: no complete checkpoint in '%s' (checkpoint.every_steps "
+                   "= %lld): starting over\n",
+                   directory.string().c_str(),
+                   static_cast<long long>(config.checkpoint.every_steps));
+      command.insert(command.end(), {"--set", "run.overwrite=true"});
+    }
+    return command;
+  };
   return launch::run_launcher(options);
 }
 

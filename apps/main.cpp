@@ -17,7 +17,8 @@ constexpr const char* kUsage = R"(zerotrain: train neural networks sharded ZeRO-
 usage:
   zerotrain train CONFIG [--set section.key=value]...
   zerotrain launch --nproc-per-node N [--nnodes M --node-rank K] [--master-addr A]
-                   [--master-port P] [--status-interval S] CONFIG [--set section.key=value]...
+                   [--master-port P] [--status-interval S] [--max-restarts K]
+                   CONFIG [--set section.key=value]...
   zerotrain launch --nproc-per-node N [options] -- PROGRAM [ARGS...]
                                         each rank runs PROGRAM (a program using libzerotrain)
   zerotrain estimate CONFIG [--set ...] [--world N] [--json]
@@ -27,6 +28,9 @@ usage:
                                         every allocation; run.dir/memory.html and
                                         memory/rank-K.json (also under `zerotrain launch`:
                                         --set runtime.memory_profile=true)
+  zerotrain checkpoint inspect PATH      what a checkpoint holds, every file verified
+  zerotrain checkpoint export PATH OUT.safetensors [--dtype fp32|bf16]
+                                        its full weights, with the model's parameter names
   zerotrain prepare-data INPUT OUT.bin  any text file -> byte-level token file (data.path)
   zerotrain config docs                 print docs/CONFIG.md (every key, generated)
   zerotrain config show CONFIG [--set ...]   print the effective config
@@ -98,6 +102,7 @@ int dispatch(int argc, char** argv) {
   }
   if (command == "estimate") return zt::apps::estimate_command(args);
   if (command == "profile") return zt::apps::profile_command(args);
+  if (command == "checkpoint") return zt::apps::checkpoint_command(args);
   if (command == "launch") return zt::apps::launch_command(args, self_executable(argv[0]));
   if (command == "config") return zt::apps::config_command(args);
   if (command == "prepare-data") return zt::apps::prepare_data_command(args);

@@ -91,7 +91,7 @@ void maybe_inject_fault(const std::optional<FaultPlan>& plan, int rank, std::int
     return;
   }
   static const int attempt = restart_count_from_env();
-  if (plan->attempt != attempt) return;
+  if (plan->attempt != attempt && plan->attempt != -1) return;
   std::fprintf(stderr, "zerotrain: injected fault (ZEROTRAIN_FAULT) on rank %d at step %lld%s%s\n",
                rank, static_cast<long long>(step), phase.empty() ? "" : ", ",
                std::string(phase).c_str());

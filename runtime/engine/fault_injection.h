@@ -8,8 +8,9 @@
 //       save-writing (half the rank's file written), save-written (the file complete, the
 //       checkpoint not yet committed), save-manifest (rank 0: the manifest written, the
 //       directory not yet renamed)
-// A plan fires in the first attempt of a job only, unless attempt=K names another
-// (zerotrain launch --max-restarts counts attempts in ZEROTRAIN_RESTART_COUNT).
+// A plan fires in the first attempt of a job only, unless attempt=K names another, or
+// attempt=-1 every one (zerotrain launch --max-restarts counts attempts in
+// ZEROTRAIN_RESTART_COUNT).
 #pragma once
 
 #include <cstdint>
@@ -26,7 +27,7 @@ struct FaultPlan {
   int signal = 0;
   bool overflow = false;  // poison the gradients instead of leaving the process
   std::string at;         // a phase of the checkpoint save; empty: before the step
-  int attempt = 0;        // the ZEROTRAIN_RESTART_COUNT it fires in
+  int attempt = 0;        // the ZEROTRAIN_RESTART_COUNT it fires in; -1: every one
 
   bool poisons(int on_rank, std::int64_t at_step) const {
     return overflow && rank == on_rank && step == at_step;

@@ -9,8 +9,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "comm/comm_lanes.h"
 #include "comm/store/store_token.h"
@@ -61,6 +64,12 @@ void validate(const LaunchOptions& o) {
   require(o.stderr_tail_lines >= 0, "stderr_tail_lines must not be negative");
   require(o.rendezvous_timeout.count() > 0, "the rendezvous timeout must be positive");
   require(o.status_interval.count() > 0, "--status-interval must be positive");
+  require(o.max_restarts >= 0, "--max-restarts must not be negative");
+  require(o.max_restarts == 0 || o.nnodes == 1,
+          "--max-restarts works on one node (--nnodes 1): restarting a multi-node job needs "
+          "every node's launcher to restart together, which this launcher does not "
+          "coordinate; restart the job from its scheduler (Slurm --requeue) with "
+          "checkpoint.resume = \"latest\" instead");
 }
 
 // The store the ranks rendezvous on: served here on node 0, node 0's elsewhere.
@@ -123,7 +132,7 @@ StoreEndpoint prepare_store(const LaunchOptions& o) {
 // The launcher's environment with torchrun's variables (and the store token) set for
 // one rank; inherited values of those names are replaced.
 std::vector<std::string> rank_environment(const LaunchOptions& o, const StoreEndpoint& store,
-                                          int local_rank) {
+                                          int local_rank, int attempt) {
   const std::pair<const char*, std::string> vars[] = {
       {"RANK", std::to_string(o.node_rank * o.nproc_per_node + local_rank)},
       {"LOCAL_RANK", std::to_string(local_rank)},
@@ -135,6 +144,7 @@ std::vector<std::string> rank_environment(const LaunchOptions& o, const StoreEnd
       {"MASTER_PORT", std::to_string(store.port)},
       {comm::kStoreTokenEnvVar, store.token},
       {kLauncherHostsStoreEnvVar, "1"},  // the ranks connect to our store, not their own
+      {"ZEROTRAIN_RESTART_COUNT", std::to_string(attempt)},
   };
   auto ours = [&](std::string_view entry) {
     for (const auto& [name, value] : vars) {
@@ -153,13 +163,12 @@ std::vector<std::string> rank_environment(const LaunchOptions& o, const StoreEnd
   return env;
 }
 
-}  // namespace
-
-int run_launcher(const LaunchOptions& options) {
-  validate(options);
+// One attempt: a fresh store (the last attempt's keys would confuse a new rendezvous), the
+// ranks spawned and supervised to the end.
+int run_attempt(const LaunchOptions& options, SignalPipe& signals,
+                const std::vector<std::string>& command, int attempt, std::string& failure) {
   // Destruction runs bottom-up: ranks are killed and reaped (if still running, say after
-  // an exception) before the store stops and before the signal handlers are restored.
-  SignalPipe signals;
+  // an exception) before the store stops.
   const StoreEndpoint store = prepare_store(options);
   OutputRelay relay(STDOUT_FILENO, STDERR_FILENO,
                     static_cast<std::size_t>(options.stderr_tail_lines));
@@ -167,7 +176,7 @@ int run_launcher(const LaunchOptions& options) {
   ranks.reserve(static_cast<std::size_t>(options.nproc_per_node));
   for (int local_rank = 0; local_rank < options.nproc_per_node; ++local_rank) {
     ChildProcess process =
-        ChildProcess::spawn(options.rank_command, rank_environment(options, store, local_rank));
+        ChildProcess::spawn(command, rank_environment(options, store, local_rank, attempt));
     const int rank = options.node_rank * options.nproc_per_node + local_rank;
     relay.add_rank(rank, process.take_stdout(), process.take_stderr());
     ranks.push_back(SupervisedRank{rank, std::move(process)});
@@ -180,7 +189,32 @@ int run_launcher(const LaunchOptions& options) {
   }
   RankSupervisor supervisor(std::move(ranks), relay, signals, options.grace_period,
                             options.status_interval, watch ? &*watch : nullptr);
-  return supervisor.run();
+  const int code = supervisor.run();
+  failure = supervisor.failure_summary();
+  return code;
+}
+
+}  // namespace
+
+int run_launcher(const LaunchOptions& options) {
+  validate(options);
+  // Installed before any rank exists and kept across attempts, so no signal is missed.
+  SignalPipe signals;
+  std::vector<std::string> command = options.rank_command;
+  for (int attempt = 0;; ++attempt) {
+    std::string failure;
+    const int code = run_attempt(options, signals, command, attempt, failure);
+    // Exit 2 (usage, config) fails the same way every time; >= 128 is the launcher's signal.
+    if (code != 1 || attempt >= options.max_restarts) return code;
+    if (options.restart_command) command = options.restart_command(attempt + 1);
+    std::fprintf(stderr,
+                 "zerotrain launch: restart %d of %d: %s; starting all %d rank%s again%s\n",
+                 attempt + 1, options.max_restarts,
+                 failure.empty() ? "the job failed" : failure.c_str(), options.nproc_per_node,
+                 options.nproc_per_node == 1 ? "" : "s",
+                 options.restart_command ? "" : " with the same command");
+    std::fflush(stderr);
+  }
 }
 
 }  // namespace zt::launch

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,13 @@ struct LaunchOptions {
   int master_port = 0;
   // argv of each rank, e.g. {"/path/zerotrain", "train", "cfg.toml", "--set", "a=b"}.
   std::vector<std::string> rank_command;
+  // torchrun's --max-restarts: after a failed attempt, stop every rank and start them all
+  // again, up to this many times (one node only). Each attempt's ranks get
+  // ZEROTRAIN_RESTART_COUNT (0 for the first).
+  int max_restarts = 0;
+  // The ranks' argv for attempt `attempt` >= 1 (null: rank_command again): `zerotrain
+  // launch CONFIG` resumes from the newest checkpoint here.
+  std::function<std::vector<std::string>(int attempt)> restart_command;
   // How long ranks get between SIGTERM (or the forwarded signal) and SIGKILL.
   std::chrono::milliseconds grace_period{5000};
   // Lines of a failed rank's stderr repeated in the failure report.
@@ -37,7 +45,9 @@ struct LaunchOptions {
 // ranks reported it, goes to stderr) 2 when that rank exited 2 (a usage or config error),
 // else 1; 1 when node 0's ranks did not all join within rendezvous_timeout; 128 + signo
 // when the launcher got SIGINT, SIGTERM or SIGHUP (forwarded to the ranks, then as for a
-// failure). No rank outlives the call.
+// failure). No rank outlives the call. With max_restarts, a failure that exits 1 starts the
+// job again (logging the restart and what failed) while restarts remain; a usage or config
+// error (2) or the launcher's own signal ends it at once.
 //
 // Node 0 serves the rendezvous store; its token is ZEROTRAIN_STORE_TOKEN from the
 // launcher's environment, or a fresh one. Multi-node runs need the same token on every

@@ -198,6 +198,12 @@ int RankSupervisor::running_count() const {
       ranks_.begin(), ranks_.end(), [](const SupervisedRank& r) { return r.process.running(); }));
 }
 
+std::string RankSupervisor::failure_summary() const {
+  if (rendezvous_failure_ && !first_failure_) return *rendezvous_failure_;
+  if (!first_failure_) return "";
+  return "rank " + std::to_string(first_failure_->rank) + " " + first_failure_->status.describe();
+}
+
 void RankSupervisor::report_failure() {
   const Failure& f = *first_failure_;
   const std::string name = "rank " + std::to_string(f.rank);

@@ -34,6 +34,9 @@ class RankSupervisor {
   // 128 + signo when the launcher got signo, 2 when the first rank to fail exited 2 (a
   // usage or config error), 1 when a rank failed otherwise or ranks never joined.
   int run();
+  // After run(): how the first failure ended ("rank 1 exited with status 3"), for the
+  // restart log; empty when no rank failed.
+  std::string failure_summary() const;
 
  private:
   using Clock = std::chrono::steady_clock;

@@ -1,0 +1,82 @@
+// safetensors writing: the header, then each parameter converted piece by piece.
+#include "runtime/checkpoint/safetensors_export.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "core/dtype.h"
+#include "core/error.h"
+#include "data/safe_file.h"
+#include "runtime/engine/json_text.h"
+
+namespace zt::checkpoint {
+namespace {
+
+std::string header_json(const Manifest& manifest, ExportDType dtype, std::uint64_t& data_bytes) {
+  const std::size_t element_bytes = dtype == ExportDType::kF32 ? 4 : 2;
+  std::string ties;
+  for (const ManifestParameter& p : manifest.parameters) {
+    if (!p.tied_to.empty()) ties += (ties.empty() ? "" : ",") + p.name + "=" + p.tied_to;
+  }
+  std::string json = "{\"__metadata__\":{\"format\":\"pt\",\"zerotrain.step\":\"" +
+                     std::to_string(manifest.trainer.step) + "\"";
+  if (!ties.empty()) json += ",\"zerotrain.tied\":" + engine::json_string(ties);
+  json += "}";
+  data_bytes = 0;
+  for (const ManifestParameter& p : manifest.parameters) {
+    if (!p.tied_to.empty()) continue;
+    const std::uint64_t bytes = static_cast<std::uint64_t>(p.numel()) * element_bytes;
+    json += "," + engine::json_string(p.name) + ":{\"dtype\":\"" +
+            (dtype == ExportDType::kF32 ? "F32" : "BF16") + "\",\"shape\":[";
+    for (std::size_t i = 0; i < p.shape.size(); ++i) {
+      json += (i == 0 ? "" : ",") + std::to_string(p.shape[i]);
+    }
+    json += "],\"data_offsets\":[" + std::to_string(data_bytes) + "," +
+            std::to_string(data_bytes + bytes) + "]}";
+    data_bytes += bytes;
+  }
+  json += "}";
+  // The data starts 8-aligned: the header is padded with spaces, as the format allows.
+  while ((json.size() % 8) != 0) json += ' ';
+  return json;
+}
+
+}  // namespace
+
+ExportSummary export_safetensors(const CheckpointReader& reader, const std::filesystem::path& out,
+                                 ExportDType dtype) {
+  reader.verify();
+  const Manifest& manifest = reader.manifest();
+  std::uint64_t data_bytes = 0;
+  const std::string header = header_json(manifest, dtype, data_bytes);
+  data::AtomicOutputFile file(out, "safetensors export");
+  const std::uint64_t length = header.size();
+  file.write(&length, sizeof(length));
+  file.write(header.data(), header.size());
+  ExportSummary summary;
+  constexpr std::int64_t kPiece = std::int64_t{1} << 20;
+  std::vector<float> values(static_cast<std::size_t>(kPiece));
+  std::vector<std::uint16_t> narrow(dtype == ExportDType::kBf16 ? values.size() : 0);
+  for (const ManifestParameter& p : manifest.parameters) {
+    if (!p.tied_to.empty()) continue;
+    for (std::int64_t first = 0; first < p.numel(); first += kPiece) {
+      const std::int64_t count = std::min(kPiece, p.numel() - first);
+      reader.read(0, p.offset + first, count, values.data());
+      if (dtype == ExportDType::kF32) {
+        file.write(values.data(), static_cast<std::size_t>(count) * 4);
+      } else {
+        for (std::int64_t i = 0; i < count; ++i) {
+          narrow[static_cast<std::size_t>(i)] = f32_to_bf16_bits(values[static_cast<std::size_t>(i)]);
+        }
+        file.write(narrow.data(), static_cast<std::size_t>(count) * 2);
+      }
+    }
+    ++summary.tensors;
+    summary.parameters += p.numel();
+  }
+  file.commit();
+  summary.bytes = sizeof(length) + header.size() + data_bytes;
+  return summary;
+}
+
+}  // namespace zt::checkpoint

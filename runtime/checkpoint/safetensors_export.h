@@ -1,0 +1,30 @@
+// Exporting a checkpoint's full weights as one safetensors file (the format of Hugging
+// Face's safetensors library: an 8-byte little-endian header length, a JSON header naming
+// each tensor's dtype, shape and byte range, then the tensors back to back). The weights are
+// the fp32 masters, gathered from every rank's file by parameter; names are the manifest's.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+
+#include "runtime/checkpoint/checkpoint_reader.h"
+
+namespace zt::checkpoint {
+
+enum class ExportDType { kF32, kBf16 };
+
+struct ExportSummary {
+  std::int64_t tensors = 0;
+  std::int64_t parameters = 0;  // elements
+  std::uint64_t bytes = 0;      // of the file
+};
+
+// Verifies every file of `reader` against its checksum, then writes `out` atomically
+// (Note [Replacing an output]: never through a symbolic link or over a directory or device).
+// A tied parameter is written once, under the name of the parameter it uses; the header's
+// __metadata__ records the tie ("zerotrain.tied": "head.lm_head.weight=embedding.wte") and
+// the step. Tensors are converted a bounded piece at a time, so memory stays small.
+ExportSummary export_safetensors(const CheckpointReader& reader, const std::filesystem::path& out,
+                                 ExportDType dtype);
+
+}  // namespace zt::checkpoint
