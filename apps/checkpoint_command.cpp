@@ -55,16 +55,18 @@ int inspect(const std::string& given) {
   const checkpoint::CheckpointReader reader(checkpoint_path(given));
   const checkpoint::Manifest& m = reader.manifest();
   std::printf("checkpoint %s\n", reader.path().string().c_str());
-  std::printf("  step %lld (%lld optimizer updates applied)", static_cast<long long>(m.trainer.step),
+  std::printf("  step %lld (%lld optimizer updates applied)",
+              static_cast<long long>(m.trainer.step),
               static_cast<long long>(m.trainer.applied_steps));
   if (m.trainer.loss_scale) {
     std::printf(", fp16 loss scale %g after %lld clean steps", *m.trainer.loss_scale,
                 static_cast<long long>(m.trainer.loss_scale_clean_steps));
   }
-  std::printf("\n  saved by %d rank%s at zero.stage %d, precision %s, optimizer %s "
-              "(offload.optimizer %s)\n",
-              m.world_size, m.world_size == 1 ? "" : "s", m.zero_stage, m.precision.c_str(),
-              m.optimizer.c_str(), m.offload.c_str());
+  std::printf(
+      "\n  saved by %d rank%s at zero.stage %d, precision %s, optimizer %s "
+      "(offload.optimizer %s)\n",
+      m.world_size, m.world_size == 1 ? "" : "s", m.zero_stage, m.precision.c_str(),
+      m.optimizer.c_str(), m.offload.c_str());
   std::string names;
   for (const std::string& name : m.state_names) names += (names.empty() ? "" : ", ") + name;
   std::printf("  model: %zu parameters, %lld elements; state tensors: %s\n", m.parameters.size(),
@@ -91,7 +93,8 @@ int inspect(const std::string& given) {
                 static_cast<unsigned long long>(f.bytes), f.crc32c, status.c_str());
   }
   std::fflush(stdout);
-  if (!damaged.empty()) throw Error("checkpoint " + reader.path().string() + " is damaged:" + damaged);
+  if (!damaged.empty())
+    throw Error("checkpoint " + reader.path().string() + " is damaged:" + damaged);
   std::printf("  every file matches the manifest's checksum\n");
   return 0;
 }
@@ -112,17 +115,20 @@ int export_weights(const Args& args) {
     }
   }
   if (positional.size() != 2) {
-    throw UsageError("checkpoint export needs PATH and OUT.safetensors (see `zerotrain checkpoint --help`)");
+    throw UsageError(
+        "checkpoint export needs PATH and OUT.safetensors (see `zerotrain checkpoint --help`)");
   }
   if (dtype != "fp32" && dtype != "bf16") {
     throw UsageError("--dtype: expected fp32 or bf16, got '" + dtype + "'");
   }
   const checkpoint::CheckpointReader reader(checkpoint_path(positional[0]));
   const checkpoint::ExportSummary summary = checkpoint::export_safetensors(
-      reader, positional[1], dtype == "fp32" ? checkpoint::ExportDType::kF32 : checkpoint::ExportDType::kBf16);
-  std::printf("wrote %s: %lld tensors, %lld parameters in %s, %s (step %lld)\n", positional[1].c_str(),
-              static_cast<long long>(summary.tensors), static_cast<long long>(summary.parameters),
-              dtype.c_str(), format_approximate_bytes(static_cast<std::int64_t>(summary.bytes)).c_str(),
+      reader, positional[1],
+      dtype == "fp32" ? checkpoint::ExportDType::kF32 : checkpoint::ExportDType::kBf16);
+  std::printf("wrote %s: %lld tensors, %lld parameters in %s, %s (step %lld)\n",
+              positional[1].c_str(), static_cast<long long>(summary.tensors),
+              static_cast<long long>(summary.parameters), dtype.c_str(),
+              format_approximate_bytes(static_cast<std::int64_t>(summary.bytes)).c_str(),
               static_cast<long long>(reader.manifest().trainer.step));
   return 0;
 }

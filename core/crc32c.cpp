@@ -32,8 +32,7 @@ std::uint32_t table_update(const unsigned char* p, std::size_t n, std::uint32_t 
 
 #if defined(__x86_64__)
 __attribute__((target("sse4.2"))) std::uint32_t instruction_update(const unsigned char* p,
-                                                                   std::size_t n,
-                                                                   std::uint32_t c) {
+                                                                   std::size_t n, std::uint32_t c) {
   std::uint64_t c64 = c;
   while (n >= 8) {
     std::uint64_t word = 0;

@@ -112,9 +112,8 @@ void InputFile::read_at(std::uint64_t offset, void* buffer, std::size_t bytes) c
       throw IoError("cannot read " + quoted(path_) + ": " + reason(error));
     }
     if (got == 0) {
-      throw IoError("cannot read " + quoted(path_) + ": it ends at byte " +
-                    std::to_string(offset) + ", before the " + std::to_string(bytes) +
-                    " bytes expected there (truncated?)");
+      throw IoError("cannot read " + quoted(path_) + ": it ends at byte " + std::to_string(offset) +
+                    ", before the " + std::to_string(bytes) + " bytes expected there (truncated?)");
     }
     out += got;
     offset += static_cast<std::uint64_t>(got);

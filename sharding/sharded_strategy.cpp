@@ -465,9 +465,9 @@ void ShardedStrategy::export_states(std::span<float* const> out) {
   // Padding between slices of an in-place master is never written: zero it.
   std::fill_n(out[0], plan_.shard_numel(), 0.0f);
   master_shard_.for_each_slice([&](const Segment& segment, const Tensor& slice) {
-    read_to_host(device_, slice,
-                 std::span<float>(out[0] + segment.shard_offset,
-                                  static_cast<std::size_t>(slice.numel())));
+    read_to_host(
+        device_, slice,
+        std::span<float>(out[0] + segment.shard_offset, static_cast<std::size_t>(slice.numel())));
   });
   for (std::size_t i = 0; i < states_.size(); ++i) {
     read_to_host(device_, states_[i], shard_span(out[1 + i]));

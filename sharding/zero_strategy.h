@@ -71,8 +71,9 @@ class ZeroStrategy {
   // parameters go out as a step would send them.
   virtual void export_states(std::span<float* const> out) = 0;
   // The reverse, before the first step: overwrites the masters and optimizer states with
-  // `in` (laid out as load_shard() says, each load_shard().numel elements) and rebuilds the compute-dtype parameters
-  // from the masters. Collective in stages 1-3 (the parameters are all-gathered).
+  // `in` (laid out as load_shard() says, each load_shard().numel elements) and rebuilds the
+  // compute-dtype parameters from the masters. Collective in stages 1-3 (the parameters are
+  // all-gathered).
   virtual void import_states(std::span<const float* const> in) = 0;
 
   // offload.optimizer = "cpu": the host tracker counting the offloaded states

@@ -105,7 +105,8 @@ fs::path prepare_partial(const fs::path& directory, std::int64_t step) {
                   "; set checkpoint.dir to a writable directory");
   }
   fs::remove_all(partial, ec);
-  if (ec) throw IoError("cannot remove the unfinished save " + quoted(partial) + ": " + ec.message());
+  if (ec)
+    throw IoError("cannot remove the unfinished save " + quoted(partial) + ": " + ec.message());
   fs::create_directory(partial, ec);
   if (ec) throw IoError("cannot create " + quoted(partial) + ": " + ec.message());
   fsync_directory(directory);
@@ -147,7 +148,8 @@ std::vector<fs::path> prune_checkpoints(const fs::path& directory, std::int64_t 
   const CheckpointListing listing = list_checkpoints(directory);
   std::vector<fs::path> removed = listing.partial;
   if (keep_last > 0 && std::ssize(listing.complete) > keep_last) {
-    for (std::size_t i = 0; i + static_cast<std::size_t>(keep_last) < listing.complete.size(); ++i) {
+    for (std::size_t i = 0; i + static_cast<std::size_t>(keep_last) < listing.complete.size();
+         ++i) {
       removed.push_back(listing.complete[i].second);
     }
   }

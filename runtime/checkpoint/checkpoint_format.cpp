@@ -1,9 +1,10 @@
 // Names, sizes and the manifest's TOML.
 #include "runtime/checkpoint/checkpoint_format.h"
 
+#include <toml++/toml.h>
+
 #include <cstdio>
 #include <sstream>
-#include <toml++/toml.h>
 
 #include "core/error.h"
 
@@ -67,7 +68,9 @@ class ManifestReader {
   }
   const toml::array& tables(std::string_view key) const {
     const toml::array* array = table_.get_as<toml::array>(key);
-    if (array == nullptr || !array->is_array_of_tables()) fail(key, "is missing or not tables");
+    if (array == nullptr || (!array->empty() && !array->is_array_of_tables())) {
+      fail(key, "is missing or not tables");
+    }
     return *array;
   }
   [[noreturn]] void fail(std::string_view key, std::string_view problem) const {
@@ -190,8 +193,8 @@ std::string manifest_to_toml(const Manifest& m) {
   root.insert("files", files);
   root.insert("config", m.config_toml);
   std::ostringstream out;
-  out << "# A zerotrain checkpoint: `zerotrain checkpoint inspect` this directory.\n" << root
-      << "\n";
+  out << "# A zerotrain checkpoint: `zerotrain checkpoint inspect` this directory.\n"
+      << root << "\n";
   return out.str();
 }
 
@@ -252,8 +255,8 @@ Manifest parse_manifest(std::string_view text, const std::string& path) {
     if (crc.empty() || end == nullptr || *end != '\0') entry.fail("crc32c", "is not hexadecimal");
     // A file name is a plain name inside the checkpoint, never a path elsewhere.
     if (f.name != rank_file_name(f.rank, m.world_size) || f.rank != static_cast<int>(index)) {
-      entry.fail("name", "is '" + f.name + "', not " + rank_file_name(static_cast<int>(index),
-                                                                      m.world_size));
+      entry.fail("name", "is '" + f.name + "', not " +
+                             rank_file_name(static_cast<int>(index), m.world_size));
     }
     m.files.push_back(std::move(f));
     ++index;

@@ -78,8 +78,8 @@ struct Manifest {
   TrainerState trainer;
   int world_size = 1;
   int zero_stage = 0;
-  std::string precision;  // precision.dtype of the saving run
-  std::string optimizer;  // optimizer.type
+  std::string precision;                 // precision.dtype of the saving run
+  std::string optimizer;                 // optimizer.type
   std::vector<std::string> state_names;  // "master", then the optimizer's states
   std::int64_t numel = 0;                // real parameters
   std::int64_t global_batch_size = 0;

@@ -30,8 +30,7 @@ CheckpointReader::CheckpointReader(fs::path path) : path_(std::move(path)) {
   std::error_code ec;
   if (!fs::is_directory(path_, ec)) {
     throw IoError("checkpoint " + quoted(path_) +
-                  (fs::exists(path_, ec) ? " is not a directory"
-                                         : " does not exist") +
+                  (fs::exists(path_, ec) ? " is not a directory" : " does not exist") +
                   "; pass a checkpoint's step-N directory");
   }
   const fs::path manifest_path = path_ / kManifestName;
@@ -54,21 +53,19 @@ CheckpointReader::CheckpointReader(fs::path path) : path_(std::move(path)) {
     }
     files_.back().read_at(0, &header, sizeof(header));
     const RankFileHeader expected;
-    const bool matches = std::memcmp(header.magic, expected.magic, sizeof(header.magic)) == 0 &&
-                         header.version == expected.version &&
-                         header.rank == static_cast<std::uint32_t>(entry.rank) &&
-                         header.world_size == static_cast<std::uint32_t>(manifest_.world_size) &&
-                         header.tensors == static_cast<std::uint32_t>(tensors) &&
-                         header.step == manifest_.trainer.step && header.shard_numel >= 0 &&
-                         header.run_count >= 0 &&
-                         rank_file_bytes(header.run_count, header.shard_numel, tensors) ==
-                             entry.bytes;
+    const bool matches =
+        std::memcmp(header.magic, expected.magic, sizeof(header.magic)) == 0 &&
+        header.version == expected.version &&
+        header.rank == static_cast<std::uint32_t>(entry.rank) &&
+        header.world_size == static_cast<std::uint32_t>(manifest_.world_size) &&
+        header.tensors == static_cast<std::uint32_t>(tensors) &&
+        header.step == manifest_.trainer.step && header.shard_numel >= 0 && header.run_count >= 0 &&
+        rank_file_bytes(header.run_count, header.shard_numel, tensors) == entry.bytes;
     if (!matches) {
-      throw Error("checkpoint shard " + quoted(file_path) +
-                  " does not match its manifest (header: rank " + std::to_string(header.rank) +
-                  " of " + std::to_string(header.world_size) + ", step " +
-                  std::to_string(header.step) +
-                  "): it is damaged or comes from another checkpoint");
+      throw Error(
+          "checkpoint shard " + quoted(file_path) + " does not match its manifest (header: rank " +
+          std::to_string(header.rank) + " of " + std::to_string(header.world_size) + ", step " +
+          std::to_string(header.step) + "): it is damaged or comes from another checkpoint");
     }
     headers_.push_back(header);
     for (const zero::StateRun& run : read_runs(entry.rank, header)) {
@@ -81,8 +78,8 @@ CheckpointReader::CheckpointReader(fs::path path) : path_(std::move(path)) {
   for (const IndexedRun& indexed : index_) {
     if (indexed.run.begin != next) {
       throw Error("checkpoint " + quoted(path_) + ": model elements " + std::to_string(next) +
-                  ".. are " + (indexed.run.begin < next ? "in two files" : "in no file") +
-                  " (at " + file_path(indexed.rank).filename().string() +
+                  ".. are " + (indexed.run.begin < next ? "in two files" : "in no file") + " (at " +
+                  file_path(indexed.rank).filename().string() +
                   "): the files do not belong together");
     }
     next += indexed.run.count;
@@ -107,9 +104,10 @@ std::vector<zero::StateRun> CheckpointReader::read_runs(int rank,
   for (std::size_t i = 0; i < raw.size(); i += 3) {
     const zero::StateRun run{raw[i], raw[i + 1], raw[i + 2]};
     if (run.begin < 0 || run.count <= 0 || run.shard_offset < 0 ||
-        run.shard_offset + run.count > header.shard_numel || run.begin + run.count > manifest_.numel) {
-      throw Error("checkpoint shard " + quoted(file_path(rank)) + ": run " +
-                  std::to_string(i / 3) + " lies outside the shard or the model: it is damaged");
+        run.shard_offset + run.count > header.shard_numel ||
+        run.begin + run.count > manifest_.numel) {
+      throw Error("checkpoint shard " + quoted(file_path(rank)) + ": run " + std::to_string(i / 3) +
+                  " lies outside the shard or the model: it is damaged");
     }
     runs.push_back(run);
   }
@@ -128,7 +126,8 @@ void CheckpointReader::verify(std::span<const int> ranks) const {
     const ManifestFile& entry = manifest_.files.at(static_cast<std::size_t>(rank));
     std::uint32_t crc = 0;
     for (std::uint64_t offset = 0; offset < entry.bytes; offset += kChunk) {
-      const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, entry.bytes - offset));
+      const std::size_t n =
+          static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, entry.bytes - offset));
       files_[static_cast<std::size_t>(rank)].read_at(offset, buffer.data(), n);
       crc = crc32c(std::span<const std::byte>(buffer.data(), n), crc);
     }
@@ -149,7 +148,8 @@ std::vector<int> CheckpointReader::ranks_holding(std::span<const zero::StateRun>
                                [](std::int64_t v, const IndexedRun& r) { return v < r.run.begin; });
     if (it != index_.begin()) --it;
     for (; it != index_.end() && it->run.begin < run.begin + run.count; ++it) {
-      if (it->run.begin + it->run.count > run.begin) holds[static_cast<std::size_t>(it->rank)] = true;
+      if (it->run.begin + it->run.count > run.begin)
+        holds[static_cast<std::size_t>(it->rank)] = true;
     }
   }
   std::vector<int> ranks;
@@ -181,7 +181,8 @@ void CheckpointReader::read(int tensor, std::int64_t begin, std::int64_t count, 
   }
 }
 
-void CheckpointReader::read_shard(const zero::StateShard& shard, std::span<float* const> out) const {
+void CheckpointReader::read_shard(const zero::StateShard& shard,
+                                  std::span<float* const> out) const {
   for (std::size_t t = 0; t < out.size(); ++t) {
     std::fill_n(out[t], shard.numel, 0.0f);
     for (const zero::StateRun& run : shard.runs) {

@@ -43,9 +43,9 @@ class CheckpointReader {
 
   std::filesystem::path path_;
   Manifest manifest_;
-  std::vector<data::InputFile> files_;      // by rank
-  std::vector<RankFileHeader> headers_;     // by rank
-  std::vector<IndexedRun> index_;           // every file's runs, by begin
+  std::vector<data::InputFile> files_;   // by rank
+  std::vector<RankFileHeader> headers_;  // by rank
+  std::vector<IndexedRun> index_;        // every file's runs, by begin
 };
 
 }  // namespace zt::checkpoint

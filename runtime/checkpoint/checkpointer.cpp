@@ -42,8 +42,8 @@ std::vector<std::vector<float>> host_tensors(std::size_t tensors, std::int64_t n
 
 }  // namespace
 
-Checkpointer::Checkpointer(const Config& config, zero::ZeroStrategy& strategy,
-                           int optimizer_states, int rank, int world_size, CheckpointerHooks hooks)
+Checkpointer::Checkpointer(const Config& config, zero::ZeroStrategy& strategy, int optimizer_states,
+                           int rank, int world_size, CheckpointerHooks hooks)
     : config_(config),
       strategy_(strategy),
       state_count_(static_cast<std::size_t>(optimizer_states)),
@@ -118,9 +118,11 @@ void Checkpointer::start_save(const TrainerState& state) {
   write.runs = shard.runs;
   const std::size_t state_tensors = 1 + state_count_;
   write.header.tensors = static_cast<std::uint32_t>(state_tensors);
-  write.tensors = host_tensors(state_tensors, shard.numel);
   std::vector<float*> out;
-  for (auto& tensor : write.tensors) out.push_back(tensor.data());
+  for (std::size_t t = 0; t < state_tensors; ++t) {
+    write.tensors.push_back(HostFloats::uninitialized(static_cast<std::size_t>(shard.numel)));
+    out.push_back(write.tensors.back().data.get());
+  }
   strategy_.export_states(out);
   if (hooks_.at_phase) hooks_.at_phase(state.step, "save-staged");
   const std::int64_t step = state.step;
@@ -175,11 +177,10 @@ void Checkpointer::commit() {
         fs::remove(pending.partial / (rank_file_name(r, world_size_) + ".done"), ec);
       }
       const std::int64_t step = pending.state.step;
-      const fs::path saved = commit_partial(
-          pending.partial, step, manifest_to_toml(manifest),
-          [this, step](std::string_view phase) {
-            if (hooks_.at_phase) hooks_.at_phase(step, phase);
-          });
+      const fs::path saved = commit_partial(pending.partial, step, manifest_to_toml(manifest),
+                                            [this, step](std::string_view phase) {
+                                              if (hooks_.at_phase) hooks_.at_phase(step, phase);
+                                            });
       const std::vector<fs::path> removed =
           prune_checkpoints(directory_, config_.checkpoint.keep_last);
       std::fprintf(stderr,

@@ -66,7 +66,8 @@ ExportSummary export_safetensors(const CheckpointReader& reader, const std::file
         file.write(values.data(), static_cast<std::size_t>(count) * 4);
       } else {
         for (std::int64_t i = 0; i < count; ++i) {
-          narrow[static_cast<std::size_t>(i)] = f32_to_bf16_bits(values[static_cast<std::size_t>(i)]);
+          narrow[static_cast<std::size_t>(i)] =
+              f32_to_bf16_bits(values[static_cast<std::size_t>(i)]);
         }
         file.write(narrow.data(), static_cast<std::size_t>(count) * 2);
       }

@@ -32,7 +32,7 @@ void ShardWriter::start(ShardWrite write) {
   error_ = nullptr;
   staging_bytes_ = 0;
   for (const auto& tensor : write.tensors) {
-    staging_bytes_ += static_cast<std::int64_t>(tensor.size() * sizeof(float));
+    staging_bytes_ += static_cast<std::int64_t>(tensor.size * sizeof(float));
   }
   thread_ = std::thread([this, w = std::move(write)]() mutable {
     try {
@@ -64,13 +64,13 @@ void ShardWriter::run(ShardWrite write) {
   // injection finds a point half-way through.
   constexpr std::size_t kPieceFloats = std::size_t{4} << 20;
   std::uint64_t data_bytes = 0;
-  for (const auto& tensor : write.tensors) data_bytes += tensor.size() * 4;
+  for (const auto& tensor : write.tensors) data_bytes += tensor.size * 4;
   std::uint64_t written = 0;
   bool said_half = false;
   for (const auto& tensor : write.tensors) {
-    for (std::size_t first = 0; first < tensor.size(); first += kPieceFloats) {
-      const std::size_t n = std::min(kPieceFloats, tensor.size() - first);
-      put(out, tensor.data() + first, n * 4, crc);
+    for (std::size_t first = 0; first < tensor.size; first += kPieceFloats) {
+      const std::size_t n = std::min(kPieceFloats, tensor.size - first);
+      put(out, tensor.data.get() + first, n * 4, crc);
       written += n * 4;
       if (!said_half && written * 2 >= data_bytes && write.on_phase) {
         said_half = true;
@@ -105,8 +105,8 @@ ManifestFile read_done_record(const fs::path& directory, int rank, int world_siz
   unsigned long long bytes = 0;
   std::string crc;
   if (!(in >> bytes >> crc)) {
-    throw IoError("checkpoint save: rank " + std::to_string(rank) + "'s record '" +
-                  path.string() + "' is missing or unreadable after every rank said it wrote "
+    throw IoError("checkpoint save: rank " + std::to_string(rank) + "'s record '" + path.string() +
+                  "' is missing or unreadable after every rank said it wrote "
                   "its shard; is checkpoint.dir on a filesystem every node shares?");
   }
   return ManifestFile{name, rank, bytes, static_cast<std::uint32_t>(std::stoul(crc, nullptr, 16))};

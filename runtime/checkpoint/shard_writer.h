@@ -8,6 +8,7 @@
 #include <exception>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -17,11 +18,21 @@
 
 namespace zt::checkpoint {
 
+// Host floats a save copies a state tensor into: not zeroed first (every element is
+// written by the copy), so the copy is the only pass over it before the write.
+struct HostFloats {
+  std::unique_ptr<float[]> data;
+  std::size_t size = 0;
+  static HostFloats uninitialized(std::size_t n) {
+    return {std::make_unique_for_overwrite<float[]>(n), n};
+  }
+};
+
 struct ShardWrite {
   std::filesystem::path directory;  // the checkpoint's .tmp directory
   RankFileHeader header;
   std::vector<zero::StateRun> runs;
-  std::vector<std::vector<float>> tensors;  // each header.shard_numel floats
+  std::vector<HostFloats> tensors;  // each header.shard_numel floats
   // Called on the writing thread at "save-writing" (half the data written) and
   // "save-written" (the file durable under its name); the fault injection's hook.
   std::function<void(std::string_view phase)> on_phase;

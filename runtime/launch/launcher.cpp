@@ -207,8 +207,7 @@ int run_launcher(const LaunchOptions& options) {
     // Exit 2 (usage, config) fails the same way every time; >= 128 is the launcher's signal.
     if (code != 1 || attempt >= options.max_restarts) return code;
     if (options.restart_command) command = options.restart_command(attempt + 1);
-    std::fprintf(stderr,
-                 "zerotrain launch: restart %d of %d: %s; starting all %d rank%s again%s\n",
+    std::fprintf(stderr, "zerotrain launch: restart %d of %d: %s; starting all %d rank%s again%s\n",
                  attempt + 1, options.max_restarts,
                  failure.empty() ? "the job failed" : failure.c_str(), options.nproc_per_node,
                  options.nproc_per_node == 1 ? "" : "s",

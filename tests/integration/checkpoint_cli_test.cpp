@@ -30,18 +30,12 @@ constexpr int kSteps = 6;
 
 // `zerotrain launch --nproc-per-node 2` of the tiny config, 6 steps, saving every 2.
 std::vector<std::string> launch_args(const fs::path& run_dir, std::vector<std::string> more = {}) {
-  std::vector<std::string> args{"launch",
-                                "--nproc-per-node",
-                                "2",
-                                testing::config_path("tiny.toml"),
-                                "--set",
-                                "train.steps=" + std::to_string(kSteps),
-                                "--set",
-                                "run.dir=" + run_dir.string(),
-                                "--set",
-                                "checkpoint.every_steps=2",
-                                "--set",
-                                "runtime.comm_timeout_s=30"};
+  std::vector<std::string> args{"launch", "--nproc-per-node",
+                                "2",      testing::config_path("tiny.toml"),
+                                "--set",  "train.steps=" + std::to_string(kSteps),
+                                "--set",  "run.dir=" + run_dir.string(),
+                                "--set",  "checkpoint.every_steps=2",
+                                "--set",  "runtime.comm_timeout_s=30"};
   args.insert(args.end(), more.begin(), more.end());
   return args;
 }
@@ -91,9 +85,9 @@ TEST_P(KilledDuringSave, LeavesThePreviousCheckpointLoadableAndThePartialOneIgno
       zerotrain_with(dir, launch_args(run_dir), "killed",
                      {{"ZEROTRAIN_FAULT", "rank=" + rank + ",step=4,signal=9,at=" + phase}});
   ASSERT_EQ(killed.exit_code, 1) << killed.output();
-  EXPECT_NE(killed.err.find("injected fault (ZEROTRAIN_FAULT) on rank " + rank + " at step 4, " +
-                            phase),
-            std::string::npos)
+  EXPECT_NE(
+      killed.err.find("injected fault (ZEROTRAIN_FAULT) on rank " + rank + " at step 4, " + phase),
+      std::string::npos)
       << killed.output();
   ASSERT_TRUE(fs::exists(checkpoints / "step-00000002/manifest.toml")) << killed.output();
   EXPECT_FALSE(fs::exists(checkpoints / "step-00000004")) << "a partial save became visible";
@@ -107,9 +101,9 @@ TEST_P(KilledDuringSave, LeavesThePreviousCheckpointLoadableAndThePartialOneIgno
                              "', a save that did not finish"),
             std::string::npos)
       << resumed.output();
-  EXPECT_NE(resumed.err.find("resumed from '" + (checkpoints / "step-00000002").string() +
-                             "': step 2"),
-            std::string::npos)
+  EXPECT_NE(
+      resumed.err.find("resumed from '" + (checkpoints / "step-00000002").string() + "': step 2"),
+      std::string::npos)
       << resumed.output();
   // metrics.jsonl keeps steps 1-2 of the killed run and continues from step 3.
   EXPECT_EQ(testing::step_numbers(run_dir / "metrics.jsonl"), reference_losses());
@@ -153,8 +147,8 @@ TEST(MaxRestarts, GivesUpAfterTheLastRestartAndNeverRestartsAConfigError) {
     return a;
   };
   // A failure before any checkpoint: the restart starts over, and finishes.
-  const ProgramResult first = zerotrain_with(dir, args("first"), "first",
-                                             {{"ZEROTRAIN_FAULT", "rank=0,step=1,exit=3"}});
+  const ProgramResult first =
+      zerotrain_with(dir, args("first"), "first", {{"ZEROTRAIN_FAULT", "rank=0,step=1,exit=3"}});
   EXPECT_EQ(testing::count_of(first.err, "zerotrain launch: restart 1 of 1"), 1u) << first.output();
   EXPECT_NE(first.err.find("no complete checkpoint in"), std::string::npos) << first.output();
   EXPECT_EQ(first.exit_code, 0) << "the restart has no fault and finishes" << first.output();
@@ -165,14 +159,15 @@ TEST(MaxRestarts, GivesUpAfterTheLastRestartAndNeverRestartsAConfigError) {
   EXPECT_EQ(testing::count_of(twice.err, "zerotrain launch: restart 1 of 1"), 1u) << twice.output();
   EXPECT_EQ(testing::count_of(twice.err, "rank 1 (pid"), 2u) << twice.output();
   // Exit 2 (a usage or config error) would fail the same way again: no restart.
-  const ProgramResult usage = zerotrain_with(dir, args("usage"), "usage",
-                                             {{"ZEROTRAIN_FAULT", "rank=0,step=1,exit=2"}});
+  const ProgramResult usage =
+      zerotrain_with(dir, args("usage"), "usage", {{"ZEROTRAIN_FAULT", "rank=0,step=1,exit=2"}});
   EXPECT_EQ(usage.exit_code, 2) << usage.output();
   EXPECT_EQ(usage.err.find("restart 1 of 1"), std::string::npos) << usage.output();
-  const ProgramResult multinode = testing::zerotrain(
-      dir, {"launch", "--nproc-per-node", "1", "--nnodes", "2", "--max-restarts", "1",
-            "--master-addr", "127.0.0.2", testing::config_path("tiny.toml")},
-      "multinode");
+  const ProgramResult multinode =
+      testing::zerotrain(dir,
+                         {"launch", "--nproc-per-node", "1", "--nnodes", "2", "--max-restarts", "1",
+                          "--master-addr", "127.0.0.2", testing::config_path("tiny.toml")},
+                         "multinode");
   EXPECT_EQ(multinode.exit_code, 2) << multinode.output();
   EXPECT_NE(multinode.err.find("--max-restarts works on one node"), std::string::npos)
       << multinode.output();
@@ -185,7 +180,8 @@ class SavedCheckpoint : public ::testing::Test {
   static void SetUpTestSuite() {
     dir_ = new TempDir();
     const ProgramResult run = testing::zerotrain(
-        *dir_, launch_args(*dir_ / "run", {"--set", "model.tie_embeddings=true", "--set", "zero.stage=3"}),
+        *dir_,
+        launch_args(*dir_ / "run", {"--set", "model.tie_embeddings=true", "--set", "zero.stage=3"}),
         "saved");
     ASSERT_EQ(run.exit_code, 0) << run.output();
   }
@@ -196,7 +192,8 @@ class SavedCheckpoint : public ::testing::Test {
 TempDir* SavedCheckpoint::dir_ = nullptr;
 
 TEST_F(SavedCheckpoint, InspectVerifiesEveryFileAndNamesADamagedOne) {
-  const ProgramResult ok = testing::zerotrain(*dir_, {"checkpoint", "inspect", checkpoint().string()}, "inspect");
+  const ProgramResult ok =
+      testing::zerotrain(*dir_, {"checkpoint", "inspect", checkpoint().string()}, "inspect");
   ASSERT_EQ(ok.exit_code, 0) << ok.output();
   EXPECT_NE(ok.out.find("step 6 (6 optimizer updates applied)"), std::string::npos) << ok.out;
   EXPECT_NE(ok.out.find("saved by 2 ranks at zero.stage 3"), std::string::npos) << ok.out;
@@ -240,11 +237,14 @@ TEST_F(SavedCheckpoint, ExportWritesTheFullWeightsAsSafetensors) {
   const TempDir out;
   const fs::path f32 = out / "model.safetensors";
   const fs::path bf16 = out / "model-bf16.safetensors";
-  const ProgramResult e32 = testing::zerotrain(*dir_, {"checkpoint", "export", checkpoint().string(), f32.string()}, "export");
+  const ProgramResult e32 = testing::zerotrain(
+      *dir_, {"checkpoint", "export", checkpoint().string(), f32.string()}, "export");
   ASSERT_EQ(e32.exit_code, 0) << e32.output();
-  const ProgramResult e16 = testing::zerotrain(
-      *dir_, {"checkpoint", "export", (*dir_ / "run/checkpoints").string(), bf16.string(), "--dtype", "bf16"},
-      "export-bf16");
+  const ProgramResult e16 =
+      testing::zerotrain(*dir_,
+                         {"checkpoint", "export", (*dir_ / "run/checkpoints").string(),
+                          bf16.string(), "--dtype", "bf16"},
+                         "export-bf16");
   ASSERT_EQ(e16.exit_code, 0) << e16.output();
   EXPECT_NE(e16.err.find("using its newest checkpoint"), std::string::npos) << e16.output();
 
@@ -296,11 +296,12 @@ with safe_open(sys.argv[2], framework="np") as f:
     s = f.get_slice("block.0.attn.qkv.weight")
     print("bf16", s.get_dtype(), tuple(s.get_shape()), len(list(f.keys())))
 )";
-  const ProgramResult read = testing::run_program({python, "-c", script, f32.string(), bf16.string()},
-                                                  out.path(), "python");
+  const ProgramResult read = testing::run_program(
+      {python, "-c", script, f32.string(), bf16.string()}, out.path(), "python");
   ASSERT_EQ(read.exit_code, 0) << read.output();
   const std::size_t tensors = reader.manifest().parameters.size() - 1;  // one tie
-  EXPECT_NE(read.out.find("tensors " + std::to_string(tensors) + "\n"), std::string::npos) << read.out;
+  EXPECT_NE(read.out.find("tensors " + std::to_string(tensors) + "\n"), std::string::npos)
+      << read.out;
   EXPECT_NE(read.out.find("wte float32 (32, 64)"), std::string::npos) << read.out;
   EXPECT_NE(read.out.find("step 6\n"), std::string::npos) << read.out;
   EXPECT_NE(read.out.find("bf16 BF16 (192, 64) " + std::to_string(tensors)), std::string::npos)
@@ -318,12 +319,13 @@ TEST_F(SavedCheckpoint, ExportNeverWritesThroughASymlinkOrOverADirectory) {
   std::ofstream(target) << "keep me";
   fs::create_symlink(target, out / "link.safetensors");
   const ProgramResult link = testing::zerotrain(
-      *dir_, {"checkpoint", "export", checkpoint().string(), (out / "link.safetensors").string()}, "link");
+      *dir_, {"checkpoint", "export", checkpoint().string(), (out / "link.safetensors").string()},
+      "link");
   EXPECT_EQ(link.exit_code, 1) << link.output();
   EXPECT_NE(link.err.find("symbolic link"), std::string::npos) << link.err;
   EXPECT_EQ(bytes_of(target), "keep me");
-  const ProgramResult directory =
-      testing::zerotrain(*dir_, {"checkpoint", "export", checkpoint().string(), out.path().string()}, "directory");
+  const ProgramResult directory = testing::zerotrain(
+      *dir_, {"checkpoint", "export", checkpoint().string(), out.path().string()}, "directory");
   EXPECT_EQ(directory.exit_code, 1) << directory.output();
   const ProgramResult missing =
       testing::zerotrain(*dir_, {"checkpoint", "inspect", (out / "nothing").string()}, "missing");

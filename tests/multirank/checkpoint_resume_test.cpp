@@ -99,7 +99,8 @@ Outcome train(const RunShape& setup, const Config& config,
 }
 
 std::string describe(const RunShape& setup) {
-  std::string text = "stage " + std::to_string(setup.stage) + " world " + std::to_string(setup.world);
+  std::string text =
+      "stage " + std::to_string(setup.stage) + " world " + std::to_string(setup.world);
   for (const std::string& e : setup.extra) text += " " + e;
   return text;
 }
@@ -155,22 +156,22 @@ TEST_P(BitwiseResume, ContinuesExactlyLikeTheRunThatNeverStopped) {
 
 INSTANTIATE_TEST_SUITE_P(
     Checkpoints, BitwiseResume,
-    ::testing::Values(RunShape{0, 1, {}}, RunShape{1, 1, {}}, RunShape{2, 1, {}}, RunShape{3, 1, {}},
-                      RunShape{0, 2, {}}, RunShape{1, 2, {}}, RunShape{2, 2, {}}, RunShape{3, 2, {}},
-                      RunShape{2, 2, {"precision.dtype=bf16"}},
-                      RunShape{3, 2, {"precision.dtype=bf16", "optimizer.type=sgd",
-                                   "optimizer.momentum=0.9"}},
-                      RunShape{2, 2, {"offload.optimizer=cpu"}},
-                      RunShape{3, 2, {"offload.optimizer=cpu", "offload.params=cpu",
-                                   "precision.dtype=bf16"}},
-                      RunShape{1, 2, {"offload.optimizer=cpu", "offload.overlap_step=true"}}));
+    ::testing::Values(
+        RunShape{0, 1, {}}, RunShape{1, 1, {}}, RunShape{2, 1, {}}, RunShape{3, 1, {}},
+        RunShape{0, 2, {}}, RunShape{1, 2, {}}, RunShape{2, 2, {}}, RunShape{3, 2, {}},
+        RunShape{2, 2, {"precision.dtype=bf16"}},
+        RunShape{3, 2, {"precision.dtype=bf16", "optimizer.type=sgd", "optimizer.momentum=0.9"}},
+        RunShape{2, 2, {"offload.optimizer=cpu"}},
+        RunShape{3, 2, {"offload.optimizer=cpu", "offload.params=cpu", "precision.dtype=bf16"}},
+        RunShape{1, 2, {"offload.optimizer=cpu", "offload.overlap_step=true"}}));
 
 TEST(BitwiseResume, Fp16ResumesWithTheLossScalerMidBackoff) {
   // Rank 1's step-2 gradients overflow: the scale backs off at step 2, grows again after two
   // clean steps (4) and the save at step 3 falls between, with one clean step counted.
-  const RunShape setup{2, 2,
-                    {"precision.dtype=fp16", "precision.initial_loss_scale=1024",
-                     "precision.loss_scale_growth_interval=2"}};
+  const RunShape setup{2,
+                       2,
+                       {"precision.dtype=fp16", "precision.initial_loss_scale=1024",
+                        "precision.loss_scale_growth_interval=2"}};
   const testing::TempDir dir;
   const fs::path checkpoints = dir / "checkpoints";
   const engine::FaultPlan overflow{1, 2, 0, 0, true, "", 0};
@@ -196,8 +197,10 @@ TEST(BitwiseResume, NvmeStatesAreSavedAndLoadedAndMeetHostStates) {
   fs::remove_all(nvme);
   fs::create_directories(nvme);
   // Several sub-groups per shard, so the states travel to and from the file in pieces.
-  const RunShape on_nvme{2, 2, {"offload.optimizer=nvme", "offload.nvme_path=" + nvme.string(),
-                                "offload.sub_group_size=1024"}};
+  const RunShape on_nvme{2,
+                         2,
+                         {"offload.optimizer=nvme", "offload.nvme_path=" + nvme.string(),
+                          "offload.sub_group_size=1024"}};
   const testing::TempDir dir;
   const fs::path checkpoints = dir / "checkpoints";
   const Outcome saved = train(on_nvme, config_for(on_nvme, checkpoints, kSaveEvery, ""));

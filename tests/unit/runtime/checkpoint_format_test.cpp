@@ -1,0 +1,115 @@
+// The checkpoint format's pieces: state runs of padded layouts, the manifest's round trip and
+// its refusals, and the save-phase fault plans.
+#include "runtime/checkpoint/checkpoint_format.h"
+
+#include <gtest/gtest.h>
+
+#include "core/config/config_loader.h"
+#include "runtime/engine/fault_injection.h"
+#include "runtime/engine/model_factory.h"
+#include "sharding/shard_plan.h"
+
+namespace zt {
+namespace {
+
+Config tiny_gpt() {
+  return parse_config_text(
+      "", "t.toml",
+      {"model.type=gpt", "model.n_layer=2", "model.d_model=16", "model.n_head=2",
+       "model.vocab_size=16", "model.seq_len=8", "model.tie_embeddings=true"});
+}
+
+// Every world size's shard runs partition the model's elements exactly once.
+TEST(StateRuns, EveryWorldsShardsPartitionTheModel) {
+  const nn::Model model = engine::make_model(tiny_gpt());
+  for (const int world : {1, 2, 3, 4, 7}) {
+    const zero::FlatLayout layout =
+        zero::make_flat_layout(model, world, zero::BlockPadding::kEachBlock);
+    std::vector<int> covered(static_cast<std::size_t>(layout.numel), 0);
+    for (int rank = 0; rank < world; ++rank) {
+      const zero::ShardPlan plan(layout, world, rank, 100);
+      std::vector<zero::StateRun> runs;
+      for (std::size_t b = 0; b < layout.blocks.size(); ++b) {
+        for (const zero::Segment& segment : plan.segments(b)) {
+          zero::append_state_runs(layout, plan.slice_offset(segment, rank),
+                                  plan.slice_numel(segment), segment.shard_offset, runs);
+        }
+      }
+      for (const zero::StateRun& run : runs) {
+        ASSERT_LE(run.shard_offset + run.count, plan.shard_numel());
+        for (std::int64_t i = 0; i < run.count; ++i)
+          ++covered[static_cast<std::size_t>(run.begin + i)];
+      }
+    }
+    EXPECT_EQ(std::count(covered.begin(), covered.end(), 1), layout.numel) << "world " << world;
+  }
+}
+
+TEST(Manifest, RoundTripsAndDescribesTiesOnce) {
+  const zero::FlatLayout layout = zero::make_flat_layout(engine::make_model(tiny_gpt()), 2);
+  checkpoint::Manifest m;
+  m.trainer = {7, 6, 512.0, 3};
+  m.world_size = 2;
+  m.zero_stage = 3;
+  m.precision = "fp16";
+  m.optimizer = "adamw";
+  m.offload = "cpu";
+  m.state_names = checkpoint::state_names("adamw", 2);
+  m.numel = layout.numel;
+  m.global_batch_size = 8;
+  m.seed = 42;
+  m.parameters = checkpoint::describe_parameters(layout);
+  m.files = {{checkpoint::rank_file_name(0, 2), 0, 100, 0xdeadbeef},
+             {checkpoint::rank_file_name(1, 2), 1, 200, 0x1}};
+  m.config_toml = "[run]\nseed = 42\n";
+  const checkpoint::Manifest back =
+      checkpoint::parse_manifest(checkpoint::manifest_to_toml(m), "m.toml");
+  EXPECT_EQ(back.trainer.step, 7);
+  EXPECT_EQ(back.trainer.applied_steps, 6);
+  EXPECT_EQ(back.trainer.loss_scale, 512.0);
+  EXPECT_EQ(back.trainer.loss_scale_clean_steps, 3);
+  EXPECT_EQ(back.parameters, m.parameters);
+  EXPECT_EQ(back.state_names, (std::vector<std::string>{"master", "exp_avg", "exp_avg_sq"}));
+  EXPECT_EQ(back.files[0].crc32c, 0xdeadbeefu);
+  EXPECT_EQ(back.config_toml, m.config_toml);
+  const auto tied = std::find_if(m.parameters.begin(), m.parameters.end(),
+                                 [](const auto& p) { return !p.tied_to.empty(); });
+  ASSERT_NE(tied, m.parameters.end());
+  EXPECT_EQ(tied->name, "head.lm_head.weight");
+  EXPECT_EQ(tied->tied_to, "embedding.wte");
+  EXPECT_EQ(tied->offset, 0);
+}
+
+TEST(Manifest, RefusesDamageNamingTheFileAndKey) {
+  const auto error_of = [](const std::string& text) {
+    try {
+      checkpoint::parse_manifest(text, "ck/manifest.toml");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(error_of("format = [").find("'ck/manifest.toml' is not valid TOML"), std::string::npos);
+  EXPECT_NE(error_of("format = \"zerotrain-checkpoint/9\"").find("key 'format'"),
+            std::string::npos);
+  EXPECT_NE(error_of("format = \"zerotrain-checkpoint/1\"\nstep = 1\n")
+                .find("key 'applied_steps' is missing"),
+            std::string::npos);
+  // A file entry that names a path outside the checkpoint is refused.
+  checkpoint::Manifest m;
+  m.state_names = {"master"};
+  m.files = {{"../../etc/passwd", 0, 1, 0}};
+  const std::string text = checkpoint::manifest_to_toml(m);
+  EXPECT_NE(error_of(text).find("key 'files[0].name'"), std::string::npos) << error_of(text);
+}
+
+TEST(FaultPlan, NamesASavePhaseAndAnAttempt) {
+  const engine::FaultPlan plan =
+      engine::parse_fault_plan("rank=1,step=4,signal=9,at=save-writing,attempt=-1");
+  EXPECT_EQ(plan.at, "save-writing");
+  EXPECT_EQ(plan.attempt, -1);
+  EXPECT_THROW(engine::parse_fault_plan("rank=1,step=4,signal=9,at=lunch"), UsageError);
+}
+
+}  // namespace
+}  // namespace zt
