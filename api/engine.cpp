@@ -192,6 +192,8 @@ int Engine::rank() const { return impl_->session.rank(); }
 int Engine::world_size() const { return impl_->session.world_size(); }
 int Engine::local_rank() const { return impl_->session.local_rank(); }
 std::int64_t Engine::steps_done() const { return impl_->trainer->steps_done(); }
+
+std::string Engine::save_checkpoint() { return impl_->trainer->save_checkpoint().string(); }
 const Config& Engine::config() const { return impl_->trainer->config(); }
 const nn::Model& Engine::model() const { return impl_->trainer->model(); }
 std::int64_t Engine::parameter_count() const { return impl_->trainer->model().parameter_count(); }

@@ -78,6 +78,12 @@ class Engine {
   double evaluate(const Batch& batch);
   // Writes memory.json and leaves the job together with every rank. Collective; once.
   void finish();
+  // Saves a sharded checkpoint of the state after steps_done() into checkpoint.dir
+  // (<run.dir>/checkpoints by default) and commits it before returning, whatever
+  // checkpoint.every_steps says: for a loop of your own, a planned stop or a preemption
+  // notice. Collective. Returns the checkpoint's path (step-N). An Engine whose config has
+  // checkpoint.resume = that path (or "latest") continues from it: steps_done() says where.
+  std::string save_checkpoint();
 
   int rank() const;
   int world_size() const;

@@ -171,8 +171,14 @@ std::string manifest_to_toml(const Manifest& m) {
   toml::array names;
   for (const std::string& name : m.state_names) names.push_back(name);
   root.insert("state_tensors", names);
+  // Every state tensor is little-endian fp32, whatever precision.dtype computes in.
+  root.insert("state_dtype", "fp32");
   root.insert("numel", m.numel);
   root.insert("global_batch_size", m.global_batch_size);
+  // The data position: batch s holds samples [(s - 1) x global batch, s x global batch) at
+  // every world size, so the sampler resumes from the step; initialization and the synthetic
+  // data are counter-based streams of the seed, so no generator state needs saving.
+  root.insert("samples_seen", m.trainer.step * m.global_batch_size);
   root.insert("seed", m.seed);
   toml::array parameters;
   for (const ManifestParameter& p : m.parameters) {
@@ -224,6 +230,7 @@ Manifest parse_manifest(std::string_view text, const std::string& path) {
   m.optimizer = read.get<std::string>("optimizer");
   m.offload = read.get<std::string>("offload_optimizer");
   m.state_names = read.strings("state_tensors");
+  if (read.get<std::string>("state_dtype") != "fp32") read.fail("state_dtype", "is not \"fp32\"");
   m.numel = read.get<std::int64_t>("numel");
   m.global_batch_size = read.get<std::int64_t>("global_batch_size");
   m.seed = read.get<std::int64_t>("seed");

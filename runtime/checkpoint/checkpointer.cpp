@@ -87,6 +87,12 @@ void Checkpointer::finish() {
   if (pending_) settle_save(true);
 }
 
+void Checkpointer::save_now(const TrainerState& state) {
+  if (pending_) settle_save(true);
+  start_save(state);
+  settle_save(true);
+}
+
 void Checkpointer::start_save(const TrainerState& state) {
   const auto started = std::chrono::steady_clock::now();
   fs::path partial = directory_ / (step_directory_name(state.step) + std::string(kPartialSuffix));

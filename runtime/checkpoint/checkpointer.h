@@ -49,6 +49,9 @@ class Checkpointer {
   void after_step(const TrainerState& state);
   // Waits for the save in flight and commits it (collective).
   void finish();
+  // Saves the state after `state.step` now and commits it before returning (collective):
+  // a caller's own save point (before a planned stop, on a preemption notice).
+  void save_now(const TrainerState& state);
   // Where checkpoints go.
   const std::filesystem::path& directory() const { return directory_; }
 

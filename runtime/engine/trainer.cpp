@@ -180,14 +180,7 @@ Trainer::Trainer(const Config& config, TrainingParts parts, comm::CommLanes lane
   }
   if (!device_.device().meta &&
       (config_.checkpoint.every_steps > 0 || !config_.checkpoint.resume.empty())) {
-    const int rank = comm_.rank();
-    checkpointer_ = std::make_unique<checkpoint::Checkpointer>(
-        config_, *strategy_, optimizer_->states_per_element(), rank, comm_.world_size(),
-        checkpoint::CheckpointerHooks{
-            [this](std::array<float, 2> values) { return all_reduce_max(values); },
-            [this, rank](std::int64_t step, std::string_view phase) {
-              maybe_inject_fault(options_.fault, rank, step, phase);
-            }});
+    make_checkpointer();
     tracker_.set_phase("checkpoint load");
     if (const auto state = checkpointer_->load()) restore(*state);
   }
@@ -195,6 +188,28 @@ Trainer::Trainer(const Config& config, TrainingParts parts, comm::CommLanes lane
 }
 
 Trainer::~Trainer() = default;
+
+void Trainer::make_checkpointer() {
+  const int rank = comm_.rank();
+  checkpointer_ = std::make_unique<checkpoint::Checkpointer>(
+      config_, *strategy_, optimizer_->states_per_element(), rank, comm_.world_size(),
+      checkpoint::CheckpointerHooks{
+          [this](std::array<float, 2> values) { return all_reduce_max(values); },
+          [this, rank](std::int64_t step, std::string_view phase) {
+            maybe_inject_fault(options_.fault, rank, step, phase);
+          }});
+}
+
+std::filesystem::path Trainer::save_checkpoint() {
+  if (device_.device().meta)
+    throw Error("save_checkpoint: the meta device holds no values to save");
+  if (!checkpointer_) make_checkpointer();
+  const std::string phase = tracker_.phase();
+  tracker_.set_phase("checkpoint save");
+  checkpointer_->save_now(trainer_state());
+  tracker_.set_phase(phase);
+  return checkpointer_->directory() / checkpoint::step_directory_name(steps_done_);
+}
 
 checkpoint::TrainerState Trainer::trainer_state() const {
   checkpoint::TrainerState state;
@@ -388,7 +403,8 @@ StepMetrics Trainer::run_step(const std::function<data::Batch(std::int64_t micro
   metrics.reduce_scatter_bytes = sent(comm::CollectiveKind::kReduceScatter);
   metrics.all_gather_bytes = sent(comm::CollectiveKind::kAllGather);
   counters_before_ = counters;
-  if (step == 1) memory_after_first_step_ = memory_snapshot();
+  // memory.json's "after_first_step": the first step this run made (a resumed run's too).
+  if (step == resumed_step_ + 1) memory_after_first_step_ = memory_snapshot();
   if (config_.runtime.memory_profile && step == config_.runtime.memory_profile_steps) {
     tracker_.stop_timeline();
   }

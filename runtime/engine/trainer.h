@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -111,6 +112,9 @@ class Trainer {
   // changing the model. Collective.
   double evaluate(const data::Batch& batch);
   std::int64_t steps_done() const { return steps_done_; }
+  // Saves a checkpoint of the state after steps_done() into checkpoint.dir and commits it
+  // before returning, whatever checkpoint.every_steps says. Collective. Returns its path.
+  std::filesystem::path save_checkpoint();
   // The step training resumed after (checkpoint.resume), 0 when it started fresh.
   std::int64_t resumed_step() const { return resumed_step_; }
   // Where a caller's batches for step() and evaluate() are allocated: host memory that batch
@@ -152,6 +156,7 @@ class Trainer {
   // Collective on the control lane: the element-wise maximum over the ranks.
   std::array<float, 2> all_reduce_max(std::array<float, 2> values);
   checkpoint::TrainerState trainer_state() const;
+  void make_checkpointer();
   void restore(const checkpoint::TrainerState& state);
 
   const BatchSizes batch_sizes_;  // resolved once, before config_ copies them in

@@ -137,6 +137,39 @@ TEST(Engine, StepOnTheBatchesTrainWouldLoadGivesTrainsLosses) {
   EXPECT_EQ(losses, expected);
 }
 
+// A user's own loop saves where it likes; an Engine resuming from that checkpoint continues
+// with the losses and weights of the loop that never stopped, bit for bit.
+TEST(Engine, SaveCheckpointInAUserLoopAndResumeFromIt) {
+  const zt::testing::TempDir temp;
+  const std::string dir = "checkpoint.dir=" + (temp / "ckpt").string();
+  const zerotrain::Config settings = config({"train.steps=6", dir, "optimizer.type=adamw"});
+  const RegressionSource source;
+  zerotrain::Engine whole(settings, regression_mlp(), nullptr,
+                          zerotrain::make_mean_squared_error_loss(), quiet());
+  std::vector<double> losses;
+  std::string saved;
+  for (std::int64_t step = 1; step <= 6; ++step) {
+    losses.push_back(whole.step(whole.load_step_batch(source, step)).loss);
+    if (step == 4) saved = whole.save_checkpoint();
+  }
+  const std::vector<float> final_weights = whole.full_parameters();
+  whole.finish();
+  EXPECT_EQ(saved, (temp / "ckpt" / "step-00000004").string());
+  ASSERT_TRUE(std::filesystem::exists(std::filesystem::path(saved) / "manifest.toml"));
+
+  zerotrain::Engine resumed(
+      config({"train.steps=6", dir, "optimizer.type=adamw", "checkpoint.resume=" + saved}),
+      regression_mlp(), nullptr, zerotrain::make_mean_squared_error_loss(), quiet());
+  ASSERT_EQ(resumed.steps_done(), 4);
+  std::vector<double> continued;
+  for (std::int64_t step = resumed.steps_done() + 1; step <= 6; ++step) {
+    continued.push_back(resumed.step(resumed.load_step_batch(source, step)).loss);
+  }
+  EXPECT_EQ(continued, std::vector<double>(losses.begin() + 4, losses.end()));
+  EXPECT_EQ(resumed.full_parameters(), final_weights);
+  resumed.finish();
+}
+
 TEST(Engine, EvaluateReportsTheLossWithoutChangingTheModel) {
   zerotrain::Engine engine(config({"train.steps=4"}), regression_mlp(), nullptr,
                            zerotrain::make_mean_squared_error_loss(), quiet());

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -138,9 +139,23 @@ TEST_P(BitwiseResume, ContinuesExactlyLikeTheRunThatNeverStopped) {
     EXPECT_EQ(saved.parameters, unsaved.parameters) << describe(setup);
   }
 
+  // The resumed run saves too: its step 6 replaces the first run's (an atomic exchange of the
+  // two directories) and, trained alike, holds the same bytes.
+  const auto file_bytes = [&](int rank) {
+    std::ifstream in(step_dir(checkpoints, 6) / checkpoint::rank_file_name(rank, setup.world),
+                     std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  };
+  std::vector<std::string> first_step6;
+  for (int r = 0; r < setup.world; ++r) first_step6.push_back(file_bytes(r));
   const Outcome resumed =
-      train(setup, config_for(setup, checkpoints, 0, step_dir(checkpoints, 3).string()));
+      train(setup, config_for(setup, checkpoints, kSaveEvery, step_dir(checkpoints, 3).string()));
   EXPECT_EQ(resumed.first_step, 4);
+  for (int r = 0; r < setup.world; ++r) {
+    EXPECT_TRUE(file_bytes(r) == first_step6[static_cast<std::size_t>(r)])
+        << describe(setup) << ": rank " << r << "'s step-6 file differs after the resumed run";
+  }
+  EXPECT_FALSE(fs::exists(checkpoints / "step-00000006.tmp"));
   ASSERT_EQ(resumed.losses.size(), static_cast<std::size_t>(kSteps - 3)) << describe(setup);
   for (std::size_t i = 0; i < resumed.losses.size(); ++i) {
     EXPECT_TRUE(same_bits(resumed.losses[i], saved.losses[3 + i]))
