@@ -180,6 +180,10 @@ bool OffloadedOptimizer::finish_delayed_update() {
   return true;
 }
 
+void OffloadedOptimizer::wait_for_delayed_update() {
+  if (delayed_pending_) update_worker_.synchronize();  // rethrows what failed there
+}
+
 void OffloadedOptimizer::finish_early_updates() {
   update_worker_.synchronize();  // rethrows what failed there
   wait_for_sends();

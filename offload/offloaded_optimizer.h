@@ -100,6 +100,11 @@ class OffloadedOptimizer {
   // then send_parameters() sends its result.
   void start_delayed_update(std::int64_t step, float lr);
   bool finish_delayed_update();
+  // Checkpoints of overlap_step: waits for the update in flight without taking it (the
+  // next finish_delayed_update() still returns true and its parameters are sent then); and,
+  // resuming such a checkpoint, marks its landed update as that pending one.
+  void wait_for_delayed_update();
+  void resume_landed_update() { delayed_pending_ = true; }
 
  private:
   // Sub-group [first, first + elements) of the vectorized CPU Adam over these states.

@@ -445,21 +445,62 @@ StateShard ShardedStrategy::state_shard() const {
   return shard;
 }
 
-void ShardedStrategy::settle() {
-  if (finish_delayed_update() && !gatherer_) refresh_full_parameters();
-  wait_for_all_refreshes();
+std::vector<std::string> ShardedStrategy::extra_state_names() const {
+  // overlap_step: between steps an update is in flight and the parameters the next forward
+  // uses are one update behind the masters; they are saved so a resume continues exactly.
+  if (overlap_step_) return {std::string(kParametersInUse)};
+  return {};
+}
+
+void ShardedStrategy::copy_own_parameters_to_host(float* out) {
+  std::fill_n(out, plan_.shard_numel(), 0.0f);
+  master_shard_.for_each_slice([&](const Segment& segment, const Tensor&) {
+    const Tensor own = own_parameters(segment);
+    std::span<float> to(out + segment.shard_offset, static_cast<std::size_t>(own.numel()));
+    if (own.dtype() == DType::kF32) {
+      read_to_host(device_, own, to);
+      return;
+    }
+    const Tensor wide = f32_scratch(own.numel());
+    device_.ops().cast(own, wide);
+    read_to_host(device_, wide, to);
+  });
+}
+
+void ShardedStrategy::copy_own_parameters_from_host(const float* in) {
+  master_shard_.for_each_slice([&](const Segment& segment, const Tensor&) {
+    const Tensor own = own_parameters(segment);
+    std::span<const float> from(in + segment.shard_offset, static_cast<std::size_t>(own.numel()));
+    if (own.dtype() == DType::kF32) {
+      write_host_values(device_, own, from);
+      return;
+    }
+    const Tensor wide = f32_scratch(own.numel());
+    write_host_values(device_, wide, from);
+    device_.ops().cast(wide, own);  // exact: the values were this dtype's, widened
+  });
+}
+
+Tensor ShardedStrategy::f32_scratch(std::int64_t numel) {
+  const ScopedAllocationName name("checkpoint: parameters widened");
+  return Tensor::empty(Shape{numel}, DType::kF32, device_.tracker(), MemoryCategory::kWorkspace);
 }
 
 void ShardedStrategy::export_states(std::span<float* const> out) {
-  ZT_CHECK(out.size() == 1 + static_cast<std::size_t>(optimizer_.states_per_element()),
+  const std::size_t states = static_cast<std::size_t>(optimizer_.states_per_element());
+  ZT_CHECK(out.size() == 1 + states + extra_state_names().size(),
            "export_states: one buffer per state tensor");
-  settle();
+  // An update in flight (overlap_step) lands in the masters, but its parameters are not
+  // sent: the run goes on exactly as it would have without the save.
+  if (offloaded_) offloaded_->wait_for_delayed_update();
+  wait_for_all_refreshes();
   const auto shard_span = [&](float* base) {
     return std::span<float>(base, static_cast<std::size_t>(plan_.shard_numel()));
   };
+  if (overlap_step_) copy_own_parameters_to_host(out[1 + states]);
   if (offloaded_) {
     read_to_host(offloaded_->host(), offloaded_->master(), shard_span(out[0]));
-    offloaded_->export_states(out.subspan(1));
+    offloaded_->export_states(out.subspan(1, states));
     return;
   }
   // Padding between slices of an in-place master is never written: zero it.
@@ -475,16 +516,19 @@ void ShardedStrategy::export_states(std::span<float* const> out) {
 }
 
 void ShardedStrategy::import_states(std::span<const float* const> in) {
-  ZT_CHECK(in.size() == 1 + static_cast<std::size_t>(optimizer_.states_per_element()),
+  const std::size_t states = static_cast<std::size_t>(optimizer_.states_per_element());
+  const bool with_parameters_in_use = in.size() == 2 + states;
+  ZT_CHECK(in.size() == 1 + states || (with_parameters_in_use && overlap_step_),
            "import_states: one buffer per state tensor");
-  settle();
+  if (finish_delayed_update() && !gatherer_) refresh_full_parameters();
+  wait_for_all_refreshes();
   if (gatherer_) gatherer_->release_all();  // gathered from the masters being replaced
   const auto shard_span = [&](const float* base) {
     return std::span<const float>(base, static_cast<std::size_t>(plan_.shard_numel()));
   };
   if (offloaded_) {
     write_host_values(offloaded_->host(), offloaded_->master(), shard_span(in[0]));
-    offloaded_->import_states(in.subspan(1));
+    offloaded_->import_states(in.subspan(1, states));
   } else {
     master_shard_.for_each_slice([&](const Segment& segment, const Tensor& slice) {
       write_host_values(device_, slice,
@@ -495,7 +539,21 @@ void ShardedStrategy::import_states(std::span<const float* const> in) {
       write_host_values(device_, states_[i], shard_span(in[1 + i]));
     }
   }
-  publish_masters();
+  if (!with_parameters_in_use) {
+    publish_masters();
+    return;
+  }
+  // overlap_step saved between an update's landing and its parameters' sending: the
+  // parameters in use come back as saved, the masters' compute copy waits to be sent by
+  // the next step, as the update in flight's would have been.
+  offloaded_->convert_masters();
+  copy_own_parameters_from_host(in[1 + states]);
+  offloaded_->resume_landed_update();
+  if (memory_plan_.full_parameters) {
+    refresh_full_parameters();
+  } else {
+    prefetch_first_blocks();
+  }
 }
 
 }  // namespace zt::zero

@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "offload/offloaded_optimizer.h"
@@ -38,6 +39,7 @@ class ShardedStrategy final : public ZeroStrategy {
   void zero_gradients() override;
   std::vector<float> full_parameters() override;
   StateShard state_shard() const override;
+  std::vector<std::string> extra_state_names() const override;
   void export_states(std::span<float* const> out) override;
   void import_states(std::span<const float* const> in) override;
   comm::CommCounters comm_counters() const override { return lanes_.counters(); }
@@ -54,8 +56,12 @@ class ShardedStrategy final : public ZeroStrategy {
   // The masters are new (initialized or loaded): their compute-dtype image goes to the
   // parameters this rank keeps, and from there to every rank (all-gathers in flight).
   void publish_masters();
-  // Lands a delayed update (overlap_step) and its parameters, and waits for the gathers.
-  void settle();
+  // The parameters this rank keeps (its slices of the full parameters, or its shard) as f32
+  // in shard order, out of or into host memory (overlap_step's checkpoint).
+  void copy_own_parameters_to_host(float* out);
+  void copy_own_parameters_from_host(const float* in);
+  // A transient f32 device buffer of `numel` elements (one slice widened at a time).
+  Tensor f32_scratch(std::int64_t numel);
   // Stages 1-2: rounds the master slices into this rank's slices of the full parameters and
   // all-gathers every segment in place; forward waits for each block's part only.
   void refresh_full_parameters();

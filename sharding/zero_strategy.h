@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "comm/comm_lanes.h"
@@ -18,6 +20,8 @@
 #include "sharding/state_shard.h"
 
 namespace zt::zero {
+
+inline constexpr std::string_view kParametersInUse = "parameters_in_use";
 
 class ZeroStrategy {
  public:
@@ -63,6 +67,11 @@ class ZeroStrategy {
   // rank saves, as runs of the model's elements. Stages 1-3 save their shard; DDP, where every
   // rank holds everything, saves an equal 1/world slice of it, so every rank writes.
   virtual StateShard state_shard() const = 0;
+  // Tensors saved after the optimizer's states, by name: with offload.overlap_step,
+  // kParametersInUse (the parameters the next forward uses, one update behind the masters,
+  // widened to f32). export_states writes them after the states; import_states takes them
+  // when the checkpoint has them, and rebuilds the parameters from the masters otherwise.
+  virtual std::vector<std::string> extra_state_names() const { return {}; }
   // What this rank loads: its state shard, or (DDP) every element.
   virtual StateShard load_shard() const { return state_shard(); }
   // Copies this rank's state shard into host memory: out[0] the fp32 masters, out[1 + i]

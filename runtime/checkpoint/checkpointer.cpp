@@ -1,6 +1,7 @@
 // Saving in the background, committing when every rank is done, and loading with resharding.
 #include "runtime/checkpoint/checkpointer.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 
@@ -63,6 +64,7 @@ Manifest Checkpointer::manifest_for(const TrainerState& state) const {
   m.optimizer = std::string(config_name(config_.optimizer.type));
   m.offload = std::string(config_name(config_.offload.optimizer));
   m.state_names = state_names(m.optimizer, static_cast<int>(state_count_));
+  for (const std::string& extra : strategy_.extra_state_names()) m.state_names.push_back(extra);
   m.parameters = describe_parameters(strategy_.layout());
   m.numel = strategy_.layout().numel;
   m.global_batch_size = config_.train.global_batch_size;
@@ -122,7 +124,7 @@ void Checkpointer::start_save(const TrainerState& state) {
   write.header.shard_numel = shard.numel;
   write.header.run_count = static_cast<std::int64_t>(shard.runs.size());
   write.runs = shard.runs;
-  const std::size_t state_tensors = 1 + state_count_;
+  const std::size_t state_tensors = 1 + state_count_ + strategy_.extra_state_names().size();
   write.header.tensors = static_cast<std::uint32_t>(state_tensors);
   std::vector<float*> out;
   for (std::size_t t = 0; t < state_tensors; ++t) {
@@ -230,7 +232,17 @@ std::optional<TrainerState> Checkpointer::load() {
     check_fits(reader.manifest(), *path);
     const std::vector<int> ranks = reader.ranks_holding(shard.runs);
     reader.verify(ranks);  // every file this rank reads from, whole
-    tensors = host_tensors(reader.manifest().state_names.size(), shard.numel);
+    // The masters and the optimizer's states, and what this strategy saves beyond them when
+    // the checkpoint has it too (overlap_step's parameters in use).
+    std::size_t wanted = 1 + state_count_;
+    const std::vector<std::string> extras = strategy_.extra_state_names();
+    const std::vector<std::string>& names = reader.manifest().state_names;
+    if (!extras.empty() && names.size() == wanted + extras.size() &&
+        std::equal(extras.begin(), extras.end(),
+                   names.begin() + static_cast<std::ptrdiff_t>(wanted))) {
+      wanted += extras.size();
+    }
+    tensors = host_tensors(wanted, shard.numel);
     std::vector<float*> out;
     for (auto& tensor : tensors) out.push_back(tensor.data());
     reader.read_shard(shard, out);
@@ -280,11 +292,22 @@ void Checkpointer::check_fits(const Manifest& m, const fs::path& path) const {
                 std::to_string(strategy_.layout().numel));
   }
   const std::string optimizer(config_name(config_.optimizer.type));
-  if (m.optimizer != optimizer || m.state_names.size() != 1 + state_count_) {
+  const std::vector<std::string> expected = state_names(optimizer, static_cast<int>(state_count_));
+  const bool states_match =
+      m.state_names.size() >= expected.size() &&
+      std::equal(expected.begin(), expected.end(), m.state_names.begin()) &&
+      (m.state_names.size() == expected.size() || (m.state_names.size() == expected.size() + 1 &&
+                                                   m.state_names.back() == zero::kParametersInUse));
+  if (m.optimizer != optimizer || !states_match) {
     throw Error(where_set(config_, "optimizer.type") + ": optimizer.type = \"" + optimizer +
                 "\" keeps " + std::to_string(state_count_) + " state(s) per parameter; " + where +
-                " was saved by \"" + m.optimizer + "\" with " +
-                std::to_string(m.state_names.size() - 1) + "; resume with the same optimizer");
+                " was saved by \"" + m.optimizer + "\" (its tensors: " +
+                [&] {
+                  std::string list;
+                  for (const std::string& n : m.state_names) list += (list.empty() ? "" : ", ") + n;
+                  return list;
+                }() +
+                "); resume with the same optimizer");
   }
   if (m.global_batch_size != config_.train.global_batch_size) {
     throw Error(where_set(config_, "train.global_batch_size") + ": the global batch is " +
