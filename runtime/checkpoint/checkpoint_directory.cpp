@@ -55,7 +55,7 @@ CheckpointListing list_checkpoints(const fs::path& directory) {
   for (const fs::directory_entry& entry : fs::directory_iterator(directory, ec)) {
     const std::string name = entry.path().filename().string();
     if (!entry.is_directory(ec)) continue;
-    if (step_of(name, kPartialSuffix)) {
+    if (step_of(name, kPartialSuffix) || step_of(name, kReplacedSuffix)) {
       listing.partial.push_back(entry.path());
     } else if (const auto step = step_of(name, "")) {
       if (fs::exists(entry.path() / kManifestName, ec)) {
@@ -129,12 +129,25 @@ fs::path commit_partial(const fs::path& partial, std::int64_t step,
     // Another save of this step (an earlier attempt that got further): swap the two at once,
     // so a complete step-N exists at every instant, then drop the old one.
     if (::syscall(SYS_renameat2, AT_FDCWD, partial.c_str(), AT_FDCWD, final_path.c_str(),
-                  RENAME_EXCHANGE) != 0) {
+                  RENAME_EXCHANGE) == 0) {
+      fs::remove_all(partial, ec);
+    } else if (errno == EINVAL || errno == ENOSYS || errno == ENOTSUP) {
+      // A filesystem without the exchange (NFS, some FUSE): move the old one aside first. A
+      // kill in between leaves it as step-N.replaced, which the next save's pruning removes.
+      const fs::path aside = directory / (step_directory_name(step) + std::string(kReplacedSuffix));
+      fs::remove_all(aside, ec);
+      if (::rename(final_path.c_str(), aside.c_str()) != 0 ||
+          ::rename(partial.c_str(), final_path.c_str()) != 0) {
+        const int error = errno;
+        throw IoError("cannot replace " + quoted(final_path) + " by " + quoted(partial) + ": " +
+                      std::strerror(error));
+      }
+      fs::remove_all(aside, ec);
+    } else {
       const int error = errno;
       throw IoError("cannot replace " + quoted(final_path) + " by " + quoted(partial) + ": " +
                     std::strerror(error));
     }
-    fs::remove_all(partial, ec);
   } else if (::rename(partial.c_str(), final_path.c_str()) != 0) {
     const int error = errno;
     throw IoError("cannot rename " + quoted(partial) + " to " + quoted(final_path) + ": " +

@@ -25,6 +25,9 @@ inline constexpr std::string_view kFormat = "zerotrain-checkpoint/1";
 inline constexpr std::string_view kManifestName = "manifest.toml";
 inline constexpr std::string_view kStepPrefix = "step-";
 inline constexpr std::string_view kPartialSuffix = ".tmp";
+// A checkpoint being replaced by a newer save of the same step, on a filesystem that cannot
+// exchange two directories atomically.
+inline constexpr std::string_view kReplacedSuffix = ".replaced";
 
 // "rank-00001-of-00004.zts"
 std::string rank_file_name(int rank, int world_size);

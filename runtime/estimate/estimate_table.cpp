@@ -311,9 +311,17 @@ std::string report_text(const EstimateReport& report, const Config& config) {
     text += line;
   }
   std::snprintf(line, sizeof(line),
-                "bytes moved per step by rank 0: %s by collectives, %s host <-> device\n\n",
+                "bytes moved per step by rank 0: %s by collectives, %s host <-> device\n",
                 format_approximate_bytes(first.comm_bytes_per_step).c_str(),
                 format_approximate_bytes(first.offload_bytes_per_step).c_str());
+  text += line;
+  std::snprintf(line, sizeof(line),
+                "checkpoints of rank 0: a %s file per save; %s of host memory while it is "
+                "written (one copy of its fp32 masters and optimizer states); %s of host "
+                "memory to resume\n\n",
+                format_approximate_bytes(first.checkpoint_file_bytes).c_str(),
+                format_approximate_bytes(first.checkpoint_save_host_bytes).c_str(),
+                format_approximate_bytes(first.checkpoint_load_host_bytes).c_str());
   text += line;
 
   text += "Peak device bytes per rank by ZeRO stage, offload and world size";
@@ -389,7 +397,11 @@ std::string report_json(const EstimateReport& report, const Config& config) {
             ", \"category_peaks\": " + categories_json(r.memory.peak_bytes) +
             ", \"after_step_1\": " + categories_json(r.after_first_step.current_bytes) +
             ", \"comm_bytes_per_step\": " + std::to_string(r.comm_bytes_per_step) +
-            ", \"offload_bytes_per_step\": " + std::to_string(r.offload_bytes_per_step) + "}";
+            ", \"offload_bytes_per_step\": " + std::to_string(r.offload_bytes_per_step) +
+            ", \"checkpoint_file_bytes\": " + std::to_string(r.checkpoint_file_bytes) +
+            ", \"checkpoint_save_host_bytes\": " + std::to_string(r.checkpoint_save_host_bytes) +
+            ", \"checkpoint_load_host_bytes\": " + std::to_string(r.checkpoint_load_host_bytes) +
+            "}";
   }
   json += "]";
   if (report.other_checkpointing) {

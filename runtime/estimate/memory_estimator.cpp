@@ -8,6 +8,8 @@
 #include "core/config/batch_size.h"
 #include "core/device/meta_device.h"
 #include "data/batch.h"
+#include "optim/optimizer.h"
+#include "runtime/checkpoint/checkpoint_format.h"
 #include "runtime/engine/model_factory.h"
 #include "runtime/engine/trainer.h"
 
@@ -111,6 +113,14 @@ RankEstimate estimate_rank(const Config& config, int world_size, int rank,
   estimate.comm_bytes_per_step =
       last.all_reduce_bytes + last.reduce_scatter_bytes + last.all_gather_bytes;
   estimate.offload_bytes_per_step = copied_after_step.back() - copied_after_step.front();
+  const zero::ZeroStrategy& strategy = trainer.strategy();
+  const zero::StateShard shard = strategy.state_shard();
+  const int tensors = 1 + optim::make_optimizer(simulated.optimizer)->states_per_element() +
+                      static_cast<int>(strategy.extra_state_names().size());
+  estimate.checkpoint_file_bytes = static_cast<std::int64_t>(checkpoint::rank_file_bytes(
+      static_cast<std::int64_t>(shard.runs.size()), shard.numel, tensors));
+  estimate.checkpoint_save_host_bytes = std::int64_t{4} * tensors * shard.numel;
+  estimate.checkpoint_load_host_bytes = std::int64_t{4} * tensors * strategy.load_shard().numel;
   return estimate;
 }
 

@@ -37,6 +37,12 @@ struct RankEstimate {
   std::vector<MemoryEvent> timeline;        // with record_timeline: initialization and two steps
   std::int64_t micro_batch_size = 0;
   std::int64_t grad_accum_steps = 0;
+  // Checkpoints (Note [Checkpoint saving]): this rank's file, the host memory a save holds
+  // while the file is written (one copy of the rank's masters and optimizer states), and
+  // the host memory a resume reads the rank's part into (DDP: every element).
+  std::int64_t checkpoint_file_bytes = 0;
+  std::int64_t checkpoint_save_host_bytes = 0;
+  std::int64_t checkpoint_load_host_bytes = 0;
   std::int64_t bytes_moved_per_step() const { return comm_bytes_per_step + offload_bytes_per_step; }
 };
 

@@ -22,6 +22,7 @@
 #include "rank_threads.h"
 #include "runtime/checkpoint/checkpoint_format.h"
 #include "runtime/engine/trainer.h"
+#include "runtime/estimate/memory_estimator.h"
 #include "support/temp_dir.h"
 
 namespace zt {
@@ -389,6 +390,16 @@ TEST(CheckpointSaving, KeepLastRemovesTheOldestAndEveryFileIsWhereTheManifestSay
   std::sort(files.begin(), files.end());
   EXPECT_EQ(files, (std::vector<std::string>{"manifest.toml", "rank-00000-of-00002.zts",
                                              "rank-00001-of-00002.zts"}));
+  // The estimator knows each rank's file and the host memory a save holds, before any run.
+  const Config config = config_for(setup, checkpoints, 1, "");
+  for (int rank = 0; rank < 2; ++rank) {
+    const estimate::RankEstimate estimated = estimate::estimate_rank(config, 2, rank);
+    const auto real = static_cast<std::int64_t>(
+        fs::file_size(step_dir(checkpoints, 6) / checkpoint::rank_file_name(rank, 2)));
+    EXPECT_EQ(estimated.checkpoint_file_bytes, real) << "rank " << rank;
+    EXPECT_GT(estimated.checkpoint_save_host_bytes, real * 9 / 10) << "rank " << rank;
+    EXPECT_LE(estimated.checkpoint_save_host_bytes, real) << "rank " << rank;
+  }
 }
 
 }  // namespace
