@@ -35,10 +35,14 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// Host buffers for every state tensor of a shard of `numel` elements.
-std::vector<std::vector<float>> host_tensors(std::size_t tensors, std::int64_t numel) {
-  return std::vector<std::vector<float>>(tensors,
-                                         std::vector<float>(static_cast<std::size_t>(numel)));
+// Host buffers for `tensors` state tensors of a shard of `numel` elements, not zeroed
+// (whoever fills them writes every element).
+std::vector<HostFloats> host_tensors(std::size_t tensors, std::int64_t numel) {
+  std::vector<HostFloats> buffers;
+  for (std::size_t t = 0; t < tensors; ++t) {
+    buffers.push_back(HostFloats::uninitialized(static_cast<std::size_t>(numel)));
+  }
+  return buffers;
 }
 
 }  // namespace
@@ -126,21 +130,17 @@ void Checkpointer::start_save(const TrainerState& state) {
   write.runs = shard.runs;
   const std::size_t state_tensors = 1 + state_count_ + strategy_.extra_state_names().size();
   write.header.tensors = static_cast<std::uint32_t>(state_tensors);
+  write.tensors = host_tensors(state_tensors, shard.numel);
   std::vector<float*> out;
-  for (std::size_t t = 0; t < state_tensors; ++t) {
-    write.tensors.push_back(HostFloats::uninitialized(static_cast<std::size_t>(shard.numel)));
-    out.push_back(write.tensors.back().data.get());
-  }
+  for (HostFloats& tensor : write.tensors) out.push_back(tensor.data.get());
   strategy_.export_states(out);
   if (hooks_.at_phase) hooks_.at_phase(state.step, "save-staged");
   const std::int64_t step = state.step;
   write.on_phase = [this, step](std::string_view phase) {
     if (hooks_.at_phase) hooks_.at_phase(step, phase);
   };
-  const std::int64_t bytes = static_cast<std::int64_t>(
-      rank_file_bytes(write.header.run_count, shard.numel, static_cast<int>(state_tensors)));
   writer_.start(std::move(write));
-  pending_ = Pending{state, partial, started, seconds_since(started), bytes, false, nullptr};
+  pending_ = Pending{state, partial, started, seconds_since(started), false, nullptr};
 }
 
 void Checkpointer::settle_save(bool wait) {
@@ -224,7 +224,7 @@ std::optional<TrainerState> Checkpointer::load() {
   if (!path) return std::nullopt;
   const auto started = std::chrono::steady_clock::now();
   const zero::StateShard shard = strategy_.load_shard();
-  std::vector<std::vector<float>> tensors;
+  std::vector<HostFloats> tensors;
   std::optional<Manifest> manifest;
   std::exception_ptr error;
   try {
@@ -244,8 +244,8 @@ std::optional<TrainerState> Checkpointer::load() {
     }
     tensors = host_tensors(wanted, shard.numel);
     std::vector<float*> out;
-    for (auto& tensor : tensors) out.push_back(tensor.data());
-    reader.read_shard(shard, out);
+    for (HostFloats& tensor : tensors) out.push_back(tensor.data.get());
+    reader.read_shard(shard, out);  // padding zeroed
     manifest = reader.manifest();
   } catch (...) {
     error = std::current_exception();
@@ -257,7 +257,7 @@ std::optional<TrainerState> Checkpointer::load() {
                 " (its error is above)");
   }
   std::vector<const float*> in;
-  for (const auto& tensor : tensors) in.push_back(tensor.data());
+  for (const HostFloats& tensor : tensors) in.push_back(tensor.data.get());
   strategy_.import_states(in);
   if (rank_ == 0) {
     std::fprintf(stderr,

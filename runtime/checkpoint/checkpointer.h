@@ -77,7 +77,6 @@ class Checkpointer {
     std::filesystem::path partial;
     std::chrono::steady_clock::time_point started;
     double staging_seconds = 0;
-    std::int64_t bytes = 0;    // this rank's file
     bool collected = false;    // the write has finished and been waited for
     std::exception_ptr error;  // why it failed
   };
