@@ -157,7 +157,7 @@ void DdpStrategy::export_states(std::span<float* const> out) {
   const std::int64_t begin = lanes_.rank() * chunk;
   const std::int64_t real = std::clamp<std::int64_t>(layout_.numel - begin, 0, chunk);
   for (std::size_t t = 0; t < out.size(); ++t) {
-    std::fill_n(out[t], chunk, 0.0f);
+    std::fill_n(out[t] + real, chunk - real, 0.0f);  // the padding after the last parameter
     if (real > 0) {
       read_to_host(device_, state_tensor(t).view(begin, Shape{real}),
                    std::span<float>(out[t], static_cast<std::size_t>(real)));

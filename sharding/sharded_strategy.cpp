@@ -453,7 +453,6 @@ std::vector<std::string> ShardedStrategy::extra_state_names() const {
 }
 
 void ShardedStrategy::copy_own_parameters_to_host(float* out) {
-  std::fill_n(out, plan_.shard_numel(), 0.0f);
   master_shard_.for_each_slice([&](const Segment& segment, const Tensor&) {
     const Tensor own = own_parameters(segment);
     std::span<float> to(out + segment.shard_offset, static_cast<std::size_t>(own.numel()));
@@ -503,8 +502,7 @@ void ShardedStrategy::export_states(std::span<float* const> out) {
     offloaded_->export_states(out.subspan(1, states));
     return;
   }
-  // Padding between slices of an in-place master is never written: zero it.
-  std::fill_n(out[0], plan_.shard_numel(), 0.0f);
+  // The slices of every segment tile the shard, padding included (zero in every buffer).
   master_shard_.for_each_slice([&](const Segment& segment, const Tensor& slice) {
     read_to_host(
         device_, slice,
