@@ -48,6 +48,22 @@ fs::path checkpoint_directory(const Config& config) {
                                        : fs::path(config.checkpoint.dir);
 }
 
+std::optional<std::string> checkpoint_directory_problem(const fs::path& directory) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(directory, ec);
+  if (fs::exists(status) && !fs::is_directory(status)) {
+    return quoted(directory) + " exists and is not a directory";
+  }
+  if (!fs::exists(status)) {
+    fs::create_directories(directory, ec);
+    if (ec) return "cannot create " + quoted(directory) + ": " + ec.message();
+  }
+  if (::access(directory.c_str(), W_OK | X_OK) != 0) {
+    return quoted(directory) + " is not writable: " + std::strerror(errno);
+  }
+  return std::nullopt;
+}
+
 CheckpointListing list_checkpoints(const fs::path& directory) {
   CheckpointListing listing;
   std::error_code ec;

@@ -17,6 +17,11 @@ namespace zt::checkpoint {
 // checkpoint.dir, or <run.dir>/checkpoints when it is empty.
 std::filesystem::path checkpoint_directory(const Config& config);
 
+// Why checkpoints cannot be saved into `directory` (it is not a directory, cannot be
+// created, or is not writable), or nullopt; creates it when missing. Checked before
+// training starts, so a run does not find out at its first save.
+std::optional<std::string> checkpoint_directory_problem(const std::filesystem::path& directory);
+
 struct CheckpointListing {
   std::vector<std::pair<std::int64_t, std::filesystem::path>> complete;  // by step
   std::vector<std::filesystem::path> partial;  // step-N.tmp, or step-N without a manifest

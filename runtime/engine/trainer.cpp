@@ -15,6 +15,7 @@
 #include "nn/loss/softmax_cross_entropy.h"
 #include "offload/nvme_state_file.h"
 #include "optim/lr_schedule.h"
+#include "runtime/checkpoint/checkpoint_directory.h"
 #include "runtime/checkpoint/checkpointer.h"
 #include "runtime/engine/block_pass.h"
 #include "runtime/engine/device_selection.h"
@@ -56,6 +57,18 @@ void check_supported(const Config& config, bool check_files) {
   if (!offload.nvme_path.empty() && offload.optimizer != OffloadTarget::kNvme) {
     throw ConfigError(where_set(config, "offload.nvme_path") +
                       ": offload.nvme_path is set, but offload.optimizer is not \"nvme\"");
+  }
+  if (config.checkpoint.every_steps > 0 && check_files) {
+    if (auto problem =
+            checkpoint::checkpoint_directory_problem(checkpoint::checkpoint_directory(config))) {
+      throw ConfigError(where_set(config, config.checkpoint.dir.empty() ? "checkpoint.every_steps"
+                                                                        : "checkpoint.dir") +
+                        ": checkpoint.dir " + *problem +
+                        (config.checkpoint.dir.empty() ? " (empty checkpoint.dir means "
+                                                         "<run.dir>/checkpoints)"
+                                                       : "") +
+                        "; set checkpoint.dir to a writable directory");
+    }
   }
   if (offload.optimizer != OffloadTarget::kNone && config.zero.stage == 0) {
     throw ConfigError(where_set(config, "offload.optimizer") + ": offload.optimizer = \"" +

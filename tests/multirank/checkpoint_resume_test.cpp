@@ -372,6 +372,35 @@ TEST_F(DamagedCheckpoint, LatestPassesOverAnInterruptedSave) {
       << err;
 }
 
+TEST(CheckpointSaving, AnUnusableDirectoryStopsTheRunBeforeTheFirstStep) {
+  const testing::TempDir dir;
+  const fs::path file = dir / "not-a-directory";
+  std::ofstream(file) << "x";
+  const RunShape setup{1, 1, {}};
+  try {
+    train(setup, config_for(setup, file, 2, ""));
+    FAIL() << "trained with checkpoint.dir a regular file";
+  } catch (const std::exception& e) {  // run_ranks' summary of the rank's ConfigError
+    const std::string message = e.what();
+    EXPECT_NE(message.find("--set checkpoint.dir=" + file.string() + ": checkpoint.dir '" +
+                           file.string() + "' exists and is not a directory"),
+              std::string::npos)
+        << message;
+  }
+  EXPECT_EQ(std::ifstream(file).get(), 'x') << "the file was touched";
+}
+
+TEST(CheckpointSaving, LatestWithNothingSavedYetStartsFresh) {
+  const testing::TempDir dir;
+  const RunShape setup{0, 1, {}};
+  ::testing::internal::CaptureStderr();
+  const Outcome fresh = train(setup, config_for(setup, dir / "none-yet", 3, "latest"));
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(fresh.first_step, 1);
+  EXPECT_NE(err.find("no complete checkpoint in"), std::string::npos) << err;
+  EXPECT_TRUE(fs::exists(dir / "none-yet" / "step-00000006" / "manifest.toml"));
+}
+
 TEST(CheckpointSaving, KeepLastRemovesTheOldestAndEveryFileIsWhereTheManifestSays) {
   const testing::TempDir dir;
   const fs::path checkpoints = dir / "checkpoints";
