@@ -43,14 +43,6 @@ fs::path checkpoint_path(const std::string& given) {
   return listing.complete.back().second;
 }
 
-std::string shape_text(const std::vector<std::int64_t>& shape) {
-  std::string text = "(";
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    text += (i == 0 ? "" : ", ") + std::to_string(shape[i]);
-  }
-  return text + ")";
-}
-
 int inspect(const std::string& given) {
   const checkpoint::CheckpointReader reader(checkpoint_path(given));
   const checkpoint::Manifest& m = reader.manifest();
@@ -75,7 +67,7 @@ int inspect(const std::string& given) {
               static_cast<long long>(m.global_batch_size), static_cast<long long>(m.seed));
   std::printf("  parameters:\n");
   for (const checkpoint::ManifestParameter& p : m.parameters) {
-    std::printf("    %-40s %-16s%s%s\n", p.name.c_str(), shape_text(p.shape).c_str(),
+    std::printf("    %-40s %-16s%s%s\n", p.name.c_str(), p.shape_text().c_str(),
                 p.tied_to.empty() ? "" : " tied to ", p.tied_to.c_str());
   }
   std::printf("  files:\n");

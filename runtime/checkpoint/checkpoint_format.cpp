@@ -109,6 +109,14 @@ std::int64_t ManifestParameter::numel() const {
   return n;
 }
 
+std::string ManifestParameter::shape_text() const {
+  std::string text = "(";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    text += (i == 0 ? "" : ", ") + std::to_string(shape[i]);
+  }
+  return text + ")";
+}
+
 std::vector<ManifestParameter> describe_parameters(const zero::FlatLayout& layout) {
   std::vector<ManifestParameter> parameters;
   std::vector<std::int64_t> unpadded_start;  // per block

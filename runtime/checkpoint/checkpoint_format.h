@@ -58,6 +58,7 @@ struct ManifestParameter {
   std::string tied_to;      // a tied parameter: the name of the one whose values it uses
 
   std::int64_t numel() const;
+  std::string shape_text() const;  // "(192, 64)"
   friend bool operator==(const ManifestParameter&, const ManifestParameter&) = default;
 };
 

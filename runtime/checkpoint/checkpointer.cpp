@@ -19,16 +19,8 @@ namespace fs = std::filesystem;
 
 std::string quoted(const fs::path& path) { return "'" + path.string() + "'"; }
 
-std::string shape_text(const std::vector<std::int64_t>& shape) {
-  std::string text = "(";
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    text += (i == 0 ? "" : ", ") + std::to_string(shape[i]);
-  }
-  return text + ")";
-}
-
 std::string describe(const ManifestParameter& p) {
-  return "'" + p.name + "' " + shape_text(p.shape) + " at element " + std::to_string(p.offset);
+  return "'" + p.name + "' " + p.shape_text() + " at element " + std::to_string(p.offset);
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {

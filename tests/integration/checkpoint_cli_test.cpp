@@ -10,7 +10,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -46,18 +45,11 @@ ProgramResult zerotrain_with(const TempDir& dir, std::vector<std::string> args,
   return testing::run_program(args, dir.path(), name, env);
 }
 
-std::string bytes_of(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // Every file of a directory with its contents.
 std::map<std::string, std::string> contents(const fs::path& directory) {
   std::map<std::string, std::string> files;
   for (const auto& entry : fs::directory_iterator(directory)) {
-    files[entry.path().filename().string()] = bytes_of(entry.path());
+    files[entry.path().filename().string()] = testing::read_text(entry.path());
   }
   return files;
 }
@@ -205,7 +197,7 @@ TEST_F(SavedCheckpoint, InspectVerifiesEveryFileAndNamesADamagedOne) {
   const TempDir copy;
   fs::copy(checkpoint(), copy / "step-00000006", fs::copy_options::recursive);
   const fs::path shard = copy / "step-00000006/rank-00001-of-00002.zts";
-  std::string bytes = bytes_of(shard);
+  std::string bytes = testing::read_text(shard);
   bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 1);
   std::ofstream(shard, std::ios::binary | std::ios::trunc) << bytes;
   const ProgramResult bad = testing::zerotrain(
@@ -222,7 +214,7 @@ struct Safetensors {
   std::string data;
 };
 Safetensors read_safetensors(const fs::path& path) {
-  const std::string bytes = bytes_of(path);
+  const std::string bytes = testing::read_text(path);
   std::uint64_t length = 0;
   std::memcpy(&length, bytes.data(), 8);
   return {bytes.substr(8, length), bytes.substr(8 + length)};
@@ -323,7 +315,7 @@ TEST_F(SavedCheckpoint, ExportNeverWritesThroughASymlinkOrOverADirectory) {
       "link");
   EXPECT_EQ(link.exit_code, 1) << link.output();
   EXPECT_NE(link.err.find("symbolic link"), std::string::npos) << link.err;
-  EXPECT_EQ(bytes_of(target), "keep me");
+  EXPECT_EQ(testing::read_text(target), "keep me");
   const ProgramResult directory = testing::zerotrain(
       *dir_, {"checkpoint", "export", checkpoint().string(), out.path().string()}, "directory");
   EXPECT_EQ(directory.exit_code, 1) << directory.output();
