@@ -418,7 +418,9 @@ StepMetrics Trainer::run_step(const std::function<data::Batch(std::int64_t micro
   counters_before_ = counters;
   // memory.json's "after_first_step": the first step this run made (a resumed run's too).
   if (step == resumed_step_ + 1) memory_after_first_step_ = memory_snapshot();
-  if (config_.runtime.memory_profile && step == config_.runtime.memory_profile_steps) {
+  // The profile covers this run's first memory_profile_steps steps (a resumed run's too).
+  if (config_.runtime.memory_profile &&
+      step == resumed_step_ + config_.runtime.memory_profile_steps) {
     tracker_.stop_timeline();
   }
   if (metrics_log_) metrics_log_->append(metrics);

@@ -401,6 +401,30 @@ TEST(CheckpointSaving, LatestWithNothingSavedYetStartsFresh) {
   EXPECT_TRUE(fs::exists(dir / "none-yet" / "step-00000006" / "manifest.toml"));
 }
 
+// A resumed run's memory profile covers its own first memory_profile_steps steps.
+TEST(CheckpointSaving, AResumedRunProfilesItsOwnFirstSteps) {
+  const testing::TempDir dir;
+  const RunShape setup{1, 1, {}};
+  train(setup, config_for(setup, dir / "checkpoints", kSaveEvery, ""));
+  Config config =
+      config_for(setup, dir / "checkpoints", 0, step_dir(dir / "checkpoints", 3).string());
+  config.runtime.memory_profile = true;
+  config.runtime.memory_profile_steps = 2;
+  comm::MemoryStore store;
+  auto comm = comm::create_cpu_communicator(store, 0, 1, {});
+  MemoryTracker tracker(Device::cpu());
+  engine::Trainer trainer(config, *comm, tracker, engine::quiet_trainer_options());
+  trainer.run();
+  std::int64_t last_step = 0;
+  bool saw_step_4 = false;
+  for (const MemoryEvent& event : tracker.timeline()) {
+    last_step = std::max(last_step, event.step);
+    saw_step_4 = saw_step_4 || event.step == 4;
+  }
+  EXPECT_TRUE(saw_step_4);
+  EXPECT_EQ(last_step, 5) << "the profile should stop after steps 4 and 5";
+}
+
 TEST(CheckpointSaving, KeepLastRemovesTheOldestAndEveryFileIsWhereTheManifestSays) {
   const testing::TempDir dir;
   const fs::path checkpoints = dir / "checkpoints";
