@@ -17,8 +17,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string quoted(const fs::path& path) { return "'" + path.string() + "'"; }
-
 std::string reason(int error) { return std::generic_category().message(error); }
 
 // What a non-regular file is, in the words of `ls -l` and `stat`.
@@ -56,15 +54,18 @@ fs::path temp_name(const fs::path& path, unsigned attempt) {
 
 }  // namespace
 
+std::string quoted_path(const fs::path& path) { return "'" + path.string() + "'"; }
+
 InputFile InputFile::open(const fs::path& path, const char* what, const char* missing_hint) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
     const int error = errno;
-    throw IoError(std::string("cannot read ") + what + " " + quoted(path) + ": " + reason(error) +
+    throw IoError(std::string("cannot read ") + what + " " + quoted_path(path) + ": " +
+                  reason(error) +
                   (error == ENOENT ? std::string("; ") + missing_hint : std::string()));
   }
   if (!S_ISREG(st.st_mode)) {
-    throw IoError(std::string("cannot read ") + what + " " + quoted(path) + ": it is " +
+    throw IoError(std::string("cannot read ") + what + " " + quoted_path(path) + ": it is " +
                   kind_of(st.st_mode) + "; pass a regular file");
   }
   // O_NONBLOCK: should the path be swapped for a FIFO after the stat, open must not hang;
@@ -72,11 +73,12 @@ InputFile InputFile::open(const fs::path& path, const char* what, const char* mi
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     const int error = errno;
-    throw IoError(std::string("cannot read ") + what + " " + quoted(path) + ": " + reason(error));
+    throw IoError(std::string("cannot read ") + what + " " + quoted_path(path) + ": " +
+                  reason(error));
   }
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     close_quietly(fd);
-    throw IoError(std::string("cannot read ") + what + " " + quoted(path) +
+    throw IoError(std::string("cannot read ") + what + " " + quoted_path(path) +
                   ": it changed into something other than a regular file while being opened");
   }
   const int flags = ::fcntl(fd, F_GETFL);
@@ -98,7 +100,7 @@ std::size_t InputFile::read_some(void* buffer, std::size_t capacity) {
     if (got >= 0) return static_cast<std::size_t>(got);
     if (errno == EINTR) continue;
     const int error = errno;
-    throw IoError("cannot read " + quoted(path_) + ": " + reason(error));
+    throw IoError("cannot read " + quoted_path(path_) + ": " + reason(error));
   }
 }
 
@@ -109,11 +111,12 @@ void InputFile::read_at(std::uint64_t offset, void* buffer, std::size_t bytes) c
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) {
       const int error = errno;
-      throw IoError("cannot read " + quoted(path_) + ": " + reason(error));
+      throw IoError("cannot read " + quoted_path(path_) + ": " + reason(error));
     }
     if (got == 0) {
-      throw IoError("cannot read " + quoted(path_) + ": it ends at byte " + std::to_string(offset) +
-                    ", before the " + std::to_string(bytes) + " bytes expected there (truncated?)");
+      throw IoError("cannot read " + quoted_path(path_) + ": it ends at byte " +
+                    std::to_string(offset) + ", before the " + std::to_string(bytes) +
+                    " bytes expected there (truncated?)");
     }
     out += got;
     offset += static_cast<std::uint64_t>(got);
@@ -127,24 +130,25 @@ void check_replaceable_output(const fs::path& path, const char* what,
   if (::lstat(path.c_str(), &st) != 0) {
     const int error = errno;
     if (error == ENOENT) return;  // created fresh
-    throw IoError(std::string("cannot write ") + what + " " + quoted(path) + ": " + reason(error));
+    throw IoError(std::string("cannot write ") + what + " " + quoted_path(path) + ": " +
+                  reason(error));
   }
   if (S_ISLNK(st.st_mode)) {
     std::error_code ec;
     const fs::path target = fs::read_symlink(path, ec);
-    throw IoError(std::string("refusing to write ") + what + " " + quoted(path) +
-                  ": it is a symbolic link" + (ec ? "" : " to " + quoted(target)) +
+    throw IoError(std::string("refusing to write ") + what + " " + quoted_path(path) +
+                  ": it is a symbolic link" + (ec ? "" : " to " + quoted_path(target)) +
                   "; zerotrain does not replace links, pass the target path itself or remove "
                   "the link");
   }
   if (!S_ISREG(st.st_mode)) {
-    throw IoError(std::string("refusing to write ") + what + " " + quoted(path) + ": it is " +
+    throw IoError(std::string("refusing to write ") + what + " " + quoted_path(path) + ": it is " +
                   kind_of(st.st_mode) +
                   ", and only a regular file is ever replaced; choose "
                   "another output path");
   }
   if (input && identity_of(st) == *input) {
-    throw IoError(std::string("refusing to write ") + what + " " + quoted(path) +
+    throw IoError(std::string("refusing to write ") + what + " " + quoted_path(path) +
                   ": it is the input file itself, which writing would destroy; choose "
                   "another output path");
   }
@@ -159,8 +163,8 @@ AtomicOutputFile::AtomicOutputFile(const fs::path& path, const char* what,
     fd_ = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd_ < 0 && (errno != EEXIST || attempt >= 100)) {
       const int error = errno;
-      throw IoError(std::string("cannot create ") + quoted(temp_path_) + " for " + what_ + " " +
-                    quoted(path_) + ": " + reason(error) +
+      throw IoError(std::string("cannot create ") + quoted_path(temp_path_) + " for " + what_ +
+                    " " + quoted_path(path_) + ": " + reason(error) +
                     "; check that the directory exists and is writable");
     }
   }
@@ -181,7 +185,7 @@ void AtomicOutputFile::write(const void* data, std::size_t bytes) {
     if (put < 0 && errno == EINTR) continue;
     if (put <= 0) {
       const int error = put < 0 ? errno : ENOSPC;
-      throw IoError("cannot write " + quoted(temp_path_) + ": " + reason(error) +
+      throw IoError("cannot write " + quoted_path(temp_path_) + ": " + reason(error) +
                     "; is the disk full?");
     }
     cursor += put;
@@ -196,7 +200,7 @@ void AtomicOutputFile::write_at(std::uint64_t offset, const void* data, std::siz
     if (put < 0 && errno == EINTR) continue;
     if (put <= 0) {
       const int error = put < 0 ? errno : ENOSPC;
-      throw IoError("cannot write " + quoted(temp_path_) + ": " + reason(error));
+      throw IoError("cannot write " + quoted_path(temp_path_) + ": " + reason(error));
     }
     cursor += put;
     offset += static_cast<std::uint64_t>(put);
@@ -208,14 +212,14 @@ void AtomicOutputFile::commit() {
   ZT_CHECK(!committed_, "output committed twice");
   if (::fsync(fd_) != 0 || ::close(std::exchange(fd_, -1)) != 0) {
     const int error = errno;
-    throw IoError("cannot write " + quoted(temp_path_) + ": " + reason(error) +
+    throw IoError("cannot write " + quoted_path(temp_path_) + ": " + reason(error) +
                   "; is the disk full?");
   }
   // The target may have changed while we wrote (a FIFO or link put in its place).
   check_replaceable_output(path_, what_, input_);
   if (::rename(temp_path_.c_str(), path_.c_str()) != 0) {
     const int error = errno;
-    throw IoError("cannot rename " + quoted(temp_path_) + " to " + quoted(path_) + ": " +
+    throw IoError("cannot rename " + quoted_path(temp_path_) + " to " + quoted_path(path_) + ": " +
                   reason(error));
   }
   committed_ = true;

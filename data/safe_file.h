@@ -13,6 +13,9 @@
 
 namespace zt::data {
 
+// "'<path>'": how messages name a file.
+std::string quoted_path(const std::filesystem::path& path);
+
 // Which file a path names (device and inode), to tell that two paths are the same file.
 struct FileIdentity {
   dev_t device = 0;

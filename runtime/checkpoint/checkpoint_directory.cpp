@@ -20,8 +20,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string quoted(const fs::path& path) { return "'" + path.string() + "'"; }
-
 // The step of "step-<digits>" (with `suffix` after the digits), if `name` is one.
 std::optional<std::int64_t> step_of(std::string_view name, std::string_view suffix) {
   if (!name.starts_with(kStepPrefix) || !name.ends_with(suffix)) return std::nullopt;
@@ -52,14 +50,14 @@ std::optional<std::string> checkpoint_directory_problem(const fs::path& director
   std::error_code ec;
   const fs::file_status status = fs::status(directory, ec);
   if (fs::exists(status) && !fs::is_directory(status)) {
-    return quoted(directory) + " exists and is not a directory";
+    return data::quoted_path(directory) + " exists and is not a directory";
   }
   if (!fs::exists(status)) {
     fs::create_directories(directory, ec);
-    if (ec) return "cannot create " + quoted(directory) + ": " + ec.message();
+    if (ec) return "cannot create " + data::quoted_path(directory) + ": " + ec.message();
   }
   if (::access(directory.c_str(), W_OK | X_OK) != 0) {
-    return quoted(directory) + " is not writable: " + std::strerror(errno);
+    return data::quoted_path(directory) + " is not writable: " + std::strerror(errno);
   }
   return std::nullopt;
 }
@@ -97,7 +95,7 @@ std::optional<fs::path> resolve_resume(const Config& config, bool verbose) {
       std::fprintf(stderr,
                    "zerotrain: checkpoint.resume = \"latest\": ignoring %s, a save that did not "
                    "finish (no manifest committed)\n",
-                   quoted(partial).c_str());
+                   data::quoted_path(partial).c_str());
     }
   }
   if (listing.complete.empty()) {
@@ -105,7 +103,7 @@ std::optional<fs::path> resolve_resume(const Config& config, bool verbose) {
       std::fprintf(stderr,
                    "zerotrain: checkpoint.resume = \"latest\": no complete checkpoint in %s yet; "
                    "training starts at step 1\n",
-                   quoted(directory).c_str());
+                   data::quoted_path(directory).c_str());
     }
     return std::nullopt;
   }
@@ -117,14 +115,15 @@ fs::path prepare_partial(const fs::path& directory, std::int64_t step) {
   std::error_code ec;
   fs::create_directories(directory, ec);
   if (ec) {
-    throw IoError("cannot create checkpoint.dir " + quoted(directory) + ": " + ec.message() +
-                  "; set checkpoint.dir to a writable directory");
+    throw IoError("cannot create checkpoint.dir " + data::quoted_path(directory) + ": " +
+                  ec.message() + "; set checkpoint.dir to a writable directory");
   }
   fs::remove_all(partial, ec);
   if (ec)
-    throw IoError("cannot remove the unfinished save " + quoted(partial) + ": " + ec.message());
+    throw IoError("cannot remove the unfinished save " + data::quoted_path(partial) + ": " +
+                  ec.message());
   fs::create_directory(partial, ec);
-  if (ec) throw IoError("cannot create " + quoted(partial) + ": " + ec.message());
+  if (ec) throw IoError("cannot create " + data::quoted_path(partial) + ": " + ec.message());
   fsync_directory(directory);
   return partial;
 }
@@ -155,19 +154,19 @@ fs::path commit_partial(const fs::path& partial, std::int64_t step,
       if (::rename(final_path.c_str(), aside.c_str()) != 0 ||
           ::rename(partial.c_str(), final_path.c_str()) != 0) {
         const int error = errno;
-        throw IoError("cannot replace " + quoted(final_path) + " by " + quoted(partial) + ": " +
-                      std::strerror(error));
+        throw IoError("cannot replace " + data::quoted_path(final_path) + " by " +
+                      data::quoted_path(partial) + ": " + std::strerror(error));
       }
       fs::remove_all(aside, ec);
     } else {
       const int error = errno;
-      throw IoError("cannot replace " + quoted(final_path) + " by " + quoted(partial) + ": " +
-                    std::strerror(error));
+      throw IoError("cannot replace " + data::quoted_path(final_path) + " by " +
+                    data::quoted_path(partial) + ": " + std::strerror(error));
     }
   } else if (::rename(partial.c_str(), final_path.c_str()) != 0) {
     const int error = errno;
-    throw IoError("cannot rename " + quoted(partial) + " to " + quoted(final_path) + ": " +
-                  std::strerror(error));
+    throw IoError("cannot rename " + data::quoted_path(partial) + " to " +
+                  data::quoted_path(final_path) + ": " + std::strerror(error));
   }
   fsync_directory(directory);
   return final_path;

@@ -44,24 +44,15 @@ class ManifestReader {
     }
     fail(key, "has the wrong type");
   }
-  std::vector<std::int64_t> integers(std::string_view key) const {
+  // An array whose every element is a T (std::int64_t or std::string).
+  template <typename T>
+  std::vector<T> array_of(std::string_view key) const {
     const toml::array* array = table_.get_as<toml::array>(key);
     if (array == nullptr) fail(key, "is missing or not an array");
-    std::vector<std::int64_t> values;
+    std::vector<T> values;
     for (const toml::node& node : *array) {
-      auto value = node.value<std::int64_t>();
-      if (!value) fail(key, "holds a value that is not an integer");
-      values.push_back(*value);
-    }
-    return values;
-  }
-  std::vector<std::string> strings(std::string_view key) const {
-    const toml::array* array = table_.get_as<toml::array>(key);
-    if (array == nullptr) fail(key, "is missing or not an array");
-    std::vector<std::string> values;
-    for (const toml::node& node : *array) {
-      auto value = node.value<std::string>();
-      if (!value) fail(key, "holds a value that is not a string");
+      auto value = node.value<T>();
+      if (!value) fail(key, "holds a value of another type");
       values.push_back(*value);
     }
     return values;
@@ -152,12 +143,12 @@ std::vector<std::string> state_names(std::string_view optimizer_type, int states
   std::vector<std::string> names{"master"};
   if (optimizer_type == "adam" || optimizer_type == "adamw") {
     names.insert(names.end(), {"exp_avg", "exp_avg_sq"});
-  } else if (optimizer_type == "sgd" && states == 1) {
+  } else if (optimizer_type == "sgd") {
     names.emplace_back("momentum_buffer");
   }
-  for (int i = static_cast<int>(names.size()) - 1; i < states; ++i) {
-    names.push_back("state" + std::to_string(i));
-  }
+  // An optimizer with other states: numbered; with fewer (SGD without momentum): cut.
+  while (std::ssize(names) < 1 + states)
+    names.push_back("state" + std::to_string(names.size() - 1));
   names.resize(static_cast<std::size_t>(1 + states));
   return names;
 }
@@ -237,7 +228,7 @@ Manifest parse_manifest(std::string_view text, const std::string& path) {
   m.precision = read.get<std::string>("precision");
   m.optimizer = read.get<std::string>("optimizer");
   m.offload = read.get<std::string>("offload_optimizer");
-  m.state_names = read.strings("state_tensors");
+  m.state_names = read.array_of<std::string>("state_tensors");
   if (read.get<std::string>("state_dtype") != "fp32") read.fail("state_dtype", "is not \"fp32\"");
   m.numel = read.get<std::int64_t>("numel");
   m.global_batch_size = read.get<std::int64_t>("global_batch_size");
@@ -252,7 +243,7 @@ Manifest parse_manifest(std::string_view text, const std::string& path) {
                                "parameters[" + std::to_string(index++) + "].");
     ManifestParameter p;
     p.name = entry.get<std::string>("name");
-    p.shape = entry.integers("shape");
+    p.shape = entry.array_of<std::int64_t>("shape");
     p.offset = entry.get<std::int64_t>("offset");
     if (node.as_table()->contains("tied_to")) p.tied_to = entry.get<std::string>("tied_to");
     m.parameters.push_back(std::move(p));

@@ -7,13 +7,12 @@
 
 #include "core/crc32c.h"
 #include "core/error.h"
+#include "data/safe_file.h"
 
 namespace zt::checkpoint {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string quoted(const fs::path& path) { return "'" + path.string() + "'"; }
 
 std::string read_manifest_text(const fs::path& path) {
   data::InputFile file = data::InputFile::open(path, "checkpoint manifest",
@@ -29,7 +28,7 @@ std::string read_manifest_text(const fs::path& path) {
 CheckpointReader::CheckpointReader(fs::path path) : path_(std::move(path)) {
   std::error_code ec;
   if (!fs::is_directory(path_, ec)) {
-    throw IoError("checkpoint " + quoted(path_) +
+    throw IoError("checkpoint " + data::quoted_path(path_) +
                   (fs::exists(path_, ec) ? " is not a directory" : " does not exist") +
                   "; pass a checkpoint's step-N directory");
   }
@@ -43,13 +42,14 @@ CheckpointReader::CheckpointReader(fs::path path) : path_(std::move(path)) {
                                            "(was a file removed?)"));
     const data::InputFile& file = files_.back();
     if (file.size_bytes() != entry.bytes) {
-      throw Error("checkpoint shard " + quoted(file_path) + " has " +
+      throw Error("checkpoint shard " + data::quoted_path(file_path) + " has " +
                   std::to_string(file.size_bytes()) + " bytes, but the manifest says " +
                   std::to_string(entry.bytes) + ": it is truncated or damaged");
     }
     RankFileHeader header;
     if (entry.bytes < sizeof(header)) {
-      throw Error("checkpoint shard " + quoted(file_path) + " is too short for its header");
+      throw Error("checkpoint shard " + data::quoted_path(file_path) +
+                  " is too short for its header");
     }
     files_.back().read_at(0, &header, sizeof(header));
     const RankFileHeader expected;
@@ -62,10 +62,11 @@ CheckpointReader::CheckpointReader(fs::path path) : path_(std::move(path)) {
         header.step == manifest_.trainer.step && header.shard_numel >= 0 && header.run_count >= 0 &&
         rank_file_bytes(header.run_count, header.shard_numel, tensors) == entry.bytes;
     if (!matches) {
-      throw Error(
-          "checkpoint shard " + quoted(file_path) + " does not match its manifest (header: rank " +
-          std::to_string(header.rank) + " of " + std::to_string(header.world_size) + ", step " +
-          std::to_string(header.step) + "): it is damaged or comes from another checkpoint");
+      throw Error("checkpoint shard " + data::quoted_path(file_path) +
+                  " does not match its manifest (header: rank " + std::to_string(header.rank) +
+                  " of " + std::to_string(header.world_size) + ", step " +
+                  std::to_string(header.step) +
+                  "): it is damaged or comes from another checkpoint");
     }
     headers_.push_back(header);
     for (const zero::StateRun& run : read_runs(entry.rank, header)) {
@@ -77,16 +78,17 @@ CheckpointReader::CheckpointReader(fs::path path) : path_(std::move(path)) {
   std::int64_t next = 0;
   for (const IndexedRun& indexed : index_) {
     if (indexed.run.begin != next) {
-      throw Error("checkpoint " + quoted(path_) + ": model elements " + std::to_string(next) +
-                  ".. are " + (indexed.run.begin < next ? "in two files" : "in no file") + " (at " +
-                  file_path(indexed.rank).filename().string() +
-                  "): the files do not belong together");
+      throw Error(
+          "checkpoint " + data::quoted_path(path_) + ": model elements " + std::to_string(next) +
+          ".. are " + (indexed.run.begin < next ? "in two files" : "in no file") + " (at " +
+          file_path(indexed.rank).filename().string() + "): the files do not belong together");
     }
     next += indexed.run.count;
   }
   if (next != manifest_.numel) {
-    throw Error("checkpoint " + quoted(path_) + ": the files hold " + std::to_string(next) +
-                " elements, the manifest says the model has " + std::to_string(manifest_.numel));
+    throw Error("checkpoint " + data::quoted_path(path_) + ": the files hold " +
+                std::to_string(next) + " elements, the manifest says the model has " +
+                std::to_string(manifest_.numel));
   }
 }
 
@@ -106,8 +108,8 @@ std::vector<zero::StateRun> CheckpointReader::read_runs(int rank,
     if (run.begin < 0 || run.count <= 0 || run.shard_offset < 0 ||
         run.shard_offset + run.count > header.shard_numel ||
         run.begin + run.count > manifest_.numel) {
-      throw Error("checkpoint shard " + quoted(file_path(rank)) + ": run " + std::to_string(i / 3) +
-                  " lies outside the shard or the model: it is damaged");
+      throw Error("checkpoint shard " + data::quoted_path(file_path(rank)) + ": run " +
+                  std::to_string(i / 3) + " lies outside the shard or the model: it is damaged");
     }
     runs.push_back(run);
   }
@@ -133,9 +135,9 @@ void CheckpointReader::verify(std::span<const int> ranks) const {
     }
     if (crc != entry.crc32c) {
       std::ostringstream message;
-      message << "checkpoint shard " << quoted(file_path(rank)) << " is corrupt: its CRC-32C is "
-              << std::hex << crc << ", the manifest says " << entry.crc32c
-              << "; load an older checkpoint (checkpoint.resume = its path)";
+      message << "checkpoint shard " << data::quoted_path(file_path(rank))
+              << " is corrupt: its CRC-32C is " << std::hex << crc << ", the manifest says "
+              << entry.crc32c << "; load an older checkpoint (checkpoint.resume = its path)";
       throw Error(message.str());
     }
   }

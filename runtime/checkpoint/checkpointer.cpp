@@ -9,6 +9,7 @@
 #include "core/config/config_enums.h"
 #include "core/config/config_writer.h"
 #include "core/error.h"
+#include "data/safe_file.h"
 #include "runtime/checkpoint/checkpoint_directory.h"
 #include "runtime/checkpoint/checkpoint_reader.h"
 
@@ -16,8 +17,6 @@ namespace zt::checkpoint {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string quoted(const fs::path& path) { return "'" + path.string() + "'"; }
 
 std::string describe(const ManifestParameter& p) {
   return "'" + p.name + "' " + p.shape_text() + " at element " + std::to_string(p.offset);
@@ -109,7 +108,7 @@ void Checkpointer::start_save(const TrainerState& state) {
   if (hooks_.agree_max({0, failed})[1] > 0) {
     if (error) std::rethrow_exception(error);
     throw Error("checkpoint save after step " + std::to_string(state.step) +
-                ": rank 0 could not prepare " + quoted(partial));
+                ": rank 0 could not prepare " + data::quoted_path(partial));
   }
   const zero::StateShard shard = strategy_.state_shard();
   ShardWrite write;
@@ -154,7 +153,7 @@ void Checkpointer::settle_save(bool wait) {
     if (error) std::rethrow_exception(error);
     throw Error("checkpoint save after step " + std::to_string(step) +
                 " failed on another rank (its error is above); the complete checkpoints in " +
-                quoted(directory_) + " are untouched");
+                data::quoted_path(directory_) + " are untouched");
   }
   if (agreed[0] > 0) return;  // a rank is still writing: ask again after the next step
   commit();
@@ -186,7 +185,7 @@ void Checkpointer::commit() {
       std::fprintf(stderr,
                    "zerotrain: checkpoint %s saved: %d file%s, %s; training waited %.3f s for "
                    "the host copy, the files took %.3f s%s\n",
-                   quoted(saved).c_str(), world_size_, world_size_ == 1 ? "" : "s",
+                   data::quoted_path(saved).c_str(), world_size_, world_size_ == 1 ? "" : "s",
                    format_approximate_bytes(static_cast<std::int64_t>(bytes)).c_str(),
                    pending.staging_seconds, seconds_since(pending.started),
                    removed.empty() ? ""
@@ -209,7 +208,8 @@ std::optional<TrainerState> Checkpointer::load() {
   // Every rank must make the same choice (checkpoint.dir is shared storage).
   const std::array<float, 2> found = hooks_.agree_max({path ? 1.0f : 0.0f, path ? 0.0f : 1.0f});
   if (found[0] > 0 && found[1] > 0) {
-    throw Error("checkpoint.resume: some ranks found a checkpoint in " + quoted(directory_) +
+    throw Error("checkpoint.resume: some ranks found a checkpoint in " +
+                data::quoted_path(directory_) +
                 " and some did not; with several nodes checkpoint.dir must be storage every "
                 "node shares");
   }
@@ -245,7 +245,7 @@ std::optional<TrainerState> Checkpointer::load() {
   // Nothing is imported unless every rank read its part.
   if (hooks_.agree_max({0, error ? 1.0f : 0.0f})[1] > 0) {
     if (error) std::rethrow_exception(error);
-    throw Error("checkpoint.resume: another rank could not load " + quoted(*path) +
+    throw Error("checkpoint.resume: another rank could not load " + data::quoted_path(*path) +
                 " (its error is above)");
   }
   std::vector<const float*> in;
@@ -255,7 +255,7 @@ std::optional<TrainerState> Checkpointer::load() {
     std::fprintf(stderr,
                  "zerotrain: resumed from %s: step %lld, saved by %d rank%s at zero.stage %d "
                  "(offload.optimizer %s); loaded in %.3f s\n",
-                 quoted(*path).c_str(), static_cast<long long>(manifest->trainer.step),
+                 data::quoted_path(*path).c_str(), static_cast<long long>(manifest->trainer.step),
                  manifest->world_size, manifest->world_size == 1 ? "" : "s", manifest->zero_stage,
                  manifest->offload.c_str(), seconds_since(started));
   }
@@ -263,7 +263,7 @@ std::optional<TrainerState> Checkpointer::load() {
 }
 
 void Checkpointer::check_fits(const Manifest& m, const fs::path& path) const {
-  const std::string where = "checkpoint " + quoted(path);
+  const std::string where = "checkpoint " + data::quoted_path(path);
   const std::vector<ManifestParameter> ours = describe_parameters(strategy_.layout());
   const std::string hint =
       " (the checkpoint's own config is in its manifest.toml; the model must be the same)";

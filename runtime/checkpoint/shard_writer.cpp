@@ -30,10 +30,6 @@ void ShardWriter::start(ShardWrite write) {
   ZT_CHECK(!thread_.joinable(), "a checkpoint shard write is already in flight");
   finished_.store(false, std::memory_order_relaxed);
   error_ = nullptr;
-  staging_bytes_ = 0;
-  for (const auto& tensor : write.tensors) {
-    staging_bytes_ += static_cast<std::int64_t>(tensor.size * sizeof(float));
-  }
   thread_ = std::thread([this, w = std::move(write)]() mutable {
     try {
       run(std::move(w));
@@ -93,7 +89,6 @@ void ShardWriter::run(ShardWrite write) {
 ManifestFile ShardWriter::wait() {
   ZT_CHECK(thread_.joinable(), "no checkpoint shard write to wait for");
   thread_.join();
-  staging_bytes_ = 0;
   if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
   return result_;
 }

@@ -54,8 +54,6 @@ class ShardWriter {
   bool finished() const { return in_flight() && finished_.load(std::memory_order_acquire); }
   // Waits for the write; returns its file's record, or rethrows why it failed.
   ManifestFile wait();
-  // Host bytes the write in flight holds.
-  std::int64_t staging_bytes() const { return staging_bytes_; }
 
  private:
   void run(ShardWrite write);
@@ -64,7 +62,6 @@ class ShardWriter {
   std::atomic<bool> finished_{false};
   ManifestFile result_;
   std::exception_ptr error_;
-  std::int64_t staging_bytes_ = 0;
 };
 
 // The record "<name>.done" holds: "<bytes> <crc32c hex>".

@@ -13,6 +13,7 @@
 
 #include "core/config/config_writer.h"
 #include "core/error.h"
+#include "data/safe_file.h"
 
 namespace zt::engine {
 namespace {
@@ -21,8 +22,6 @@ namespace fs = std::filesystem;
 
 // The outputs a run writes; an existing one belongs to an earlier run.
 constexpr const char* kOutputs[] = {"metrics.jsonl", "config.toml", "memory.json"};
-
-std::string quoted(const fs::path& path) { return "'" + path.string() + "'"; }
 
 std::string reason(int error) { return std::generic_category().message(error); }
 
@@ -55,8 +54,8 @@ void check_no_earlier_outputs(const Config& config, const fs::path& dir) {
   for (const char* output : kOutputs) {
     std::error_code ec;
     if (fs::symlink_status(dir / output, ec).type() == fs::file_type::not_found) continue;
-    throw ConfigError(where_set(config, "run.dir") + ": run.dir " + quoted(dir) +
-                      " already holds " + quoted(dir / output) +
+    throw ConfigError(where_set(config, "run.dir") + ": run.dir " + data::quoted_path(dir) +
+                      " already holds " + data::quoted_path(dir / output) +
                       " from an earlier run; set run.overwrite = true (--set "
                       "run.overwrite=true) to replace it, or choose another run.dir");
   }
@@ -69,14 +68,14 @@ std::unique_ptr<RunDirectory> RunDirectory::claim(const Config& config) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) {
-    throw IoError("cannot create run.dir " + quoted(dir) + ": " + ec.message() +
+    throw IoError("cannot create run.dir " + data::quoted_path(dir) + ": " + ec.message() +
                   "; set run.dir to a writable directory");
   }
   const fs::path lock_path = dir / ".lock";
   const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) {
     const int error = errno;
-    throw IoError("cannot open the lock file " + quoted(lock_path) +
+    throw IoError("cannot open the lock file " + data::quoted_path(lock_path) +
                   " of run.dir: " + reason(error));
   }
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
@@ -84,9 +83,9 @@ std::unique_ptr<RunDirectory> RunDirectory::claim(const Config& config) {
     const std::string owner = error == EWOULDBLOCK ? lock_owner(fd) : "";
     ::close(fd);
     if (error != EWOULDBLOCK) {
-      throw IoError("cannot lock " + quoted(lock_path) + ": " + reason(error));
+      throw IoError("cannot lock " + data::quoted_path(lock_path) + ": " + reason(error));
     }
-    throw Error("run.dir " + quoted(dir) + " is in use by another run (" + owner +
+    throw Error("run.dir " + data::quoted_path(dir) + " is in use by another run (" + owner +
                 "); wait for it to finish or set run.dir to another directory");
   }
   std::unique_ptr<RunDirectory> claimed(new RunDirectory(dir, fd));
@@ -114,7 +113,7 @@ void RunDirectory::write_config(const Config& config) const {
   std::ofstream out(path, std::ios::trunc);
   out << config_to_toml(with_absolute_paths(config));
   out.close();
-  if (!out) throw IoError("cannot write " + quoted(path) + "; is the disk full?");
+  if (!out) throw IoError("cannot write " + data::quoted_path(path) + "; is the disk full?");
 }
 
 }  // namespace zt::engine

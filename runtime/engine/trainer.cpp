@@ -206,11 +206,12 @@ void Trainer::make_checkpointer() {
   const int rank = comm_.rank();
   checkpointer_ = std::make_unique<checkpoint::Checkpointer>(
       config_, *strategy_, optimizer_->states_per_element(), rank, comm_.world_size(),
-      checkpoint::CheckpointerHooks{
-          [this](std::array<float, 2> values) { return all_reduce_max(values); },
-          [this, rank](std::int64_t step, std::string_view phase) {
-            maybe_inject_fault(options_.fault, rank, step, phase);
-          }});
+      checkpoint::CheckpointerHooks{[this](std::array<float, 2> values) {
+                                      return all_reduce_pair(values, comm::ReduceOp::kMax);
+                                    },
+                                    [this, rank](std::int64_t step, std::string_view phase) {
+                                      maybe_inject_fault(options_.fault, rank, step, phase);
+                                    }});
 }
 
 std::filesystem::path Trainer::save_checkpoint() {
@@ -246,10 +247,12 @@ void Trainer::restore(const checkpoint::TrainerState& state) {
   }
 }
 
-std::array<float, 2> Trainer::all_reduce_max(std::array<float, 2> values) {
+std::array<float, 2> Trainer::all_reduce_pair(std::array<float, 2> values, comm::ReduceOp op) {
+  // The loss buffer lives on the device the collectives run on: the host's values go over
+  // and come back through a host view (a plain copy on the CPU).
   const Tensor host_values = Tensor::wrap(values.data(), Shape{2}, DType::kF32);
   device_.ops().copy(host_values, loss_buffer_);
-  comm_.all_reduce(loss_buffer_, comm::ReduceOp::kMax)->wait();
+  comm_.all_reduce(loss_buffer_, op)->wait();
   device_.ops().copy(loss_buffer_, host_values);
   device_.compute_stream().synchronize();
   return values;
@@ -587,14 +590,8 @@ Tensor Trainer::on_device(const Tensor& host) {
 }
 
 double Trainer::global_mean_loss(double local_loss_sum, std::int64_t local_rows) {
-  // The loss buffer lives on the device the collectives run on: the host's values go over
-  // and come back through a host view (a plain copy on the CPU).
-  std::array<float, 2> values{static_cast<float>(local_loss_sum), static_cast<float>(local_rows)};
-  const Tensor host_values = Tensor::wrap(values.data(), Shape{2}, DType::kF32);
-  device_.ops().copy(host_values, loss_buffer_);
-  comm_.all_reduce(loss_buffer_, comm::ReduceOp::kSum)->wait();
-  device_.ops().copy(loss_buffer_, host_values);
-  device_.compute_stream().synchronize();
+  const std::array<float, 2> values = all_reduce_pair(
+      {static_cast<float>(local_loss_sum), static_cast<float>(local_rows)}, comm::ReduceOp::kSum);
   global_rows_ = static_cast<double>(values[1]);
   return static_cast<double>(values[0]) / static_cast<double>(values[1]);
 }

@@ -153,8 +153,9 @@ class Trainer {
   double global_mean_loss(double local_loss_sum, std::int64_t local_rows);
   // A copy of host tensor `host` on the device, counted as activations.
   Tensor on_device(const Tensor& host);
-  // Collective on the control lane: the element-wise maximum over the ranks.
-  std::array<float, 2> all_reduce_max(std::array<float, 2> values);
+  // Collective on the control lane: two floats reduced over the ranks (the loss sum and
+  // rows; the checkpoint's agreement flags), through the loss buffer.
+  std::array<float, 2> all_reduce_pair(std::array<float, 2> values, comm::ReduceOp op);
   checkpoint::TrainerState trainer_state() const;
   void make_checkpointer();
   void restore(const checkpoint::TrainerState& state);

@@ -24,6 +24,7 @@
 #include "runtime/engine/trainer.h"
 #include "runtime/estimate/memory_estimator.h"
 #include "support/temp_dir.h"
+#include "tiny_gpt_overrides.h"
 
 namespace zt {
 namespace {
@@ -42,22 +43,14 @@ struct RunShape {
 
 Config config_for(const RunShape& setup, const fs::path& checkpoints, std::int64_t every,
                   const std::string& resume) {
-  std::vector<std::string> overrides{
-      "model.type=gpt",
-      "model.n_layer=2",
-      "model.n_head=2",
-      "model.d_model=16",
-      "model.vocab_size=16",
-      "model.seq_len=8",
-      "optimizer.lr=0.01",
-      "zero.reduce_bucket_size=1KiB",
-      "train.steps=" + std::to_string(kSteps),
-      "train.global_batch_size=" + std::to_string(kGlobalBatch),
-      "train.micro_batch_size=" + std::to_string(kGlobalBatch / (2 * setup.world)),
-      "zero.stage=" + std::to_string(setup.stage),
-      "checkpoint.dir=" + checkpoints.string(),
-      "checkpoint.every_steps=" + std::to_string(every),
-      "checkpoint.resume=" + resume};
+  std::vector<std::string> overrides = testing::tiny_gpt_overrides();
+  overrides.insert(
+      overrides.end(),
+      {"train.steps=" + std::to_string(kSteps),
+       "train.global_batch_size=" + std::to_string(kGlobalBatch),
+       "train.micro_batch_size=" + std::to_string(kGlobalBatch / (2 * setup.world)),
+       "zero.stage=" + std::to_string(setup.stage), "checkpoint.dir=" + checkpoints.string(),
+       "checkpoint.every_steps=" + std::to_string(every), "checkpoint.resume=" + resume});
   overrides.insert(overrides.end(), setup.extra.begin(), setup.extra.end());
   return parse_config_text("", "checkpoint_test.toml", overrides);
 }

@@ -17,6 +17,7 @@
 #include "nn/kernels/cpu/gemm_cpu.h"
 #include "rank_threads.h"
 #include "runtime/engine/trainer.h"
+#include "tiny_gpt_overrides.h"
 
 namespace zt {
 namespace {
@@ -28,21 +29,13 @@ constexpr std::int64_t kSubGroup = 1024;
 
 Config gpt_config(int stage, int world, const std::string& dtype, const std::string& offload,
                   const std::string& nvme_path) {
-  std::vector<std::string> overrides{"model.type=gpt",
-                                     "model.n_layer=2",
-                                     "model.n_head=2",
-                                     "model.d_model=16",
-                                     "model.vocab_size=16",
-                                     "model.seq_len=8",
-                                     "optimizer.lr=0.01",
-                                     "optimizer.type=adamw",
-                                     "zero.reduce_bucket_size=1KiB",
-                                     "train.steps=" + std::to_string(kSteps),
-                                     "zero.stage=" + std::to_string(stage),
-                                     "train.micro_batch_size=" + std::to_string(8 / world),
-                                     "precision.dtype=" + dtype,
-                                     "offload.optimizer=" + offload,
-                                     "offload.sub_group_size=" + std::to_string(kSubGroup)};
+  std::vector<std::string> overrides = testing::tiny_gpt_overrides();
+  overrides.insert(
+      overrides.end(),
+      {"optimizer.type=adamw", "train.steps=" + std::to_string(kSteps),
+       "zero.stage=" + std::to_string(stage), "train.micro_batch_size=" + std::to_string(8 / world),
+       "precision.dtype=" + dtype, "offload.optimizer=" + offload,
+       "offload.sub_group_size=" + std::to_string(kSubGroup)});
   if (!nvme_path.empty()) overrides.push_back("offload.nvme_path=" + nvme_path);
   return parse_config_text("", "nvme_offload_test.toml", overrides);
 }

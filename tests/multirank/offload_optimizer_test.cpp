@@ -17,6 +17,7 @@
 #include "rank_threads.h"
 #include "runtime/engine/model_factory.h"
 #include "runtime/engine/trainer.h"
+#include "tiny_gpt_overrides.h"
 
 namespace zt {
 namespace {
@@ -25,21 +26,12 @@ constexpr int kSteps = 8;
 
 Config gpt_config(int stage, int world, const std::string& dtype, const std::string& optimizer,
                   const std::string& offload, std::vector<std::string> extra = {}) {
-  std::vector<std::string> overrides{"model.type=gpt",
-                                     "model.n_layer=2",
-                                     "model.n_head=2",
-                                     "model.d_model=16",
-                                     "model.vocab_size=16",
-                                     "model.seq_len=8",
-                                     "optimizer.lr=0.01",
-                                     "optimizer.type=" + optimizer,
-                                     "zero.reduce_bucket_size=1KiB",
-                                     "train.steps=" + std::to_string(kSteps),
-                                     "zero.stage=" + std::to_string(stage),
-                                     "train.micro_batch_size=" + std::to_string(8 / world),
-                                     "precision.dtype=" + dtype,
-                                     "offload.optimizer=" + offload,
-                                     "offload.sub_group_size=1024"};
+  std::vector<std::string> overrides = testing::tiny_gpt_overrides();
+  overrides.insert(
+      overrides.end(),
+      {"optimizer.type=" + optimizer, "train.steps=" + std::to_string(kSteps),
+       "zero.stage=" + std::to_string(stage), "train.micro_batch_size=" + std::to_string(8 / world),
+       "precision.dtype=" + dtype, "offload.optimizer=" + offload, "offload.sub_group_size=1024"});
   overrides.insert(overrides.end(), extra.begin(), extra.end());
   return parse_config_text("", "offload_optimizer_test.toml", overrides);
 }

@@ -24,6 +24,7 @@
 #include "runtime/engine/model_factory.h"
 #include "runtime/engine/trainer.h"
 #include "sharding/flat_layout.h"
+#include "tiny_gpt_overrides.h"
 
 namespace zt {
 namespace {
@@ -33,20 +34,12 @@ constexpr int kSteps = 20;
 
 Config gpt_config(int stage, int world_size, std::int64_t accum,
                   std::vector<std::string> extra = {}, const std::string& optimizer = "sgd") {
-  std::vector<std::string> overrides{
-      "model.type=gpt",
-      "model.n_layer=2",
-      "model.n_head=2",
-      "model.d_model=16",
-      "model.vocab_size=16",
-      "model.seq_len=8",
-      "optimizer.lr=0.01",
-      "zero.reduce_bucket_size=1KiB",
-      "train.steps=" + std::to_string(kSteps),
-      "zero.stage=" + std::to_string(stage),
-      "train.grad_accum_steps=" + std::to_string(accum),
-      "train.micro_batch_size=" + std::to_string(kGlobalBatch / (accum * world_size)),
-      "optimizer.type=" + optimizer};
+  std::vector<std::string> overrides = testing::tiny_gpt_overrides();
+  overrides.insert(overrides.end(),
+                   {"train.steps=" + std::to_string(kSteps), "zero.stage=" + std::to_string(stage),
+                    "train.grad_accum_steps=" + std::to_string(accum),
+                    "train.micro_batch_size=" + std::to_string(kGlobalBatch / (accum * world_size)),
+                    "optimizer.type=" + optimizer});
   overrides.insert(overrides.end(), extra.begin(), extra.end());
   return parse_config_text("", "zero_test.toml", overrides);
 }
