@@ -9,12 +9,13 @@
 
 #include "support/program_run.h"
 #include "support/temp_dir.h"
+#include "support/test_paths.h"
 #include "support/tiny_runs.h"
 
 namespace zt::testing {
 namespace {
 
-const std::string kClusterScript = std::string(ZT_SOURCE_DIR) + "/tests/support/slurm_cluster.sh";
+const std::string kClusterScript = zt::testing::source_dir() + "/tests/support/slurm_cluster.sh";
 
 // The cluster's daemons, from construction until destruction. A cluster that does not
 // come up is a failure with the script's reason, not a skip: the test exists to run.

@@ -1,4 +1,4 @@
-// Training on CUDA against the CPU, the numbers device_check.sh prints: the tiny GPT on
+// Training on CUDA against the CPU, the numbers scripts/gpu-check prints: the tiny GPT on
 // cuda:0 follows the CPU's losses (fp32: within 1e-4 relative over 20 steps; bf16: within
 // 3e-2, as bf16 rounds each activation to 8 significant bits and the two backends' GEMMs
 // sum in different orders), the tracker counts the model states as device bytes, and ZeRO

@@ -15,6 +15,7 @@
 
 #include "core/dtype.h"
 #include "runtime/checkpoint/checkpoint_reader.h"
+#include "support/test_paths.h"
 #include "support/tiny_runs.h"
 #include "support/zerotrain_cli.h"
 
@@ -41,7 +42,7 @@ std::vector<std::string> launch_args(const fs::path& run_dir, std::vector<std::s
 
 ProgramResult zerotrain_with(const TempDir& dir, std::vector<std::string> args,
                              const std::string& name, const testing::EnvChanges& env) {
-  args.insert(args.begin(), ZT_ZEROTRAIN_EXE);
+  args.insert(args.begin(), zt::testing::zerotrain_binary());
   return testing::run_program(args, dir.path(), name, env);
 }
 
@@ -221,7 +222,7 @@ Safetensors read_safetensors(const fs::path& path) {
 }
 
 std::string tools_python() {
-  const fs::path venv = fs::path(ZT_SOURCE_DIR) / "build/tools-python/bin/python3";
+  const fs::path venv = fs::path(zt::testing::source_dir()) / "build/tools-python/bin/python3";
   return fs::exists(venv) ? venv.string() : "python3";
 }
 

@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "support/test_paths.h"
 #include "tests/integration/launch_harness.h"
 
 namespace zt::launch::testing {
@@ -116,8 +117,8 @@ inline CommandResult run_command(std::vector<std::string> argv, const TempDir& d
 }
 
 // The zerotrain binary under test.
-inline std::string zerotrain_exe() { return ZT_ZEROTRAIN_EXE; }
-inline std::string tiny_config() { return std::string(ZT_SOURCE_DIR) + "/configs/tiny.toml"; }
+inline std::string zerotrain_exe() { return zt::testing::zerotrain_binary(); }
+inline std::string tiny_config() { return zt::testing::source_dir() + "/configs/tiny.toml"; }
 
 // The "loss" values of a metrics.jsonl, as written (bitwise comparison of two runs).
 inline std::vector<std::string> losses_of(const std::string& metrics_path) {

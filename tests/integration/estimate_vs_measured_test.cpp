@@ -13,6 +13,7 @@
 #include "runtime/estimate/memory_estimator.h"
 #include "support/program_run.h"
 #include "support/temp_dir.h"
+#include "support/test_paths.h"
 
 namespace zt {
 namespace {
@@ -82,9 +83,9 @@ class EstimateVsMeasured : public ::testing::TestWithParam<Case> {};
 TEST_P(EstimateVsMeasured, EveryRanksPeakWithinTwoPercent) {
   const Case& c = GetParam();
   testing::TempDir dir;
-  std::vector<std::string> argv = {ZT_ZEROTRAIN_EXE, "launch", "--nproc-per-node",
+  std::vector<std::string> argv = {zt::testing::zerotrain_binary(), "launch", "--nproc-per-node",
                                    std::to_string(c.world),
-                                   std::string(ZT_SOURCE_DIR) + "/configs/tiny.toml"};
+                                   zt::testing::source_dir() + "/configs/tiny.toml"};
   std::filesystem::create_directories(dir.path() / "states");
   std::vector<std::string> overrides = settings(c, (dir.path() / "states").string());
   overrides.push_back("run.dir=" + (dir.path() / "run").string());
@@ -98,7 +99,7 @@ TEST_P(EstimateVsMeasured, EveryRanksPeakWithinTwoPercent) {
   ASSERT_EQ(measured.size(), static_cast<std::size_t>(c.world));
 
   const Config config =
-      load_config_file(std::string(ZT_SOURCE_DIR) + "/configs/tiny.toml", settings(c));
+      load_config_file(zt::testing::source_dir() + "/configs/tiny.toml", settings(c));
   for (int r = 0; r < c.world; ++r) {
     const estimate::RankEstimate estimate = estimate::estimate_rank(config, c.world, r);
     const auto [peak, host_peak] = measured[static_cast<std::size_t>(r)];

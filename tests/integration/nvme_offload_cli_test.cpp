@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "support/test_paths.h"
 #include "tests/integration/command_harness.h"
 
 namespace zt::launch::testing {
@@ -20,7 +21,7 @@ CommandResult launch_demo(const TempDir& dir, std::vector<std::string> settings)
                                    "launch",
                                    "--nproc-per-node",
                                    "2",
-                                   std::string(ZT_SOURCE_DIR) + "/configs/offload-demo.toml",
+                                   zt::testing::source_dir() + "/configs/offload-demo.toml",
                                    "--set",
                                    "train.steps=4",
                                    "--set",

@@ -8,12 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "support/test_paths.h"
 #include "tests/integration/command_harness.h"
 
 namespace zt::launch::testing {
 namespace {
 
-std::string demo_config() { return std::string(ZT_SOURCE_DIR) + "/configs/offload-demo.toml"; }
+std::string demo_config() { return zt::testing::source_dir() + "/configs/offload-demo.toml"; }
 
 CommandResult launch_demo(const TempDir& dir, std::vector<std::string> settings) {
   std::vector<std::string> argv = {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "support/temp_dir.h"
+#include "support/test_paths.h"
 
 namespace {
 
@@ -22,15 +23,16 @@ namespace fs = std::filesystem;
 
 // Runs zerotrain with `args` (stdout to /dev/null) and returns its peak resident KiB.
 long peak_resident_kib(const std::vector<std::string>& args) {
+  const std::string program = zt::testing::zerotrain_binary();  // before fork: no allocation after
   const pid_t child = ::fork();
   if (child < 0) throw std::runtime_error("fork failed");
   if (child == 0) {
     const int null = ::open("/dev/null", O_WRONLY);
     ::dup2(null, STDOUT_FILENO);
-    std::vector<char*> argv{const_cast<char*>(ZT_ZEROTRAIN_EXE)};
+    std::vector<char*> argv{const_cast<char*>(program.c_str())};
     for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
     argv.push_back(nullptr);
-    ::execv(ZT_ZEROTRAIN_EXE, argv.data());
+    ::execv(program.c_str(), argv.data());
     ::_exit(127);
   }
   int status = 0;

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "launch_harness.h"
+#include "support/test_paths.h"
 
 namespace zt::launch::testing {
 namespace {
@@ -15,9 +16,9 @@ LaunchOptions tiny_run(int nproc, const std::string& run_dir, const std::string&
   LaunchOptions options;
   options.nproc_per_node = nproc;
   options.grace_period = std::chrono::milliseconds(2000);
-  options.rank_command = {ZT_ZEROTRAIN_EXE,
+  options.rank_command = {zt::testing::zerotrain_binary(),
                           "train",
-                          std::string(ZT_SOURCE_DIR) + "/configs/tiny.toml",
+                          zt::testing::source_dir() + "/configs/tiny.toml",
                           "--set",
                           "run.dir=" + run_dir,
                           "--set",

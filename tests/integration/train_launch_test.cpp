@@ -6,6 +6,7 @@
 #include <string>
 
 #include "launch_harness.h"
+#include "support/test_paths.h"
 
 namespace zt::launch::testing {
 namespace {
@@ -14,9 +15,9 @@ LaunchOptions train_ranks(int nproc, const TempDir& dir, std::vector<std::string
   LaunchOptions options;
   options.nproc_per_node = nproc;
   options.grace_period = std::chrono::milliseconds(2000);
-  options.rank_command = {ZT_ZEROTRAIN_EXE,
+  options.rank_command = {zt::testing::zerotrain_binary(),
                           "train",
-                          std::string(ZT_SOURCE_DIR) + "/configs/tiny.toml",
+                          zt::testing::source_dir() + "/configs/tiny.toml",
                           "--set",
                           "run.dir=" + (dir / "run"),
                           "--set",

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "support/program_run.h"
+#include "support/test_paths.h"
 
 namespace zt::testing {
 
@@ -17,9 +18,9 @@ inline constexpr int kEngineTestSteps = 20;
 
 // `zerotrain train configs/tiny.toml` for kEngineTestSteps steps into run_dir.
 inline std::vector<std::string> tiny_train_command(const std::filesystem::path& run_dir) {
-  return {ZT_ZEROTRAIN_EXE,
+  return {zt::testing::zerotrain_binary(),
           "train",
-          std::string(ZT_SOURCE_DIR) + "/configs/tiny.toml",
+          zt::testing::source_dir() + "/configs/tiny.toml",
           "--set",
           "train.steps=" + std::to_string(kEngineTestSteps),
           "--set",

@@ -7,17 +7,18 @@
 
 #include "support/program_run.h"
 #include "support/temp_dir.h"
+#include "support/test_paths.h"
 
 namespace zt::testing {
 
 inline std::string config_path(const std::string& name) {
-  return std::string(ZT_SOURCE_DIR) + "/configs/" + name;
+  return zt::testing::source_dir() + "/configs/" + name;
 }
 
 // `zerotrain ARGS...` in `dir`, its output in dir/<name>.out and .err.
 inline ProgramResult zerotrain(const TempDir& dir, std::vector<std::string> args,
                                const std::string& name = "run") {
-  args.insert(args.begin(), ZT_ZEROTRAIN_EXE);
+  args.insert(args.begin(), zt::testing::zerotrain_binary());
   return run_program(args, dir.path(), name);
 }
 

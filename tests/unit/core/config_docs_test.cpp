@@ -11,6 +11,7 @@
 #include "core/config/config_loader.h"
 #include "core/config/config_schema.h"
 #include "core/config/config_writer.h"
+#include "support/test_paths.h"
 
 namespace zt {
 namespace {
@@ -25,7 +26,7 @@ std::string first_difference(const std::string& a, const std::string& b) {
 }
 
 TEST(ConfigDocs, CommittedFileMatchesTheSchema) {
-  const std::string path = std::string(ZT_SOURCE_DIR) + "/docs/CONFIG.md";
+  const std::string path = zt::testing::source_dir() + "/docs/CONFIG.md";
   std::ifstream file(path, std::ios::binary);
   ASSERT_TRUE(file.is_open()) << path << " is missing. Regenerate it from the repo root with:\n"
                               << "  build/default/apps/zerotrain config docs > docs/CONFIG.md";
