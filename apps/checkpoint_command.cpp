@@ -26,7 +26,8 @@ inspect: what the checkpoint holds (step, world size, stage, model, files), ever
          verified against the manifest's CRC-32C; exit 1 names any file that differs.
 export:  the full fp32 master weights as one safetensors file, with the model's parameter
          names (a tied parameter once, under the name it uses); --dtype bf16 halves it.
-         OUT is written atomically and never through a symbolic link.
+         OUT is written atomically, never through a symbolic link and never inside
+         the checkpoint it reads.
 
 exit status: 0 success, 1 damaged checkpoint or I/O failure, 2 usage error
 )";
