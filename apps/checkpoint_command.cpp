@@ -129,9 +129,15 @@ int export_weights(const Args& args) {
 }  // namespace
 
 int checkpoint_command(const Args& args) {
-  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
-    std::fputs(kUsage, args.empty() ? stderr : stdout);
-    return args.empty() ? kExitUsage : 0;
+  if (args.empty()) {
+    std::fputs(kUsage, stderr);
+    return kExitUsage;
+  }
+  for (const std::string& arg : args) {  // `checkpoint export --help` too
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
   }
   if (args[0] == "inspect") {
     if (args.size() != 2) throw UsageError("checkpoint inspect needs exactly one PATH");
