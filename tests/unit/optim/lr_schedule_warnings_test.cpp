@@ -1,0 +1,30 @@
+// The schedule warnings: a warmup longer than the run names both keys with their values.
+#include "optim/lr_schedule_warnings.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/config/config_loader.h"
+
+namespace zt::optim {
+namespace {
+
+Config config_with(std::vector<std::string> overrides) {
+  return parse_config_text("", "test.toml", overrides);
+}
+
+TEST(LrScheduleWarnings, WarmupLongerThanTheRunNamesBothKeysWithValues) {
+  const std::optional<std::string> warning =
+      warmup_outlasts_run_warning(config_with({"scheduler.warmup_steps=20", "train.steps=6"}));
+  ASSERT_TRUE(warning);
+  EXPECT_NE(warning->find("scheduler.warmup_steps = 20"), std::string::npos) << *warning;
+  EXPECT_NE(warning->find("train.steps = 6"), std::string::npos) << *warning;
+  EXPECT_EQ(warmup_outlasts_run_warning(config_with({"scheduler.warmup_steps=6", "train.steps=6"})),
+            std::nullopt);
+  EXPECT_EQ(warmup_outlasts_run_warning(config_with({"train.steps=6"})), std::nullopt);
+}
+
+}  // namespace
+}  // namespace zt::optim
