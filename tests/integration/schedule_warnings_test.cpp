@@ -40,5 +40,28 @@ TEST(ScheduleWarnings, WarmupLongerThanTheRunIsSaidOnceNamingBothKeys) {
   EXPECT_EQ(longer.err.find("scheduler.warmup_steps"), std::string::npos) << longer.output();
 }
 
+TEST(ScheduleWarnings, ResumeUnderAnotherTrainStepsIsSaidOnceNamingBothValues) {
+  const TempDir dir;
+  const ProgramResult first = testing::zerotrain(
+      dir, launch_args(dir / "run", 4, {"--set", "scheduler.warmup_steps=2"}), "first");
+  ASSERT_EQ(first.exit_code, 0) << first.output();
+  const std::vector<std::string> resume{"--set", "scheduler.warmup_steps=2", "--set",
+                                        "checkpoint.resume=latest"};
+  const ProgramResult more = testing::zerotrain(dir, launch_args(dir / "run", 8, resume), "more");
+  ASSERT_EQ(more.exit_code, 0) << more.output();
+  EXPECT_EQ(
+      testing::count_of(more.err, "train.steps = 8, but the checkpoint's run had train.steps = 4"),
+      1u)
+      << more.output();
+  // The step-6 checkpoint was saved by the 8-step run: resuming it with 8 says nothing.
+  const std::vector<std::string> from_six{
+      "--set", "scheduler.warmup_steps=2", "--set",
+      "checkpoint.resume=" + (dir / "run/checkpoints/step-00000006").string()};
+  const ProgramResult same = testing::zerotrain(dir, launch_args(dir / "run", 8, from_six), "same");
+  ASSERT_EQ(same.exit_code, 0) << same.output();
+  EXPECT_NE(same.err.find("resumed from"), std::string::npos) << same.output();
+  EXPECT_EQ(same.err.find("checkpoint's run had"), std::string::npos) << same.output();
+}
+
 }  // namespace
 }  // namespace zt
