@@ -26,7 +26,8 @@ inspect: what the checkpoint holds (step, world size, stage, model, files), ever
          verified against the manifest's CRC-32C; exit 1 names any file that differs.
 export:  the full fp32 master weights as one safetensors file, with the model's parameter
          names (a tied parameter once, under the name it uses); --dtype bf16 halves it.
-         OUT is written atomically and never through a symbolic link.
+         OUT is written atomically, never through a symbolic link and never inside
+         the checkpoint it reads.
 
 exit status: 0 success, 1 damaged checkpoint or I/O failure, 2 usage error
 )";
@@ -128,9 +129,15 @@ int export_weights(const Args& args) {
 }  // namespace
 
 int checkpoint_command(const Args& args) {
-  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
-    std::fputs(kUsage, args.empty() ? stderr : stdout);
-    return args.empty() ? kExitUsage : 0;
+  if (args.empty()) {
+    std::fputs(kUsage, stderr);
+    return kExitUsage;
+  }
+  for (const std::string& arg : args) {  // `checkpoint export --help` too
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
   }
   if (args[0] == "inspect") {
     if (args.size() != 2) throw UsageError("checkpoint inspect needs exactly one PATH");

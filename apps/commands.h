@@ -16,6 +16,10 @@ int estimate_command(const Args& args);
 int profile_command(const Args& args);
 int checkpoint_command(const Args& args);
 
+// The `zerotrain COMMAND --help` text of train, estimate, profile, config and prepare-data;
+// nullptr for the others (launch and checkpoint answer --help themselves).
+const char* command_usage(const std::string& command);
+
 // CONFIG [--set section.key=value]... as the train and launch commands take them.
 struct ConfigArgs {
   std::string path;

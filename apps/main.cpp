@@ -41,31 +41,6 @@ usage:
 exit status: 0 success, 1 run-time failure, 2 usage or config error
 )";
 
-constexpr const char* kEstimateUsage =
-    R"(usage: zerotrain estimate CONFIG [--set section.key=value]... [--world N] [--json]
-
-Estimates every byte a rank of CONFIG allocates, per category (parameters, gradients,
-optimizer states, activations, comm buffers, workspace, host offload), and the peak with
-its phase, by running two training steps of the real code on a meta device that holds no
-memory (fast for any model size). Then the same for ZeRO stages 0-3 x offload choices x
-world sizes 1..64, and, with runtime.device_memory_limit set, the cheapest configuration
-that fits (fewest bytes moved per step). --world N: the number of ranks (default 1).
---json: the report as JSON (format zerotrain-estimate/1).
-
-exit status: 0 report, 1 nothing fits in runtime.device_memory_limit, 2 usage or config error
-)";
-
-constexpr const char* kTrainUsage =
-    R"(usage: zerotrain train CONFIG [--set section.key=value]...
-
-Trains one rank. Alone it is a single-rank run; started by `zerotrain launch` (or with
-torchrun's RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT set) it is one rank of many.
---set overrides any key of CONFIG (also as --set=section.key=value); every key is in
-docs/CONFIG.md (`zerotrain config docs`).
-
-exit status: 0 success, 1 run-time failure, 2 usage or config error
-)";
-
 bool asks_for_help(const zt::apps::Args& args) {
   for (const std::string& arg : args) {
     if (arg == "--help" || arg == "-h") return true;
@@ -91,15 +66,13 @@ int dispatch(int argc, char** argv) {
     std::puts("zerotrain 0.1.0");
     return 0;
   }
-  if (command == "train" && asks_for_help(args)) {
-    std::fputs(kTrainUsage, stdout);
+  // launch's --help is its own (what follows `--` is the rank program's); checkpoint's usage
+  // is beside its subcommands.
+  if (const char* usage = zt::apps::command_usage(command); usage && asks_for_help(args)) {
+    std::fputs(usage, stdout);
     return 0;
   }
   if (command == "train") return zt::apps::train_command(args);
-  if (command == "estimate" && asks_for_help(args)) {
-    std::fputs(kEstimateUsage, stdout);
-    return 0;
-  }
   if (command == "estimate") return zt::apps::estimate_command(args);
   if (command == "profile") return zt::apps::profile_command(args);
   if (command == "checkpoint") return zt::apps::checkpoint_command(args);

@@ -33,6 +33,20 @@ void print_run_header(zerotrain::Engine& engine, const Config& config) {
   std::fflush(stdout);
 }
 
+// A resume of a run that already made train.steps steps (a requeued job that had finished):
+// nothing to do, which is a success.
+int finish_trained_run(zerotrain::Engine& engine, const Config& config) {
+  if (engine.rank() == 0) {
+    std::printf(
+        "zerotrain: nothing left to train: the checkpoint is at step %lld and train.steps = "
+        "%lld (raise train.steps to train further)\n",
+        static_cast<long long>(engine.steps_done()), static_cast<long long>(config.train.steps));
+    std::fflush(stdout);
+  }
+  engine.finish();
+  return 0;
+}
+
 }  // namespace
 
 int train_command(const Args& args) {
@@ -42,6 +56,7 @@ int train_command(const Args& args) {
   options.targets_are_tokens = config.model.type == ModelType::kGpt;
   zerotrain::Engine engine(config, options);
   if (engine.rank() == 0) print_run_header(engine, config);
+  if (engine.steps_done() >= config.train.steps) return finish_trained_run(engine, config);
   const zerotrain::TrainSummary summary = engine.train();
   engine.finish();
   if (engine.rank() == 0) {

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <string>
 #include <system_error>
+#include <vector>
 
 #include "core/error.h"
 
@@ -151,6 +152,31 @@ void check_replaceable_output(const fs::path& path, const char* what,
     throw IoError(std::string("refusing to write ") + what + " " + quoted_path(path) +
                   ": it is the input file itself, which writing would destroy; choose "
                   "another output path");
+  }
+}
+
+void check_output_outside(const fs::path& path, const char* what, const fs::path& directory,
+                          const char* directory_what) {
+  std::error_code ec;
+  const fs::path root = fs::weakly_canonical(fs::absolute(directory), ec);
+  if (ec) return;  // a directory that cannot be resolved is not read either
+  std::vector<fs::path> targets{fs::weakly_canonical(fs::absolute(path), ec)};
+  if (fs::is_symlink(path, ec)) {
+    const fs::path link = fs::read_symlink(path, ec);
+    if (!ec) {
+      const fs::path parent = fs::absolute(path).parent_path();
+      targets.push_back(fs::weakly_canonical(link.is_absolute() ? link : parent / link, ec));
+    }
+  }
+  for (const fs::path& target : targets) {
+    const fs::path relative = target.lexically_relative(root);
+    if (target.empty() || relative.empty() || *relative.begin() == "..") continue;
+    throw IoError(std::string("refusing to write ") + what + " " + quoted_path(path) +
+                  (target == fs::absolute(path)
+                       ? std::string()
+                       : " (which resolves to " + quoted_path(target) + ")") +
+                  ": it lies inside the " + directory_what + " " + quoted_path(directory) +
+                  " it reads, which writing there would change; choose an output path outside it");
   }
 }
 

@@ -93,4 +93,11 @@ class AtomicOutputFile {
 void check_replaceable_output(const std::filesystem::path& path, const char* what,
                               std::optional<FileIdentity> input);
 
+// Throws IoError naming both paths when `path`, its symbolic links followed (a link at the
+// end too, even a dangling one), is `directory` or lies inside it: a command's output may
+// never change what it reads (a checkpoint's manifest). `what` names the output
+// ("safetensors export"), `directory_what` the directory ("checkpoint").
+void check_output_outside(const std::filesystem::path& path, const char* what,
+                          const std::filesystem::path& directory, const char* directory_what);
+
 }  // namespace zt::data

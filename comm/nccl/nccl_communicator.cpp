@@ -37,6 +37,8 @@ NcclCommunicator::NcclCommunicator(Store& store, int rank, int world_size,
   const std::string who = "NCCL rendezvous " + where_ + " under store prefix '" + key_prefix + "'";
   // First, so that a launcher hosting the store sees who has arrived (as Gloo's does).
   store.set(joined_key(key_prefix, rank), "nccl " + device_.device().to_string());
+  check_one_gpu_per_rank(store, key_prefix, rank, world_size, device_index,
+                         device_.device().to_string(), options.timeout, who);
   const ncclUniqueId id = exchange_unique_id(store, key_prefix, rank, options.timeout, who);
   comm_ = init_nccl_comm(id, rank, world_size, options.timeout, options.status_interval, who);
   // Every rank has read the id: it could not have joined the communicator otherwise.

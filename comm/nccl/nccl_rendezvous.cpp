@@ -1,9 +1,14 @@
-// The unique id through the store, and the bounded non-blocking initialization.
+// The GPU placements and the unique id through the store, and the bounded non-blocking
+// initialization.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <thread>
+#include <vector>
 
+#include "comm/gpu_placement.h"
 #include "comm/nccl/nccl_errors_internal.h"
 #include "comm/nccl/nccl_rendezvous_internal.h"
 #include "core/error.h"
@@ -17,7 +22,57 @@ using Clock = std::chrono::steady_clock;
 // op, long enough not to keep a core busy.
 constexpr std::chrono::microseconds kPollInterval{200};
 
+std::string placement_key(const std::string& key_prefix, int rank) {
+  return key_prefix + "nccl_gpu/" + std::to_string(rank);
+}
+
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof(name) - 1) != 0) return "localhost";
+  return name;
+}
+
 }  // namespace
+
+// Note [One GPU per NCCL rank]
+// NCCL refuses two ranks of one communicator on the same GPU, at initialization, with
+// ncclInvalidUsage and "Duplicate GPU detected" in its log: nothing that names our keys.
+// Two ranks on one GPU is a legitimate wish (a small model, one GPU, testing several ranks),
+// which Gloo serves; so before NCCL starts, every rank publishes its host and the GPU's PCI
+// bus id (CUDA_VISIBLE_DEVICES renumbers GPUs, the bus id does not) and reads all others'
+// (world_size store reads per rank, once per group), and the ranks that share a GPU say
+// which and to use comm.backend = "gloo".
+void check_one_gpu_per_rank(Store& store, const std::string& key_prefix, int rank, int world_size,
+                            int device_index, const std::string& device_name,
+                            std::chrono::milliseconds timeout, const std::string& who) {
+  char bus_id[64] = {};
+  ZT_COMM_CUDA_CHECK(cudaDeviceGetPCIBusId(bus_id, sizeof(bus_id) - 1, device_index), who);
+  store.set(placement_key(key_prefix, rank), placement_text({host_name(), bus_id, device_name}));
+  std::vector<std::string> keys;
+  for (int r = 0; r < world_size; ++r) keys.push_back(placement_key(key_prefix, r));
+  try {
+    store.wait(keys, timeout);
+  } catch (const TimeoutError&) {
+    throw TimeoutError(who + ": not every rank published its GPU (store keys '" +
+                       placement_key(key_prefix, 0) + "' and on) within " +
+                       std::to_string(timeout.count()) +
+                       " ms (runtime.comm_timeout_s); did every rank start?");
+  }
+  std::vector<GpuPlacement> placements;
+  for (const std::string& key : keys) {
+    const std::optional<std::string> text = store.try_get(key);
+    const std::optional<GpuPlacement> placement = text ? parse_placement(*text) : std::nullopt;
+    if (!placement) {
+      throw CommError(who + ": store key '" + key + "' does not hold a GPU placement (" +
+                      (text ? "'" + *text + "'" : std::string("missing")) +
+                      "; another program's key?)");
+    }
+    placements.push_back(*placement);
+  }
+  if (const std::optional<std::string> problem = shared_gpu_problem(placements, rank)) {
+    throw ConfigError("comm.backend: " + *problem);
+  }
+}
 
 std::string unique_id_key(const std::string& key_prefix) { return key_prefix + "nccl_unique_id"; }
 

@@ -1,6 +1,7 @@
-// Connecting the ranks of one NCCL group: rank 0 creates the ncclUniqueId and publishes it
-// through the store under the group's key namespace, every rank reads it and initializes a
-// non-blocking communicator with it, bounded by the timeout.
+// Connecting the ranks of one NCCL group: every rank publishes which GPU it uses (two ranks
+// on one GPU are refused before NCCL sees them), rank 0 creates the ncclUniqueId and
+// publishes it through the store under the group's key namespace, every rank reads it and
+// initializes a non-blocking communicator with it, bounded by the timeout.
 #pragma once
 
 #include <nccl.h>
@@ -11,6 +12,13 @@
 #include "comm/store/store.h"
 
 namespace zt::comm {
+
+// Publishes this rank's GPU (host, PCI bus id of `device_index`, `device_name`) and reads
+// every rank's, waiting at most `timeout`; throws ConfigError (comm.backend) when this rank
+// shares its GPU with another (Note [One GPU per NCCL rank]).
+void check_one_gpu_per_rank(Store& store, const std::string& key_prefix, int rank, int world_size,
+                            int device_index, const std::string& device_name,
+                            std::chrono::milliseconds timeout, const std::string& who);
 
 // The key rank 0 publishes the id under: "<key_prefix>nccl_unique_id".
 std::string unique_id_key(const std::string& key_prefix);

@@ -241,7 +241,8 @@ void add_precision_zero_runtime(std::vector<SectionSpec>& schema) {
   auto precision = section(schema, "precision", &Config::precision, "Number formats.");
   precision.choice("dtype", &PrecisionConfig::dtype, kPrecisionDTypeNames, PrecisionDType::kFp32,
                    "Compute dtype of parameters and activations; master weights and "
-                   "optimizer states stay fp32.");
+                   "optimizer states stay fp32. fp16 runs on the CPU only (on CUDA use "
+                   "bf16 or fp32).");
   precision
       .choice("grad_dtype", &PrecisionConfig::grad_dtype, kGradDTypeNames, GradDType::kAuto,
               "Dtype of the standing gradients (full buffers and shards). \"compute\": "

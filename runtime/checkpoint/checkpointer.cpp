@@ -7,9 +7,11 @@
 
 #include "core/config/byte_size.h"
 #include "core/config/config_enums.h"
+#include "core/config/config_loader.h"
 #include "core/config/config_writer.h"
 #include "core/error.h"
 #include "data/safe_file.h"
+#include "optim/lr_schedule_warnings.h"
 #include "runtime/checkpoint/checkpoint_directory.h"
 #include "runtime/checkpoint/checkpoint_reader.h"
 
@@ -34,6 +36,23 @@ std::vector<HostFloats> host_tensors(std::size_t tensors, std::int64_t numel) {
     buffers.push_back(HostFloats::uninitialized(static_cast<std::size_t>(numel)));
   }
   return buffers;
+}
+
+// A resume under another train.steps than the saving run's reshapes a decaying schedule:
+// said once (by rank 0), unless nothing is left to train. The saving run's config is in
+// the manifest (path is the checkpoint's); one this version cannot read says nothing.
+void warn_of_schedule_change(const Config& config, const Manifest& manifest, const fs::path& path) {
+  if (manifest.trainer.step >= config.train.steps) return;
+  std::int64_t saved_steps = 0;
+  try {
+    saved_steps =
+        parse_config_text(manifest.config_toml, (path / kManifestName).string(), {}).train.steps;
+  } catch (const Error&) {
+    return;
+  }
+  if (const auto warning = optim::resumed_schedule_warning(config, saved_steps)) {
+    std::fprintf(stderr, "zerotrain: warning: %s\n", warning->c_str());
+  }
 }
 
 }  // namespace
@@ -258,6 +277,7 @@ std::optional<TrainerState> Checkpointer::load() {
                  data::quoted_path(*path).c_str(), static_cast<long long>(manifest->trainer.step),
                  manifest->world_size, manifest->world_size == 1 ? "" : "s", manifest->zero_stage,
                  manifest->offload.c_str(), seconds_since(started));
+    warn_of_schedule_change(config_, *manifest, *path);
   }
   return manifest->trainer;
 }

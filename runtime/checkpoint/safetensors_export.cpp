@@ -45,6 +45,7 @@ std::string header_json(const Manifest& manifest, ExportDType dtype, std::uint64
 
 ExportSummary export_safetensors(const CheckpointReader& reader, const std::filesystem::path& out,
                                  ExportDType dtype) {
+  data::check_output_outside(out, "safetensors export", reader.path(), "checkpoint");
   reader.verify();
   const Manifest& manifest = reader.manifest();
   std::uint64_t data_bytes = 0;

@@ -20,7 +20,8 @@ struct ExportSummary {
 };
 
 // Verifies every file of `reader` against its checksum, then writes `out` atomically
-// (Note [Replacing an output]: never through a symbolic link or over a directory or device).
+// (Note [Replacing an output]: never through a symbolic link or over a directory or device),
+// and never inside the checkpoint it reads (a link into it resolved; IoError names both).
 // A tied parameter is written once, under the name of the parameter it uses; the header's
 // __metadata__ records the tie ("zerotrain.tied": "head.lm_head.weight=embedding.wte") and
 // the step. Tensors are converted a bounded piece at a time, so memory stays small.

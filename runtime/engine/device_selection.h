@@ -11,6 +11,7 @@ namespace zt::engine {
 // cpu:<local_rank> for the CPU (the index only names the rank's slice); for CUDA the GPU
 // runtime.device_index names, or LOCAL_RANK's when it is -1. Whether that GPU exists is
 // checked where the device is opened (make_device_context), which knows how many there are.
+// Throws ConfigError naming precision.dtype for fp16 on CUDA, which has no CUDA kernels.
 Device rank_device(const Config& config, int local_rank);
 
 // comm.backend with auto resolved: NCCL on CUDA, Gloo on the CPU. Throws ConfigError naming

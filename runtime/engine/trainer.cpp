@@ -4,6 +4,7 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <limits>
 
@@ -15,6 +16,7 @@
 #include "nn/loss/softmax_cross_entropy.h"
 #include "offload/nvme_state_file.h"
 #include "optim/lr_schedule.h"
+#include "optim/lr_schedule_warnings.h"
 #include "runtime/checkpoint/checkpoint_directory.h"
 #include "runtime/checkpoint/checkpointer.h"
 #include "runtime/engine/block_pass.h"
@@ -161,6 +163,11 @@ Trainer::Trainer(const Config& config, TrainingParts parts, comm::CommLanes lane
       targets_are_tokens_(parts.targets_are_tokens) {
   // The estimator's meta device opens no file: the NVMe directory need not exist where it runs.
   check_supported(config, !device_.device().meta);
+  // Said once per run (not by the estimator's meta trainers, which are many).
+  if (const auto warning = optim::warmup_outlasts_run_warning(config);
+      warning && comm_.rank() == 0 && !device_.device().meta) {
+    std::fprintf(stderr, "zerotrain: warning: %s\n", warning->c_str());
+  }
   check_trainable(model_);
   if (config.runtime.device != device_.device().kind) {
     throw ConfigError(where_set(config, "runtime.device") + ": runtime.device = \"" +

@@ -329,5 +329,31 @@ TEST_F(SavedCheckpoint, ExportNeverWritesThroughASymlinkOrOverADirectory) {
   EXPECT_EQ(usage.exit_code, 2) << usage.output();
 }
 
+TEST_F(SavedCheckpoint, ExportNeverWritesInsideTheCheckpointItReads) {
+  const std::map<std::string, std::string> before = contents(checkpoint());
+  const TempDir out;
+  fs::create_directory_symlink(checkpoint(), out / "into");
+  fs::create_symlink(checkpoint() / "manifest.toml", out / "manifest-link.safetensors");
+  fs::create_symlink(checkpoint() / "new.safetensors", out / "dangling.safetensors");
+  const std::vector<fs::path> inside{checkpoint() / "manifest.toml",
+                                     checkpoint() / "weights.safetensors",
+                                     checkpoint() / ".." / checkpoint().filename() / "x",
+                                     out / "into" / "manifest.toml",
+                                     out / "manifest-link.safetensors",
+                                     out / "dangling.safetensors"};
+  int n = 0;
+  for (const fs::path& target : inside) {
+    const ProgramResult run =
+        testing::zerotrain(*dir_, {"checkpoint", "export", checkpoint().string(), target.string()},
+                           "inside-" + std::to_string(n++));
+    EXPECT_EQ(run.exit_code, 1) << run.output();
+    EXPECT_NE(run.err.find("'" + target.string() + "'"), std::string::npos) << run.err;
+    EXPECT_NE(run.err.find("inside the checkpoint '" + checkpoint().string() + "'"),
+              std::string::npos)
+        << run.err;
+  }
+  EXPECT_EQ(contents(checkpoint()), before);
+}
+
 }  // namespace
 }  // namespace zt

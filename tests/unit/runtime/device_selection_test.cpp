@@ -30,6 +30,21 @@ TEST(DeviceSelection, CudaTakesLocalRankUnlessAnIndexIsGiven) {
             Device::cuda(1));
 }
 
+TEST(DeviceSelection, Fp16OnCudaIsRefusedNamingTheKeyAndWhatWorks) {
+  try {
+    rank_device(config_with({"runtime.device=cuda", "precision.dtype=fp16"}), 0);
+    FAIL() << "accepted fp16 on CUDA";
+  } catch (const ConfigError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("precision.dtype"), std::string::npos) << message;
+    EXPECT_NE(message.find("bf16"), std::string::npos) << message;
+    EXPECT_NE(message.find("fp32"), std::string::npos) << message;
+  }
+  EXPECT_EQ(rank_device(config_with({"runtime.device=cuda", "precision.dtype=bf16"}), 0),
+            Device::cuda(0));
+  EXPECT_EQ(rank_device(config_with({"precision.dtype=fp16"}), 1), Device::cpu(1));
+}
+
 TEST(DeviceSelection, DeviceIndexBelowMinusOneIsRefusedNamingTheKey) {
   try {
     config_with({"runtime.device_index=-2"});

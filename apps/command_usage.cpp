@@ -1,0 +1,75 @@
+// The `zerotrain COMMAND --help` texts of the commands whose usage is not beside their own
+// option parsing (launch and checkpoint keep theirs).
+#include <string>
+
+#include "apps/commands.h"
+
+namespace zt::apps {
+namespace {
+
+constexpr const char* kTrainUsage =
+    R"(usage: zerotrain train CONFIG [--set section.key=value]...
+
+Trains one rank. Alone it is a single-rank run; started by `zerotrain launch` (or with
+torchrun's RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT set) it is one rank of many.
+--set overrides any key of CONFIG (also as --set=section.key=value); every key is in
+docs/CONFIG.md (`zerotrain config docs`).
+
+exit status: 0 success, 1 run-time failure, 2 usage or config error
+)";
+
+constexpr const char* kEstimateUsage =
+    R"(usage: zerotrain estimate CONFIG [--set section.key=value]... [--world N] [--json]
+
+Estimates every byte a rank of CONFIG allocates, per category (parameters, gradients,
+optimizer states, activations, comm buffers, workspace, host offload), and the peak with
+its phase, by running two training steps of the real code on a meta device that holds no
+memory (fast for any model size). Then the same for ZeRO stages 0-3 x offload choices x
+world sizes 1..64, and, with runtime.device_memory_limit set, the cheapest configuration
+that fits (fewest bytes moved per step). --world N: the number of ranks (default 1).
+--json: the report as JSON (format zerotrain-estimate/1).
+
+exit status: 0 report, 1 nothing fits in runtime.device_memory_limit, 2 usage or config error
+)";
+
+constexpr const char* kProfileUsage =
+    R"(usage: zerotrain profile CONFIG [--set section.key=value]...
+
+Trains runtime.memory_profile_steps steps of CONFIG on one rank, recording every
+allocation: run.dir/memory.html (the timeline by category) and run.dir/memory/rank-K.json.
+Under `zerotrain launch`, --set runtime.memory_profile=true records every rank.
+
+exit status: 0 success, 1 run-time failure, 2 usage or config error
+)";
+
+constexpr const char* kConfigUsage =
+    R"(usage: zerotrain config docs
+       zerotrain config show CONFIG [--set section.key=value]...
+
+docs: every key with its type, default and meaning, as Markdown (docs/CONFIG.md).
+show: the effective config of CONFIG with its overrides, every key, as TOML.
+
+exit status: 0 success, 2 usage or config error
+)";
+
+constexpr const char* kPrepareDataUsage =
+    R"(usage: zerotrain prepare-data INPUT OUT.bin
+
+Turns any text file into a token file for data.path with a byte-level vocabulary: each
+byte is one token in [0, 256). OUT is written atomically and may not be INPUT.
+
+exit status: 0 success, 1 I/O failure, 2 usage error
+)";
+
+}  // namespace
+
+const char* command_usage(const std::string& command) {
+  if (command == "train") return kTrainUsage;
+  if (command == "estimate") return kEstimateUsage;
+  if (command == "profile") return kProfileUsage;
+  if (command == "config") return kConfigUsage;
+  if (command == "prepare-data") return kPrepareDataUsage;
+  return nullptr;
+}
+
+}  // namespace zt::apps
