@@ -72,7 +72,7 @@ else
   status=1
 fi
 
-echo "== bench_gpt_step --cuda (GPT-2 small, 124M parameters, seq 1024, bf16)"
+echo "== bench_gpt_step --cuda (GPT-2 small, vocabulary 50304, seq 1024, micro-batch 8, bf16)"
 if ! timeout 180 build/default/bench/bench_gpt_step --cuda; then
   echo "device_check: bench_gpt_step --cuda FAILED"
   status=1
