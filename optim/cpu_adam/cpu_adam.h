@@ -13,15 +13,13 @@
 
 namespace zt::optim {
 
-// Which loop runs the update. Note [CPU Adam paths agree to round-off]: kScalar calls
-// math::adam_update per element, so it is the reference semantics bit for bit. The vector
-// paths evaluate the same formula in the same order with the same divisions and square root
-// (all correctly rounded), but fuse multiply-adds (the weight-decay term and both moment
-// updates, and wherever the compiler contracts a product into a sum), so each step moves a
-// result by about one ulp of the terms it combines; over a few steps they stay within a few
-// ulps of kScalar (the tests bound 5 steps by 8). Their tails (fewer elements than a vector)
-// run kScalar itself. The compute-dtype copy is bitwise what core's f32_to_bf16_bits /
-// f32_to_f16_bits give for the fp32 result of that path.
+// Which loop runs the update. Note [CPU Adam paths agree bit for bit]: kScalar calls
+// math::adam_update per element; the vector paths evaluate the same operations in the same
+// order, with the same fused multiply-adds and the same correctly rounded divisions and square
+// root (Note [One rounding sequence on every path] in optim/math/optimizer_math.h), so every
+// path gives kScalar's bits, step after step. Their tails (fewer elements than a vector) run
+// kScalar itself. The compute-dtype copy is bitwise what core's f32_to_bf16_bits /
+// f32_to_f16_bits give for the fp32 result.
 enum class CpuAdamPath : std::uint8_t { kScalar, kAvx2, kAvx512 };
 
 std::string_view cpu_adam_path_name(CpuAdamPath path);  // "scalar", "avx2", "avx512"

@@ -1,7 +1,7 @@
 // The CPU Adam on 8-float AVX2 vectors with FMA, and F16C for the f16 copy. Compiled with
 // per-function target attributes, not global -m flags, so the library still runs on any
-// x86-64; cpu_adam_path_available(kAvx2) guards every call. Note [CPU Adam paths agree to
-// round-off] (cpu_adam.h) says how its results relate to the scalar path.
+// x86-64; cpu_adam_path_available(kAvx2) guards every call. Note [CPU Adam paths agree bit
+// for bit] (cpu_adam.h) says how its results relate to the scalar path.
 #include <cstdint>
 
 #include "optim/cpu_adam/cpu_adam_internal.h"
@@ -51,8 +51,8 @@ ZT_AVX2_TARGET inline __m128i to_f16_bits(__m256 value) {
   return _mm_blendv_epi8(converted, nan16, is_nan16);
 }
 
-// math::adam_update on 8 lanes, term by term in the same order, with FMA where a product
-// meets a sum.
+// math::adam_update on 8 lanes, operation for operation: the same fused multiply-adds and
+// the same single roundings in the same order (Note [One rounding sequence on every path]).
 template <bool kDecoupled, ComputeCopy kCopy>
 ZT_AVX2_TARGET void update_vectors(const CpuAdamGroup& group, const math::AdamStepScalars& s,
                                    std::size_t vector_elements) {

@@ -1,6 +1,6 @@
 // The CPU Adam on 16-float AVX-512F vectors. Compiled with per-function target attributes,
 // not global -m flags, so the library still runs on any x86-64; cpu_adam_path_available(
-// kAvx512) guards every call. Note [CPU Adam paths agree to round-off] (cpu_adam.h) says how
+// kAvx512) guards every call. Note [CPU Adam paths agree bit for bit] (cpu_adam.h) says how
 // its results relate to the scalar path.
 #include <cstdint>
 
@@ -51,8 +51,8 @@ ZT_AVX512_TARGET inline __m256i to_f16_bits(__m512 value) {
   return _mm512_cvtepi32_epi16(_mm512_mask_blend_epi32(is_nan, converted, nan));
 }
 
-// math::adam_update on 16 lanes, term by term in the same order, with FMA where a product
-// meets a sum.
+// math::adam_update on 16 lanes, operation for operation: the same fused multiply-adds and
+// the same single roundings in the same order (Note [One rounding sequence on every path]).
 template <bool kDecoupled, ComputeCopy kCopy>
 ZT_AVX512_TARGET void update_vectors(const CpuAdamGroup& group, const math::AdamStepScalars& s,
                                      std::size_t vector_elements) {
