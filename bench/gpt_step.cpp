@@ -3,7 +3,7 @@
 // GEMMs use (its name and the ISA it chose printed), measured in the same run with the same
 // thread count. The ratio (achieved / sgemm) is the figure that matters:
 // how much of the machine's matmul speed a whole training step keeps. `--quick` is tiny.
-// `--cuda [--peak-tflops X]` trains GPT-2 small (12 layers, d_model 768, vocabulary 50304,
+// `--cuda [--peak-tflops X]` trains GPT-2 small (124M: 12 layers, d_model 768, vocabulary 50304,
 // seq 1024, micro-batch 8, bf16, no activation checkpointing) on GPU 0 instead, on a token
 // file it writes at startup (Note [The --cuda token file]), and reports tokens/s and MFU
 // against the GPU's dense bf16 peak (default 989.4 TFLOP/s, NVIDIA's figure for the H100/H200
@@ -165,7 +165,9 @@ int run_gpt_cuda(double peak_tflops) {
        "train.micro_batch_size=" + std::to_string(shape.micro_batch),
        "train.steps=" + std::to_string(steps), "optimizer.lr=0.0003", "precision.dtype=bf16",
        "runtime.device=cuda", "activation_checkpointing.enabled=false",
-       "data.path=" + token_file.path().string()});
+       // GPT-2 small's head reads the token embedding: 124M parameters, as PyTorch's side of
+       // the comparison (bench/torch_gpt_step.py) has.
+       "model.tie_embeddings=true", "data.path=" + token_file.path().string()});
   const std::unique_ptr<zt::DeviceContext> device = zt::make_device_context(zt::Device::cuda(0));
   zt::comm::MemoryStore store;
   zt::comm::CommOptions options;
