@@ -21,6 +21,7 @@ FlatLayout make_flat_layout(const nn::Model& model, int world_size, BlockPadding
     BlockSlots block;
     block.name = model.block(b).name;
     block.offset = offset;
+    block.unpadded_offset = real;
     const auto specs = model.block(b).module->parameter_specs();
     for (std::size_t p = 0; p < specs.size(); ++p) {
       if (const nn::ParameterTie* tie = model.tie_of(b, p)) {

@@ -26,9 +26,10 @@ struct ParameterSlot {
 
 struct BlockSlots {
   std::string name;
-  std::int64_t offset = 0;        // first element of the block
-  std::int64_t numel = 0;         // elements of the block (no padding)
-  std::int64_t padded_numel = 0;  // numel rounded up when blocks are padded one by one
+  std::int64_t offset = 0;           // first element of the block
+  std::int64_t numel = 0;            // elements of the block (no padding)
+  std::int64_t padded_numel = 0;     // numel rounded up when blocks are padded one by one
+  std::int64_t unpadded_offset = 0;  // first element in the model's unpadded order
   std::vector<ParameterSlot> parameters;
 };
 

@@ -1,6 +1,7 @@
 // Gradient buckets for DDP: fixed-size ranges of the flat gradient buffer taken from its end,
 // because backward produces the last block's gradients first. A bucket is ready once every
-// block it overlaps has finished backward; the order is the same on every rank.
+// block it overlaps has finished backward; the order is the same on every rank. Buckets are
+// computed from their index, not stored: a model of any size costs a few integers here.
 #pragma once
 
 #include <cstdint>
@@ -18,18 +19,22 @@ class GradientBuckets {
   // Buckets of at most `bucket_elements` covering [0, total_elements), last range first.
   GradientBuckets(std::int64_t total_elements, std::int64_t bucket_elements);
 
-  const std::vector<Bucket>& buckets() const { return buckets_; }
+  std::int64_t size() const { return count_; }
+  // Bucket `index` in launch order (0 is the buffer's last range).
+  Bucket bucket(std::int64_t index) const;
 
   // Called when the gradients at [ready_from, total) are all final (a block at ready_from
   // finished its backward). Returns the buckets that became ready, in launch order.
   std::vector<Bucket> take_ready(std::int64_t ready_from);
   // Whether every bucket has been taken since reset().
-  bool all_taken() const { return next_ == buckets_.size(); }
+  bool all_taken() const { return next_ == count_; }
   void reset() { next_ = 0; }
 
  private:
-  std::vector<Bucket> buckets_;
-  std::size_t next_ = 0;  // first bucket not yet taken
+  std::int64_t total_elements_;
+  std::int64_t bucket_elements_;
+  std::int64_t count_;     // ceil(total_elements / bucket_elements)
+  std::int64_t next_ = 0;  // first bucket not yet taken
 };
 
 }  // namespace zt::zero

@@ -8,22 +8,23 @@ namespace zt::zero {
 void append_state_runs(const FlatLayout& layout, std::int64_t padded_begin, std::int64_t count,
                        std::int64_t shard_offset, std::vector<StateRun>& runs) {
   const std::int64_t padded_end = padded_begin + count;
-  std::int64_t unpadded_block_start = 0;
-  for (const BlockSlots& block : layout.blocks) {
-    const std::int64_t real_begin = std::max(padded_begin, block.offset);
-    const std::int64_t real_end = std::min(padded_end, block.offset + block.numel);
-    if (real_begin < real_end) {
-      const StateRun run{unpadded_block_start + (real_begin - block.offset), real_end - real_begin,
-                         shard_offset + (real_begin - padded_begin)};
-      // Blocks back to back without padding between them continue one run.
-      if (!runs.empty() && runs.back().begin + runs.back().count == run.begin &&
-          runs.back().shard_offset + runs.back().count == run.shard_offset) {
-        runs.back().count += run.count;
-      } else {
-        runs.push_back(run);
-      }
+  // Only the blocks the range overlaps: the first one ending after padded_begin, on.
+  auto block = std::upper_bound(
+      layout.blocks.begin(), layout.blocks.end(), padded_begin,
+      [](std::int64_t at, const BlockSlots& b) { return at < b.offset + b.padded_numel; });
+  for (; block != layout.blocks.end() && block->offset < padded_end; ++block) {
+    const std::int64_t real_begin = std::max(padded_begin, block->offset);
+    const std::int64_t real_end = std::min(padded_end, block->offset + block->numel);
+    if (real_begin >= real_end) continue;
+    const StateRun run{block->unpadded_offset + (real_begin - block->offset), real_end - real_begin,
+                       shard_offset + (real_begin - padded_begin)};
+    // Blocks back to back without padding between them continue one run.
+    if (!runs.empty() && runs.back().begin + runs.back().count == run.begin &&
+        runs.back().shard_offset + runs.back().count == run.shard_offset) {
+      runs.back().count += run.count;
+    } else {
+      runs.push_back(run);
     }
-    unpadded_block_start += block.numel;
   }
 }
 

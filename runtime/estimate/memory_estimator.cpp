@@ -12,6 +12,7 @@
 #include "runtime/checkpoint/checkpoint_format.h"
 #include "runtime/engine/model_factory.h"
 #include "runtime/engine/trainer.h"
+#include "runtime/estimate/estimate_limits.h"
 
 namespace zt::estimate {
 namespace {
@@ -96,6 +97,7 @@ RankEstimate estimate_rank(const Config& config, int world_size, int rank,
   parts.source = std::make_unique<ShapeOnlySource>(simulated);
   parts.targets_are_tokens = simulated.model.type == ModelType::kGpt;
   estimate.parameters = parts.model.parameter_count();
+  check_estimable(config, parts.model, world_size, estimate.micro_batch_size);
 
   std::vector<std::int64_t> copied_after_step;
   engine::TrainerOptions trainer_options = engine::quiet_trainer_options();

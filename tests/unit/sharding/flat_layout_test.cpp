@@ -67,16 +67,25 @@ TEST(FlatLayout, UnpaddedParametersAreTheBlocksWithoutTheirPadding) {
 
 TEST(GradientBuckets, CoverTheBufferFromTheEndAndBecomeReadyInOrder) {
   GradientBuckets buckets(100, 30);
-  ASSERT_EQ(buckets.buckets().size(), 4u);
-  EXPECT_EQ(buckets.buckets()[0].offset, 70);
-  EXPECT_EQ(buckets.buckets()[3].offset, 0);
-  EXPECT_EQ(buckets.buckets()[3].numel, 10);
+  ASSERT_EQ(buckets.size(), 4);
+  EXPECT_EQ(buckets.bucket(0).offset, 70);
+  EXPECT_EQ(buckets.bucket(3).offset, 0);
+  EXPECT_EQ(buckets.bucket(3).numel, 10);
   EXPECT_TRUE(buckets.take_ready(75).empty());   // [75, 100) final: [70, 100) is not yet
   EXPECT_EQ(buckets.take_ready(50).size(), 1u);  // [50, 100) final: [70, 100) only
   EXPECT_EQ(buckets.take_ready(40).size(), 1u);  // [40, 70) too
   EXPECT_EQ(buckets.take_ready(0).size(), 2u);
   EXPECT_TRUE(buckets.all_taken());
   buckets.reset();
+  EXPECT_FALSE(buckets.all_taken());
+}
+
+TEST(GradientBuckets, AreComputedNotStoredSoAnySizeCostsNothing) {
+  // 10^16 one-element buckets: storing them would take 160 PB.
+  GradientBuckets buckets(std::int64_t{10'000'000'000'000'000}, 1);
+  EXPECT_EQ(buckets.size(), std::int64_t{10'000'000'000'000'000});
+  EXPECT_EQ(buckets.bucket(0).offset, std::int64_t{9'999'999'999'999'999});
+  EXPECT_EQ(buckets.take_ready(std::int64_t{9'999'999'999'999'997}).size(), 3u);
   EXPECT_FALSE(buckets.all_taken());
 }
 
