@@ -126,8 +126,9 @@ void add_run_model_data(std::vector<SectionSpec>& schema) {
              "One run at a time: a second run into a directory in use stops at once, naming "
              "the first one's pid (the lock is run.dir/.lock).");
   run.boolean("overwrite", &RunConfig::overwrite, false,
-              "Replace the metrics.jsonl and config.toml a previous run left in run.dir; when "
-              "false such a run.dir is refused, so no result is lost by accident.");
+              "Replace every output a previous run left in run.dir (metrics.jsonl, "
+              "config.toml, memory.json, memory.html, memory/, run_id; never a checkpoint); "
+              "when false such a run.dir is refused, so no result is lost by accident.");
   run.integer("seed", &RunConfig::seed, 1234, Range::at_least(0), "",
               "Seeds parameter initialization and the synthetic data.");
   run.integer("log_every", &RunConfig::log_every, 10, Range::at_least(1), "steps",
