@@ -16,6 +16,7 @@
 #include "core/config/config_loader.h"
 #include "core/error.h"
 #include "runtime/checkpoint/checkpoint_directory.h"
+#include "runtime/checkpoint/run_id.h"
 #include "runtime/launch/launcher.h"
 
 namespace zt::apps {
@@ -166,20 +167,24 @@ int launch_command(const Args& args, const std::string& self_path) {
     options.rank_command.push_back("--set");
     options.rank_command.push_back(override_text);
   }
-  // A restart continues from the newest checkpoint the failed attempt left, else starts
-  // over (replacing that attempt's own outputs in run.dir).
+  // A restart continues from the newest checkpoint the failed attempt's run left (the run
+  // run.dir/run_id names: never another run's), else starts over (replacing that attempt's
+  // own outputs in run.dir).
   options.restart_command = [base = options.rank_command, config](int) {
     std::vector<std::string> command = base;
     const std::filesystem::path directory = checkpoint::checkpoint_directory(config);
-    const checkpoint::CheckpointListing listing = checkpoint::list_checkpoints(directory);
+    const std::optional<std::string> run_id = checkpoint::read_run_id(config.run.dir);
+    const checkpoint::CheckpointListing listing =
+        run_id ? checkpoint::list_run_checkpoints(directory, *run_id)
+               : checkpoint::CheckpointListing{};
     if (!listing.complete.empty()) {
       std::fprintf(stderr, "zerotrain launch: resuming from the newest checkpoint, %s\n",
                    listing.complete.back().second.string().c_str());
       command.insert(command.end(), {"--set", "checkpoint.resume=latest"});
     } else {
       std::fprintf(stderr,
-                   "zerotrain launch: no complete checkpoint in '%s' (checkpoint.every_steps "
-                   "= %lld): starting over\n",
+                   "zerotrain launch: no complete checkpoint in '%s' of this run "
+                   "(checkpoint.every_steps = %lld): starting over\n",
                    directory.string().c_str(),
                    static_cast<long long>(config.checkpoint.every_steps));
       command.insert(command.end(), {"--set", "run.overwrite=true"});

@@ -24,6 +24,7 @@
 #include "nn/kernels/cpu/gemm_cpu.h"
 #include "runtime/checkpoint/checkpoint_directory.h"
 #include "runtime/checkpoint/checkpoint_reader.h"
+#include "runtime/checkpoint/run_id.h"
 #include "runtime/checkpoint/shard_writer.h"
 #include "runtime/engine/trainer.h"
 
@@ -96,8 +97,9 @@ int main(int argc, char** argv) {
   std::printf("%6s %10s %10s %10s %10s %10s %10s %8s\n", "round", "MiB", "copy s", "write s",
               "write GB/s", "load s", "disk GB/s", "w/disk");
   std::vector<double> ratios;
+  const std::string run_id = zt::checkpoint::new_run_id();
   for (int round = 0; round < repeats; ++round) {
-    const fs::path partial = zt::checkpoint::prepare_partial(dir, 1);
+    const fs::path partial = zt::checkpoint::prepare_partial(dir, 1, run_id);
     zt::checkpoint::ShardWrite write;
     write.directory = partial;
     write.header.world_size = 1;
@@ -127,6 +129,7 @@ int main(int argc, char** argv) {
     manifest.optimizer = "adamw";
     manifest.state_names = zt::checkpoint::state_names("adamw", 2);
     manifest.numel = strategy.layout().numel;
+    manifest.run_id = run_id;
     manifest.parameters = zt::checkpoint::describe_parameters(strategy.layout());
     fs::remove(partial / (manifest.files[0].name + ".done"));
     const fs::path saved =

@@ -126,8 +126,9 @@ void add_run_model_data(std::vector<SectionSpec>& schema) {
              "One run at a time: a second run into a directory in use stops at once, naming "
              "the first one's pid (the lock is run.dir/.lock).");
   run.boolean("overwrite", &RunConfig::overwrite, false,
-              "Replace the metrics.jsonl and config.toml a previous run left in run.dir; when "
-              "false such a run.dir is refused, so no result is lost by accident.");
+              "Replace every output a previous run left in run.dir (metrics.jsonl, "
+              "config.toml, memory.json, memory.html, memory/, run_id; never a checkpoint); "
+              "when false such a run.dir is refused, so no result is lost by accident.");
   run.integer("seed", &RunConfig::seed, 1234, Range::at_least(0), "",
               "Seeds parameter initialization and the synthetic data.");
   run.integer("log_every", &RunConfig::log_every, 10, Range::at_least(1), "steps",
@@ -354,14 +355,15 @@ void add_checkpoint(std::vector<SectionSpec>& schema) {
                      {"save_interval", "save_steps"});
   checkpoint.integer("keep_last", &CheckpointConfig::keep_last, 0, Range::at_least(0),
                      "checkpoints",
-                     "Complete checkpoints to keep; older ones are removed after each save. "
-                     "0 = keep every one.",
+                     "Complete checkpoints of this run to keep; its older ones are removed "
+                     "after each save (another run's never). 0 = keep every one.",
                      {"save_total_limit"});
   checkpoint.string("resume", &CheckpointConfig::resume, "", Emptiness::kMayBeEmpty,
-                    "Where training starts: empty = from step 0; \"latest\" = the newest "
-                    "complete checkpoint in checkpoint.dir (from step 0 when there is none "
-                    "yet); or the path of a checkpoint (its step-N directory). A checkpoint "
-                    "loads at any world size, ZeRO stage and offload setting.");
+                    "Where training starts: empty = from step 0, as a new run; \"latest\" = "
+                    "the newest complete checkpoint in checkpoint.dir of the run that "
+                    "run.dir/run_id names (from step 0 when there is none yet); or the path of "
+                    "a checkpoint (its step-N directory), whose run this run continues. A "
+                    "checkpoint loads at any world size, ZeRO stage and offload setting.");
 }
 
 std::vector<SectionSpec> build_schema() {

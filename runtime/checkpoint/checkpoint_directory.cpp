@@ -10,10 +10,12 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <map>
 
 #include "core/error.h"
 #include "data/safe_file.h"
 #include "runtime/checkpoint/checkpoint_format.h"
+#include "runtime/checkpoint/run_id.h"
 
 namespace zt::checkpoint {
 namespace {
@@ -37,6 +39,25 @@ void fsync_directory(const fs::path& directory) {
   if (fd < 0) return;
   ::fsync(fd);
   ::close(fd);
+}
+
+std::string run_name(const std::string& run_id) {
+  return run_id.empty() ? "no run id" : "run id '" + run_id + "'";
+}
+
+// A run never replaces another run's checkpoint (Note [Checkpoints belong to a run]).
+void refuse_another_runs(const fs::path& checkpoint, std::int64_t step, const std::string& run_id) {
+  std::error_code ec;
+  if (!fs::exists(checkpoint / kManifestName, ec)) return;  // an unfinished save, no checkpoint
+  const std::string owner = owner_run_id(checkpoint);
+  if (owner == run_id) return;
+  throw Error("cannot save step " + std::to_string(step) + " into checkpoint.dir " +
+              data::quoted_path(checkpoint.parent_path()) + ": " + data::quoted_path(checkpoint) +
+              " is a checkpoint of another run (" + run_name(owner) + "; this run has " +
+              run_name(run_id) +
+              ") and a run never replaces another's; give this run a checkpoint.dir of its own "
+              "(--set checkpoint.dir=...), or continue that run with checkpoint.resume = \"" +
+              checkpoint.string() + "\"");
 }
 
 }  // namespace
@@ -84,14 +105,42 @@ CheckpointListing list_checkpoints(const fs::path& directory) {
   return listing;
 }
 
-std::optional<fs::path> resolve_resume(const Config& config, bool verbose) {
+CheckpointListing list_run_checkpoints(const fs::path& directory, const std::string& run_id) {
+  CheckpointListing listing = list_checkpoints(directory);
+  std::erase_if(listing.complete,
+                [&](const auto& entry) { return owner_run_id(entry.second) != run_id; });
+  std::erase_if(listing.partial,
+                [&](const fs::path& partial) { return owner_run_id(partial) != run_id; });
+  return listing;
+}
+
+std::vector<std::string> other_runs(const fs::path& directory, const std::string& run_id) {
+  std::map<std::string, std::vector<std::int64_t>> steps_by_run;
+  for (const auto& [step, path] : list_checkpoints(directory).complete) {
+    const std::string owner = owner_run_id(path);
+    if (owner != run_id) steps_by_run[owner].push_back(step);
+  }
+  std::vector<std::string> runs;
+  for (const auto& [owner, steps] : steps_by_run) {
+    std::string text = run_name(owner) + " (step" + (steps.size() == 1 ? " " : "s ");
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      text += (i == 0 ? "" : ", ") + std::to_string(steps[i]);
+    }
+    runs.push_back(text + ")");
+  }
+  return runs;
+}
+
+std::optional<fs::path> resolve_resume(const Config& config, const std::string& run_id,
+                                       bool verbose) {
   const std::string& resume = config.checkpoint.resume;
   if (resume.empty()) return std::nullopt;
   if (resume != "latest") return fs::path(resume);
   const fs::path directory = checkpoint_directory(config);
-  const CheckpointListing listing = list_checkpoints(directory);
+  const CheckpointListing listing = list_run_checkpoints(directory, run_id);
   if (verbose) {
-    for (const fs::path& partial : listing.partial) {
+    // Every unfinished save is passed over, whichever run's.
+    for (const fs::path& partial : list_checkpoints(directory).partial) {
       std::fprintf(stderr,
                    "zerotrain: checkpoint.resume = \"latest\": ignoring %s, a save that did not "
                    "finish (no manifest committed)\n",
@@ -101,16 +150,17 @@ std::optional<fs::path> resolve_resume(const Config& config, bool verbose) {
   if (listing.complete.empty()) {
     if (verbose) {
       std::fprintf(stderr,
-                   "zerotrain: checkpoint.resume = \"latest\": no complete checkpoint in %s yet; "
-                   "training starts at step 1\n",
-                   data::quoted_path(directory).c_str());
+                   "zerotrain: checkpoint.resume = \"latest\": no complete checkpoint in %s of "
+                   "this run (run id '%s') yet; training starts at step 1\n",
+                   data::quoted_path(directory).c_str(), run_id.c_str());
     }
     return std::nullopt;
   }
   return listing.complete.back().second;
 }
 
-fs::path prepare_partial(const fs::path& directory, std::int64_t step) {
+fs::path prepare_partial(const fs::path& directory, std::int64_t step, const std::string& run_id) {
+  refuse_another_runs(directory / step_directory_name(step), step, run_id);
   const fs::path partial = directory / (step_directory_name(step) + std::string(kPartialSuffix));
   std::error_code ec;
   fs::create_directories(directory, ec);
@@ -124,6 +174,7 @@ fs::path prepare_partial(const fs::path& directory, std::int64_t step) {
                   ec.message());
   fs::create_directory(partial, ec);
   if (ec) throw IoError("cannot create " + data::quoted_path(partial) + ": " + ec.message());
+  write_run_id(partial, run_id);  // whose unfinished save this is, for pruning
   fsync_directory(directory);
   return partial;
 }
@@ -136,9 +187,13 @@ fs::path commit_partial(const fs::path& partial, std::int64_t step,
     manifest.write(manifest_text.data(), manifest_text.size());
     manifest.commit();
   }
+  // The manifest names the run now; the marker of the unfinished save goes.
+  std::error_code marker_ec;
+  fs::remove(partial / kRunIdFileName, marker_ec);
   if (before_rename) before_rename("save-manifest");
   const fs::path directory = partial.parent_path();
   const fs::path final_path = directory / step_directory_name(step);
+  refuse_another_runs(final_path, step, owner_run_id(partial));
   std::error_code ec;
   if (fs::exists(final_path, ec)) {
     // Another save of this step (an earlier attempt that got further): swap the two at once,
@@ -172,8 +227,9 @@ fs::path commit_partial(const fs::path& partial, std::int64_t step,
   return final_path;
 }
 
-std::vector<fs::path> prune_checkpoints(const fs::path& directory, std::int64_t keep_last) {
-  const CheckpointListing listing = list_checkpoints(directory);
+std::vector<fs::path> prune_checkpoints(const fs::path& directory, std::int64_t keep_last,
+                                        const std::string& run_id) {
+  const CheckpointListing listing = list_run_checkpoints(directory, run_id);
   std::vector<fs::path> removed = listing.partial;
   if (keep_last > 0 && std::ssize(listing.complete) > keep_last) {
     for (std::size_t i = 0; i + static_cast<std::size_t>(keep_last) < listing.complete.size();

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "runtime/checkpoint/run_id.h"
 
 namespace zt::checkpoint {
 namespace {
@@ -179,6 +180,7 @@ std::string manifest_to_toml(const Manifest& m) {
   // data are counter-based streams of the seed, so no generator state needs saving.
   root.insert("samples_seen", m.trainer.step * m.global_batch_size);
   root.insert("seed", m.seed);
+  if (!m.run_id.empty()) root.insert("run_id", m.run_id);
   toml::array parameters;
   for (const ManifestParameter& p : m.parameters) {
     toml::array shape;
@@ -233,6 +235,10 @@ Manifest parse_manifest(std::string_view text, const std::string& path) {
   m.numel = read.get<std::int64_t>("numel");
   m.global_batch_size = read.get<std::int64_t>("global_batch_size");
   m.seed = read.get<std::int64_t>("seed");
+  if (root.contains("run_id")) {
+    m.run_id = read.get<std::string>("run_id");
+    if (!run_id_value(m.run_id)) read.fail("run_id", "is not a run id (12 hex digits)");
+  }
   m.config_toml = read.get<std::string>("config");
   if (m.world_size < 1 || m.state_names.empty() || m.numel < 0 || m.trainer.step < 0) {
     read.fail("world_size", "or a count beside it is out of range");
@@ -272,6 +278,15 @@ Manifest parse_manifest(std::string_view text, const std::string& path) {
                            std::to_string(m.world_size));
   }
   return m;
+}
+
+std::string manifest_run_id(std::string_view text) {
+  try {
+    const toml::table root = toml::parse(text);
+    return root["run_id"].value_or(std::string());
+  } catch (const toml::parse_error&) {
+    return "";
+  }
 }
 
 }  // namespace zt::checkpoint

@@ -88,6 +88,7 @@ struct Manifest {
   std::int64_t numel = 0;                // real parameters
   std::int64_t global_batch_size = 0;
   std::int64_t seed = 0;
+  std::string run_id;   // the saving run's id; "" in a manifest written before run ids
   std::string offload;  // offload.optimizer of the saving run (informational)
   std::vector<ManifestParameter> parameters;
   std::vector<ManifestFile> files;  // by rank
@@ -102,5 +103,7 @@ std::vector<std::string> state_names(std::string_view optimizer_type, int states
 std::string manifest_to_toml(const Manifest& manifest);
 // Throws Error naming `path` and the key when the text is not a manifest of this format.
 Manifest parse_manifest(std::string_view text, const std::string& path);
+// The run_id of a manifest's text; "" when it has none or the text is not valid TOML.
+std::string manifest_run_id(std::string_view text);
 
 }  // namespace zt::checkpoint

@@ -14,6 +14,7 @@
 #include "optim/lr_schedule_warnings.h"
 #include "runtime/checkpoint/checkpoint_directory.h"
 #include "runtime/checkpoint/checkpoint_reader.h"
+#include "runtime/checkpoint/run_id.h"
 
 namespace zt::checkpoint {
 namespace {
@@ -55,17 +56,35 @@ void warn_of_schedule_change(const Config& config, const Manifest& manifest, con
   }
 }
 
+// Note [Checkpoints belong to a run] (docs/ARCHITECTURE.md): the id of the checkpoint a
+// resume by path loads (a new one when it has none), run.dir/run_id's for "latest" (a new one
+// when the run keeps no run.dir or it holds none yet), a new one for a fresh start.
+std::string rank0_run_id(const Config& config, const fs::path& run_dir) {
+  const std::string& resume = config.checkpoint.resume;
+  if (resume == "latest") {
+    if (run_dir.empty()) return new_run_id();
+    return read_run_id(run_dir).value_or(new_run_id());
+  }
+  if (!resume.empty()) {
+    const std::string adopted = owner_run_id(resume);
+    if (run_id_value(adopted)) return adopted;
+  }
+  return new_run_id();
+}
+
 }  // namespace
 
 Checkpointer::Checkpointer(const Config& config, zero::ZeroStrategy& strategy, int optimizer_states,
-                           int rank, int world_size, CheckpointerHooks hooks)
+                           int rank, int world_size, CheckpointerHooks hooks,
+                           std::filesystem::path run_dir)
     : config_(config),
       strategy_(strategy),
       state_count_(static_cast<std::size_t>(optimizer_states)),
       rank_(rank),
       world_size_(world_size),
       hooks_(std::move(hooks)),
-      directory_(checkpoint_directory(config)) {}
+      directory_(checkpoint_directory(config)),
+      run_dir_(std::move(run_dir)) {}
 
 Checkpointer::~Checkpointer() = default;  // the writer waits for a write in flight
 
@@ -83,6 +102,7 @@ Manifest Checkpointer::manifest_for(const TrainerState& state) const {
   m.numel = strategy_.layout().numel;
   m.global_batch_size = config_.train.global_batch_size;
   m.seed = config_.run.seed;
+  m.run_id = run_id_;
   m.config_toml = config_to_toml(config_);
   return m;
 }
@@ -109,7 +129,42 @@ void Checkpointer::save_now(const TrainerState& state) {
   settle_save(true);
 }
 
+void Checkpointer::decide_run_id() {
+  std::string decided;
+  std::exception_ptr error;
+  if (rank_ == 0) {
+    try {
+      decided = rank0_run_id(config_, run_dir_);
+    } catch (...) {
+      error = std::current_exception();
+    }
+  }
+  if (hooks_.agree_max({0, error ? 1.0f : 0.0f})[1] > 0) {
+    if (error) std::rethrow_exception(error);
+    throw Error("checkpoint: rank 0 could not decide the run id (its error is above)");
+  }
+  // Rank 0's id in two 24-bit halves, which floats hold exactly; the other ranks add zeros.
+  constexpr int kHalfBits = kRunIdBits / 2;
+  constexpr std::uint64_t kHalfMask = (std::uint64_t{1} << kHalfBits) - 1;
+  const std::uint64_t value = rank_ == 0 ? run_id_value(decided).value() : 0;
+  const std::array<float, 2> halves = hooks_.agree_max(
+      {static_cast<float>(value >> kHalfBits), static_cast<float>(value & kHalfMask)});
+  run_id_ = run_id_text((static_cast<std::uint64_t>(halves[0]) << kHalfBits) |
+                        static_cast<std::uint64_t>(halves[1]));
+  if (rank_ != 0) return;
+  const std::vector<std::string> others = other_runs(directory_, run_id_);
+  if (others.empty()) return;
+  std::string list;
+  for (const std::string& other : others) list += (list.empty() ? "" : "; ") + other;
+  std::fprintf(stderr,
+               "zerotrain: warning: checkpoint.dir %s holds checkpoints of another run: %s. This "
+               "run (run id '%s') neither resumes from nor removes them, and stops rather than "
+               "replace one at a step it saves too\n",
+               data::quoted_path(directory_).c_str(), list.c_str(), run_id_.c_str());
+}
+
 void Checkpointer::start_save(const TrainerState& state) {
+  if (run_id_.empty()) decide_run_id();
   const auto started = std::chrono::steady_clock::now();
   fs::path partial = directory_ / (step_directory_name(state.step) + std::string(kPartialSuffix));
   // Rank 0 empties the directory before any rank writes into it; a failure there is every
@@ -118,7 +173,7 @@ void Checkpointer::start_save(const TrainerState& state) {
   std::exception_ptr error;
   if (rank_ == 0) {
     try {
-      partial = prepare_partial(directory_, state.step);
+      partial = prepare_partial(directory_, state.step, run_id_);
     } catch (...) {
       error = std::current_exception();
       failed = 1;
@@ -200,7 +255,7 @@ void Checkpointer::commit() {
                                               if (hooks_.at_phase) hooks_.at_phase(step, phase);
                                             });
       const std::vector<fs::path> removed =
-          prune_checkpoints(directory_, config_.checkpoint.keep_last);
+          prune_checkpoints(directory_, config_.checkpoint.keep_last, run_id_);
       std::fprintf(stderr,
                    "zerotrain: checkpoint %s saved: %d file%s, %s; training waited %.3f s for "
                    "the host copy, the files took %.3f s%s\n",
@@ -223,7 +278,8 @@ void Checkpointer::commit() {
 }
 
 std::optional<TrainerState> Checkpointer::load() {
-  const std::optional<fs::path> path = resolve_resume(config_, rank_ == 0);
+  decide_run_id();
+  const std::optional<fs::path> path = resolve_resume(config_, run_id_, rank_ == 0);
   // Every rank must make the same choice (checkpoint.dir is shared storage).
   const std::array<float, 2> found = hooks_.agree_max({path ? 1.0f : 0.0f, path ? 0.0f : 1.0f});
   if (found[0] > 0 && found[1] > 0) {

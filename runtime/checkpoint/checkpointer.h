@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <functional>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "core/config/config.h"
@@ -36,9 +37,11 @@ struct CheckpointerHooks {
 
 class Checkpointer {
  public:
-  // `optimizer_states`: fp32 states the optimizer keeps per parameter.
+  // `optimizer_states`: fp32 states the optimizer keeps per parameter. `run_dir`: run.dir when
+  // this run keeps one (its run_id file names the run a resume = "latest" continues), else
+  // empty.
   Checkpointer(const Config& config, zero::ZeroStrategy& strategy, int optimizer_states, int rank,
-               int world_size, CheckpointerHooks hooks);
+               int world_size, CheckpointerHooks hooks, std::filesystem::path run_dir);
   ~Checkpointer();
 
   // checkpoint.resume: loads the checkpoint it names into the strategy (resharding to this
@@ -54,8 +57,14 @@ class Checkpointer {
   void save_now(const TrainerState& state);
   // Where checkpoints go.
   const std::filesystem::path& directory() const { return directory_; }
+  // This run's id (Note [Checkpoints belong to a run]), the same on every rank; "" until
+  // load() or the first save decides it. Rank 0's caller keeps it in run.dir/run_id.
+  const std::string& run_id() const { return run_id_; }
 
  private:
+  // Collective: rank 0 decides the run id (adopted from the checkpoint resumed from, read
+  // from run.dir/run_id for "latest", else new) and every rank receives it.
+  void decide_run_id();
   void start_save(const TrainerState& state);
   // Collective: agrees whether every rank's write is done; with `wait`, waits for it first.
   // Commits when done.
@@ -71,6 +80,8 @@ class Checkpointer {
   const int world_size_;
   CheckpointerHooks hooks_;
   std::filesystem::path directory_;
+  std::filesystem::path run_dir_;
+  std::string run_id_;
   ShardWriter writer_;
   struct Pending {
     TrainerState state;

@@ -20,8 +20,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The outputs a run writes; an existing one belongs to an earlier run.
-constexpr const char* kOutputs[] = {"metrics.jsonl", "config.toml", "memory.json"};
+// Everything a run writes into run.dir (metrics_log, write_config, memory_report,
+// memory_profile, the run id); an existing one belongs to an earlier run. Checkpoints are
+// not outputs (Note [Checkpoints belong to a run]): neither refused nor removed here, even
+// in run.dir/checkpoints.
+constexpr const char* kOutputs[] = {"metrics.jsonl", "config.toml", "memory.json",
+                                    "memory.html",   "memory",      "run_id"};
 
 std::string reason(int error) { return std::generic_category().message(error); }
 
@@ -61,6 +65,20 @@ void check_no_earlier_outputs(const Config& config, const fs::path& dir) {
   }
 }
 
+// run.overwrite on a fresh start: the earlier run's outputs go, all of them, so none is
+// left beside the new run's (a resumed run continues them instead).
+void remove_earlier_outputs(const Config& config, const fs::path& dir) {
+  if (!config.run.overwrite || !config.checkpoint.resume.empty()) return;
+  for (const char* output : kOutputs) {
+    std::error_code ec;
+    fs::remove_all(dir / output, ec);
+    if (ec) {
+      throw IoError("run.overwrite: cannot remove the earlier run's " +
+                    data::quoted_path(dir / output) + ": " + ec.message());
+    }
+  }
+}
+
 }  // namespace
 
 std::unique_ptr<RunDirectory> RunDirectory::claim(const Config& config) {
@@ -90,6 +108,7 @@ std::unique_ptr<RunDirectory> RunDirectory::claim(const Config& config) {
   }
   std::unique_ptr<RunDirectory> claimed(new RunDirectory(dir, fd));
   check_no_earlier_outputs(config, dir);  // throws with the lock released by the destructor
+  remove_earlier_outputs(config, dir);
   record_owner(fd);
   return claimed;
 }

@@ -19,10 +19,12 @@ namespace zt::engine {
 // while the second still holds the old one.
 class RunDirectory {
  public:
-  // Creates run.dir, takes its lock and checks that metrics.jsonl and config.toml are
-  // absent or run.overwrite is set. Throws Error naming the owner's pid when another run
-  // holds the directory, ConfigError naming the file and run.overwrite when an output
-  // exists, IoError when the directory cannot be created.
+  // Creates run.dir, takes its lock and checks that no earlier run's output (metrics.jsonl,
+  // config.toml, memory.json, memory.html, memory/, run_id) is there, or run.overwrite is
+  // set: then, on a fresh start, removes them all (checkpoints never). Throws Error naming
+  // the owner's pid when another run holds the directory, ConfigError naming the file and
+  // run.overwrite when an output exists, IoError when the directory cannot be created or an
+  // output removed.
   static std::unique_ptr<RunDirectory> claim(const Config& config);
   RunDirectory(const RunDirectory&) = delete;
   RunDirectory& operator=(const RunDirectory&) = delete;

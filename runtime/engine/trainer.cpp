@@ -19,6 +19,7 @@
 #include "optim/lr_schedule_warnings.h"
 #include "runtime/checkpoint/checkpoint_directory.h"
 #include "runtime/checkpoint/checkpointer.h"
+#include "runtime/checkpoint/run_id.h"
 #include "runtime/engine/block_pass.h"
 #include "runtime/engine/device_selection.h"
 #include "runtime/engine/fault_injection.h"
@@ -218,7 +219,16 @@ void Trainer::make_checkpointer() {
                                     },
                                     [this, rank](std::int64_t step, std::string_view phase) {
                                       maybe_inject_fault(options_.fault, rank, step, phase);
-                                    }});
+                                    }},
+      options_.write_run_dir ? std::filesystem::path(config_.run.dir) : std::filesystem::path());
+}
+
+void Trainer::record_run_id() {
+  if (!checkpointer_ || checkpointer_->run_id().empty()) return;
+  const RunDirectory* run_directory =
+      options_.run_directory ? options_.run_directory : own_run_directory_.get();
+  if (run_directory != nullptr)
+    checkpoint::write_run_id(run_directory->path(), checkpointer_->run_id());
 }
 
 std::filesystem::path Trainer::save_checkpoint() {
@@ -228,6 +238,7 @@ std::filesystem::path Trainer::save_checkpoint() {
   const std::string phase = tracker_.phase();
   tracker_.set_phase("checkpoint save");
   checkpointer_->save_now(trainer_state());
+  if (comm_.rank() == 0 && options_.write_run_dir && run_directory_opened_) record_run_id();
   tracker_.set_phase(phase);
   return checkpointer_->directory() / checkpoint::step_directory_name(steps_done_);
 }
@@ -289,6 +300,7 @@ void Trainer::open_run_directory() {
     run_directory = own_run_directory_.get();
   }
   run_directory->write_config(config_);
+  record_run_id();
   metrics_log_.emplace(run_directory->metrics_path(), resumed_step_);
 }
 

@@ -136,7 +136,9 @@ class Trainer {
           std::unique_ptr<DeviceContext> owned_device, TrainerOptions options);
   Trainer(const Config& config, TrainingParts parts, comm::CommLanes lanes, DeviceContext& device,
           std::unique_ptr<DeviceContext>&& owned_device, TrainerOptions options);
-  void open_run_directory();  // rank 0, once: config.toml and metrics.jsonl
+  void open_run_directory();  // rank 0, once: config.toml, run_id and metrics.jsonl
+  // Rank 0 writing run.dir: keeps the checkpointer's run id in run.dir/run_id.
+  void record_run_id();
 
   // One optimizer step from micro-batches that `load_micro` returns (by index); the
   // metrics of the step, also handed to the log, the progress line and on_step.

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <iterator>
 #include <ostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@
 #include "nn/kernels/cpu/gemm_cpu.h"
 #include "rank_threads.h"
 #include "runtime/checkpoint/checkpoint_format.h"
+#include "runtime/checkpoint/run_id.h"
 #include "runtime/engine/trainer.h"
 #include "runtime/estimate/memory_estimator.h"
 #include "support/temp_dir.h"
@@ -50,7 +52,8 @@ Config config_for(const RunShape& setup, const fs::path& checkpoints, std::int64
        "train.global_batch_size=" + std::to_string(kGlobalBatch),
        "train.micro_batch_size=" + std::to_string(kGlobalBatch / (2 * setup.world)),
        "zero.stage=" + std::to_string(setup.stage), "checkpoint.dir=" + checkpoints.string(),
-       "checkpoint.every_steps=" + std::to_string(every), "checkpoint.resume=" + resume});
+       "checkpoint.every_steps=" + std::to_string(every), "checkpoint.resume=" + resume,
+       "run.dir=" + (checkpoints.parent_path() / "run").string()});
   overrides.insert(overrides.end(), setup.extra.begin(), setup.extra.end());
   return parse_config_text("", "checkpoint_test.toml", overrides);
 }
@@ -63,8 +66,9 @@ struct Outcome {
   std::int64_t first_step = 0;
 };
 
+// With `write_run_dir`, rank 0 keeps run.dir (its run_id names the run "latest" continues).
 Outcome train(const RunShape& setup, const Config& config,
-              std::optional<engine::FaultPlan> fault = std::nullopt) {
+              std::optional<engine::FaultPlan> fault = std::nullopt, bool write_run_dir = false) {
   nn::cpu::set_blas_threads(1);
   comm::MemoryStore store;
   Outcome outcome;
@@ -75,6 +79,7 @@ Outcome train(const RunShape& setup, const Config& config,
     auto comm = comm::create_cpu_communicator(store, rank, setup.world, options);
     engine::TrainerOptions trainer_options = engine::quiet_trainer_options();
     trainer_options.fault = fault;
+    trainer_options.write_run_dir = write_run_dir;
     engine::Trainer trainer(config, *comm, tracker, trainer_options);
     const std::int64_t first = trainer.steps_done() + 1;
     const engine::TrainResult result = trainer.run();
@@ -280,7 +285,7 @@ INSTANTIATE_TEST_SUITE_P(
 class DamagedCheckpoint : public ::testing::Test {
  protected:
   void SetUp() override {
-    train(setup_, config_for(setup_, checkpoints_, kSaveEvery, ""));
+    train(setup_, config_for(setup_, checkpoints_, kSaveEvery, ""), std::nullopt, true);
     shard_ = step_dir(checkpoints_, 3) / checkpoint::rank_file_name(1, 2);
     ASSERT_TRUE(fs::exists(shard_));
   }
@@ -353,7 +358,8 @@ TEST_F(DamagedCheckpoint, LatestPassesOverAnInterruptedSave) {
   RunShape longer = setup_;
   longer.extra.push_back("train.steps=7");
   ::testing::internal::CaptureStderr();
-  const Outcome resumed = train(longer, config_for(longer, checkpoints_, 0, "latest"));
+  const Outcome resumed =
+      train(longer, config_for(longer, checkpoints_, 0, "latest"), std::nullopt, true);
   const std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(resumed.first_step, 7) << err;
   EXPECT_NE(err.find("ignoring '" + (checkpoints_ / "step-00000009.tmp").string()),
@@ -446,6 +452,135 @@ TEST(CheckpointSaving, KeepLastRemovesTheOldestAndEveryFileIsWhereTheManifestSay
     EXPECT_GT(estimated.checkpoint_save_host_bytes, real * 9 / 10) << "rank " << rank;
     EXPECT_LE(estimated.checkpoint_save_host_bytes, real) << "rank " << rank;
   }
+}
+
+// ---- Checkpoints belong to a run: "latest" and keep_last see only the run's own, and no run
+// replaces or removes another's.
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::string manifest_id(const fs::path& checkpoint) {
+  return checkpoint::manifest_run_id(read_text(checkpoint / "manifest.toml"));
+}
+
+TEST(CheckpointRuns, ASecondRunIntoTheSameDirectoryLeavesTheFirstRunsCheckpoints) {
+  const testing::TempDir dir;
+  const fs::path checkpoints = dir / "checkpoints";
+  const RunShape first{1, 2, {"checkpoint.keep_last=1", "train.steps=4"}};
+  train(first, config_for(first, checkpoints, 2, ""), std::nullopt, true);
+  const std::string first_id = manifest_id(step_dir(checkpoints, 4));
+  ASSERT_EQ(first_id.size(), 12u);
+  const std::string first_step4 = read_text(step_dir(checkpoints, 4) / "manifest.toml");
+
+  // Another seed and run.dir, saving at step 3 only: nothing of the first run is pruned.
+  const RunShape second{1, 2, {"checkpoint.keep_last=1", "train.steps=3", "run.seed=2"}};
+  Config config = config_for(second, checkpoints, 3, "");
+  config.run.dir = (dir / "second").string();
+  ::testing::internal::CaptureStderr();
+  train(second, config, std::nullopt, true);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(read_text(step_dir(checkpoints, 4) / "manifest.toml"), first_step4);
+  const std::string second_id = manifest_id(step_dir(checkpoints, 3));
+  EXPECT_NE(second_id, first_id);
+  EXPECT_EQ(checkpoint::read_run_id(dir / "second"), second_id);
+  EXPECT_EQ(err.find("holds checkpoints of another run"),
+            err.rfind("holds checkpoints of another run"))
+      << "warned more than once: " << err;
+  EXPECT_NE(err.find("'" + checkpoints.string() + "' holds checkpoints of another run: run id '" +
+                     first_id + "' (step 4)"),
+            std::string::npos)
+      << err;
+
+  // A third run reaching step 4 stops rather than replace the first run's step 4.
+  const RunShape third{1, 2, {"checkpoint.keep_last=1", "train.steps=4", "run.seed=3"}};
+  config = config_for(third, checkpoints, 4, "");
+  config.run.dir = (dir / "third").string();
+  try {
+    train(third, config, std::nullopt, true);
+    FAIL() << "replaced another run's checkpoint";
+  } catch (const std::exception& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("into checkpoint.dir '" + checkpoints.string() + "'"), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("run id '" + first_id + "'"), std::string::npos) << message;
+    const std::string third_id = *checkpoint::read_run_id(dir / "third");
+    EXPECT_NE(message.find("this run has run id '" + third_id + "'"), std::string::npos) << message;
+  }
+  EXPECT_EQ(read_text(step_dir(checkpoints, 4) / "manifest.toml"), first_step4);
+  EXPECT_TRUE(fs::exists(step_dir(checkpoints, 3) / "manifest.toml"));
+}
+
+TEST(CheckpointRuns, LatestNeverContinuesAnotherRun) {
+  const testing::TempDir dir;
+  const fs::path checkpoints = dir / "checkpoints";
+  const RunShape setup{1, 1, {}};
+  train(setup, config_for(setup, checkpoints, kSaveEvery, ""), std::nullopt, true);
+  const std::string first_id = manifest_id(step_dir(checkpoints, 6));
+
+  // Another run.dir: its "latest" finds no checkpoint of its own, and starts at step 1.
+  const RunShape longer{1, 1, {"train.steps=7", "run.seed=2"}};
+  Config other = config_for(longer, checkpoints, 0, "latest");
+  other.run.dir = (dir / "other").string();
+  ::testing::internal::CaptureStderr();
+  const Outcome fresh = train(longer, other, std::nullopt, true);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(fresh.first_step, 1) << err;
+  EXPECT_NE(err.find("run id '" + first_id + "' (steps 3, 6)"), std::string::npos) << err;
+
+  // The first run's own run.dir continues it.
+  const Outcome resumed =
+      train(longer, config_for(longer, checkpoints, 0, "latest"), std::nullopt, true);
+  EXPECT_EQ(resumed.first_step, 7);
+}
+
+TEST(CheckpointRuns, AResumeByPathAdoptsTheRunIdAndLatestAndKeepLastSeeIt) {
+  const testing::TempDir dir;
+  const fs::path checkpoints = dir / "checkpoints";
+  const RunShape setup{1, 2, {}};
+  train(setup, config_for(setup, checkpoints, kSaveEvery, ""));  // keeps no run.dir
+  const std::string id = manifest_id(step_dir(checkpoints, 3));
+
+  // Another world size by path, into a run.dir of its own: the same run goes on.
+  const RunShape resharded{1, 1, {}};
+  train(resharded, config_for(resharded, checkpoints, 0, step_dir(checkpoints, 3).string()),
+        std::nullopt, true);
+  EXPECT_EQ(checkpoint::read_run_id(dir / "run"), id);
+
+  // "latest" finds step 6 of that run; keep_last = 1 removes its steps 3 and 6.
+  const RunShape longer{1, 1, {"train.steps=7", "checkpoint.keep_last=1"}};
+  const Outcome resumed =
+      train(longer, config_for(longer, checkpoints, 1, "latest"), std::nullopt, true);
+  EXPECT_EQ(resumed.first_step, 7);
+  EXPECT_FALSE(fs::exists(step_dir(checkpoints, 3)));
+  EXPECT_FALSE(fs::exists(step_dir(checkpoints, 6)));
+  EXPECT_EQ(manifest_id(step_dir(checkpoints, 7)), id);
+}
+
+TEST(CheckpointRuns, AManifestWithoutARunIdLoadsOnlyByPath) {
+  const testing::TempDir dir;
+  const fs::path checkpoints = dir / "checkpoints";
+  const RunShape setup{1, 1, {}};
+  train(setup, config_for(setup, checkpoints, kSaveEvery, ""), std::nullopt, true);
+  // Step 6 as a version before run ids wrote it.
+  const fs::path manifest = step_dir(checkpoints, 6) / "manifest.toml";
+  std::istringstream lines(read_text(manifest));
+  std::string without_id;
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.starts_with("run_id")) without_id += line + "\n";
+  }
+  std::ofstream(manifest, std::ios::trunc) << without_id;
+  ASSERT_EQ(manifest_id(step_dir(checkpoints, 6)), "");
+
+  const RunShape longer{1, 1, {"train.steps=7"}};
+  const Outcome latest =
+      train(longer, config_for(longer, checkpoints, 0, "latest"), std::nullopt, true);
+  EXPECT_EQ(latest.first_step, 4) << "\"latest\" took the checkpoint without a run id";
+  const Outcome by_path =
+      train(longer, config_for(longer, checkpoints, 0, step_dir(checkpoints, 6).string()));
+  EXPECT_EQ(by_path.first_step, 7);
 }
 
 }  // namespace

@@ -104,6 +104,36 @@ TEST(RunDirectory, OverwriteTrueReplacesTheEarlierOutputs) {
   EXPECT_EQ(load_config_file(dir / "run" / "config.toml", {}).train.steps, 3);
 }
 
+// Every output of the earlier run goes (the memory profile's too), and no checkpoint does:
+// not the earlier run's in run.dir/checkpoints, nor the one a resumed run starts from.
+TEST(RunDirectory, OverwriteReplacesEveryEarlierOutputAndNoCheckpoint) {
+  TempDir dir;
+  const fs::path run = dir / "run";
+  train_into(config_for(run, {"checkpoint.every_steps=2"}));
+  const fs::path checkpoint = run / "checkpoints" / "step-00000002" / "manifest.toml";
+  ASSERT_TRUE(fs::exists(checkpoint));
+  ASSERT_TRUE(fs::exists(run / "run_id"));
+  // What a memory-profiling run leaves (RankSession writes these beside metrics.jsonl).
+  std::ofstream(run / "memory.html") << "<html>earlier</html>";
+  fs::create_directories(run / "memory");
+  std::ofstream(run / "memory" / "rank-0.json") << "{}";
+  std::ofstream(run / "memory.json") << "{}";
+
+  train_into(config_for(run, {"train.steps=3", "run.overwrite=true"}));
+  EXPECT_FALSE(fs::exists(run / "memory.html"));
+  EXPECT_FALSE(fs::exists(run / "memory"));
+  EXPECT_FALSE(fs::exists(run / "memory.json"));
+  EXPECT_FALSE(fs::exists(run / "run_id")) << "a run without checkpoints names no run";
+  EXPECT_EQ(count_lines(run / "metrics.jsonl"), 3);
+  EXPECT_TRUE(fs::exists(checkpoint)) << "run.overwrite removed a checkpoint";
+
+  std::ofstream(run / "memory.html") << "<html>earlier</html>";
+  train_into(config_for(run, {"train.steps=3", "run.overwrite=true",
+                              "checkpoint.resume=" + checkpoint.parent_path().string()}));
+  EXPECT_TRUE(fs::exists(checkpoint)) << "the resumed run removed the checkpoint it loaded";
+  EXPECT_TRUE(fs::exists(run / "memory.html")) << "a resumed run continues the outputs";
+}
+
 TEST(RunDirectory, SavedConfigHasAbsolutePathsThatWorkFromAnotherDirectory) {
   TempDir dir;
   const fs::path cwd = fs::current_path();
