@@ -3,11 +3,12 @@
 // GEMMs use (its name and the ISA it chose printed), measured in the same run with the same
 // thread count. The ratio (achieved / sgemm) is the figure that matters:
 // how much of the machine's matmul speed a whole training step keeps. `--quick` is tiny.
-// `--cuda [--peak-tflops X]` trains GPT-2 small (124M: 12 layers, d_model 768, vocabulary 50304,
-// seq 1024, micro-batch 8, bf16, no activation checkpointing) on GPU 0 instead, on a token
-// file it writes at startup (Note [The --cuda token file]), and reports tokens/s and MFU
-// against the GPU's dense bf16 peak (default 989.4 TFLOP/s, NVIDIA's figure for the H100/H200
-// SXM), and the device peak the tracker saw.
+// `--cuda [--model small|medium] [--peak-tflops X]` trains GPT-2 small (124M: 12 layers,
+// d_model 768) or medium (355M: 24 layers, d_model 1024) on GPU 0 instead: vocabulary 50304,
+// seq 1024, micro-batch 8, bf16, no activation checkpointing, on a token file it writes at
+// startup (Note [The --cuda token file]). It reports tokens/s and MFU against the GPU's dense
+// bf16 peak (default 989.4 TFLOP/s, NVIDIA's figure for the H100/H200 SXM), and the device
+// peak the tracker saw.
 #include <stdlib.h>  // mkdtemp
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include <exception>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -149,8 +151,14 @@ class GeneratedTokenFile {
   std::filesystem::path path_;
 };
 
-int run_gpt_cuda(double peak_tflops) {
-  const GptShape shape{12, 12, 768, 50304, 1024, 8};
+// GPT-2's published shapes at GPT-2's padded vocabulary, micro-batch 8, seq 1024.
+std::optional<GptShape> gpt2_shape(std::string_view model) {
+  if (model == "small") return GptShape{12, 12, 768, 50304, 1024, 8};    // 124M
+  if (model == "medium") return GptShape{24, 16, 1024, 50304, 1024, 8};  // 355M
+  return std::nullopt;
+}
+
+int run_gpt_cuda(const GptShape& shape, double peak_tflops) {
   const int steps = 6;
   const GeneratedTokenFile token_file(
       static_cast<std::uint32_t>(shape.vocab),
@@ -202,13 +210,26 @@ int main(int argc, char** argv) {
   const std::string_view mode = argc > 1 ? std::string_view(argv[1]) : "";
   if (mode == "--cuda") {
     double peak_tflops = 989.4;
-    if (argc == 4 && std::string_view(argv[2]) == "--peak-tflops") peak_tflops = std::atof(argv[3]);
-    if ((argc != 2 && argc != 4) || !(peak_tflops > 0)) {
-      std::fprintf(stderr, "usage: %s --cuda [--peak-tflops X]\n", argv[0]);
+    std::optional<GptShape> shape = gpt2_shape("small");
+    bool usage_error = false;
+    for (int i = 2; i < argc; i += 2) {
+      const std::string_view flag = argv[i];
+      if (i + 1 >= argc) {
+        usage_error = true;
+      } else if (flag == "--peak-tflops") {
+        peak_tflops = std::atof(argv[i + 1]);
+      } else if (flag == "--model") {
+        shape = gpt2_shape(argv[i + 1]);
+      } else {
+        usage_error = true;
+      }
+    }
+    if (usage_error || !shape || !(peak_tflops > 0)) {
+      std::fprintf(stderr, "usage: %s --cuda [--model small|medium] [--peak-tflops X]\n", argv[0]);
       return 2;
     }
     try {
-      return run_gpt_cuda(peak_tflops);
+      return run_gpt_cuda(*shape, peak_tflops);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "bench_gpt_step --cuda: %s\n", e.what());
       return 1;
@@ -216,7 +237,8 @@ int main(int argc, char** argv) {
   }
   const bool quick = mode == "--quick";
   if (argc > 1 && !quick) {
-    std::fprintf(stderr, "usage: %s [--quick | --cuda [--peak-tflops X]]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s [--quick | --cuda [--model small|medium] [--peak-tflops X]]\n",
+                 argv[0]);
     return 2;
   }
   const int threads = zt::nn::cpu::blas_threads();

@@ -2,7 +2,7 @@
 measured in the same call on the same GPU: pre-LayerNorm GPT-2 blocks, tied head, bf16 autocast
 over fp32 parameters, causal scaled_dot_product_attention (flash on Hopper), fused AdamW.
 
-    python3 bench/torch_gpt_step.py [--steps N] [--compile]
+    python3 bench/torch_gpt_step.py [--model small|medium] [--steps N] [--compile]
 
 Prints one line per mode starting with "torch-gpt-step", which scripts/gpu-check reads.
 """
@@ -57,8 +57,13 @@ class Gpt(nn.Module):
         return F.cross_entropy(logits.flatten(0, 1), targets.flatten())
 
 
-def measure(compiled, steps, n_layer=12, n_head=12, d_model=768, vocab=50304, seq_len=1024,
-            micro_batch=8, peak_tflops=989.4):
+# GPT-2's published shapes: (n_layer, n_head, d_model).
+SHAPES = {"small": (12, 12, 768), "medium": (24, 16, 1024)}
+
+
+def measure(compiled, steps, model_name, vocab=50304, seq_len=1024, micro_batch=8,
+            peak_tflops=989.4):
+    n_layer, n_head, d_model = SHAPES[model_name]
     torch.manual_seed(0)
     model = Gpt(n_layer, n_head, d_model, vocab, seq_len).cuda()
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.01, fused=True)
@@ -85,7 +90,7 @@ def measure(compiled, steps, n_layer=12, n_head=12, d_model=768, vocab=50304, se
     flops = tokens * (6.0 * parameters + 12.0 * n_layer * seq_len * d_model)
     tflops = flops / (ms / 1000) / 1e12
     mode = "compile" if compiled else "eager"
-    print(f"torch-gpt-step mode {mode} params {parameters} step_ms {ms:.2f} "
+    print(f"torch-gpt-step model {model_name} mode {mode} params {parameters} step_ms {ms:.2f} "
           f"tokens_per_s {tokens / (ms / 1000):.0f} tflops {tflops:.1f} "
           f"mfu {tflops / peak_tflops:.3f} "
           f"peak_mib {torch.cuda.max_memory_allocated() / 2**20:.0f}", flush=True)
@@ -93,14 +98,15 @@ def measure(compiled, steps, n_layer=12, n_head=12, d_model=768, vocab=50304, se
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", choices=sorted(SHAPES), default="small")
     parser.add_argument("--steps", type=int, default=8)
     parser.add_argument("--compile", action="store_true")
     args = parser.parse_args()
     print(f"# torch {torch.__version__} on {torch.cuda.get_device_name(0)}, "
           f"cuDNN {torch.backends.cudnn.version()}", flush=True)
-    measure(False, max(args.steps, 2))
+    measure(False, max(args.steps, 2), args.model)
     if args.compile:
-        measure(True, max(args.steps, 4))
+        measure(True, max(args.steps, 4), args.model)
 
 
 if __name__ == "__main__":
