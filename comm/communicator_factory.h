@@ -24,6 +24,10 @@ enum class CommBackend : std::uint8_t {
 };
 std::string_view comm_backend_name(CommBackend backend);  // "gloo", "nccl"
 
+// The f32 elements an NCCL communicator holds on its rank's device for its life, under
+// comm_buffers: what its barrier all-reduces. Gloo holds nothing on the device.
+inline constexpr std::int64_t kNcclBarrierElements = 1;
+
 // Whether this binary was built with the NCCL backend (CUDA toolkit with NCCL found).
 bool nccl_backend_built();
 

@@ -1,19 +1,24 @@
 // The estimator's communicator: ops complete at once, bytes and Gloo's scratch counted.
 #include "comm/meta_communicator.h"
 
+#include "comm/communicator_factory.h"
 #include "comm/gloo/ring.h"
 #include "core/error.h"
 
 namespace zt::comm {
 
 MetaCommunicator::MetaCommunicator(int rank, int world_size, MemoryTracker* scratch_tracker,
-                                   std::size_t segment_bytes)
+                                   MemoryTracker* nccl_device_tracker, std::size_t segment_bytes)
     : rank_(rank), world_size_(world_size), segment_bytes_(segment_bytes) {
   ZT_CHECK(world_size >= 1 && rank >= 0 && rank < world_size,
            "meta communicator rank " + std::to_string(rank) + " of " + std::to_string(world_size));
   // A world of one talks to nobody: Gloo's single-rank communicator has no scratch either.
   if (scratch_tracker != nullptr && world_size > 1) {
     scratch_ = std::make_unique<ScratchBuffer>(*scratch_tracker);
+  }
+  if (nccl_device_tracker != nullptr) {
+    nccl_barrier_buffer_ = Tensor::zeros(Shape{kNcclBarrierElements}, DType::kF32,
+                                         *nccl_device_tracker, MemoryCategory::kCommBuffers);
   }
 }
 

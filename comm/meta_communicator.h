@@ -14,14 +14,18 @@
 #include "comm/gloo/op_counters.h"
 #include "comm/gloo/scratch_buffer.h"
 #include "core/memory_tracker.h"
+#include "core/tensor.h"
 
 namespace zt::comm {
 
 class MetaCommunicator final : public Communicator {
  public:
   // `scratch_tracker`: where Gloo's scratch would be counted (null: nowhere, as on a GPU
-  // rank, whose Gloo staging is the backend's own).
+  // rank, whose Gloo staging is the backend's own). `nccl_device_tracker`: on a GPU rank
+  // whose collectives run on NCCL, the rank's device, where this holds what an NCCL
+  // communicator holds there for its life (kNcclBarrierElements); null otherwise.
   MetaCommunicator(int rank, int world_size, MemoryTracker* scratch_tracker,
+                   MemoryTracker* nccl_device_tracker = nullptr,
                    std::size_t segment_bytes = std::size_t{1} << 20);
 
   int rank() const override { return rank_; }
@@ -46,6 +50,7 @@ class MetaCommunicator final : public Communicator {
   const std::size_t segment_bytes_;
   std::mutex scratch_mutex_;                // ops may be submitted from several threads
   std::unique_ptr<ScratchBuffer> scratch_;  // null when scratch is not counted; scratch_mutex_
+  Tensor nccl_barrier_buffer_;              // undefined unless NCCL's device buffer is counted
   std::atomic<std::uint64_t> next_sequence_number_{1};
   OpCounters counters_;
 };

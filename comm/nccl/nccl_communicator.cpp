@@ -46,8 +46,8 @@ NcclCommunicator::NcclCommunicator(Store& store, int rank, int world_size,
 
   // The destructor does not run when the rest throws: nothing else would release the comm.
   try {
-    barrier_buffer_ =
-        Tensor::zeros(Shape{1}, DType::kF32, device_.tracker(), MemoryCategory::kCommBuffers);
+    barrier_buffer_ = Tensor::zeros(Shape{kNcclBarrierElements}, DType::kF32, device_.tracker(),
+                                    MemoryCategory::kCommBuffers);
     device_.compute_stream().synchronize();  // zeros written before the comm stream reads
     stream_ = std::make_unique<CudaCommStream>(device_index, where_);
     watchdog_ = std::make_unique<NcclWatchdog>(

@@ -3,6 +3,7 @@
 
 #include "core/error.h"
 #include "nn/kernels/cpu/cpu_kernel_backend.h"
+#include "nn/kernels/cuda_dry_kernel_backend.h"
 #if defined(ZT_HAVE_CUDA)
 #include "nn/kernels/cuda/cuda_kernel_backend.h"
 #endif
@@ -10,9 +11,11 @@
 namespace zt::nn {
 
 const KernelBackend& kernel_backend_for(const Device& device) {
-  // A meta device runs the CPU backend dry (Note [Dry kernels]): its workspace is the CPU's,
-  // also when it stands for a GPU (whose kernels' workspace the estimate then approximates).
-  if (device.kind == DeviceKind::kCpu || device.meta) return cpu::cpu_kernel_backend();
+  // A meta device runs its device's backend dry (Note [Dry kernels]): the CPU backend checks
+  // for meta tensors itself; the CUDA backend's allocations are replayed by its dry twin,
+  // which builds without CUDA, so a CPU-only build estimates GPU runs too.
+  if (device.kind == DeviceKind::kCpu) return cpu::cpu_kernel_backend();
+  if (device.meta) return cuda::cuda_dry_kernel_backend();
 #if defined(ZT_HAVE_CUDA)
   return cuda::cuda_kernel_backend(device.index);
 #else

@@ -88,9 +88,15 @@ RankEstimate estimate_rank(const Config& config, int world_size, int rank,
   MemoryTracker* scratch = options.count_comm_scratch && config.runtime.device == DeviceKind::kCpu
                                ? &device->tracker()
                                : nullptr;
-  comm::MetaCommunicator control(rank, world_size, scratch);
-  comm::MetaCommunicator parameters(rank, world_size, scratch);
-  comm::MetaCommunicator gradients(rank, world_size, scratch);
+  // A GPU rank's collectives run on NCCL unless comm.backend says gloo (as on a GPU machine,
+  // whose build has NCCL); each NCCL communicator holds a few bytes on the device.
+  MemoryTracker* nccl =
+      config.runtime.device == DeviceKind::kCuda && config.comm.backend != CommBackendKind::kGloo
+          ? &device->tracker()
+          : nullptr;
+  comm::MetaCommunicator control(rank, world_size, scratch, nccl);
+  comm::MetaCommunicator parameters(rank, world_size, scratch, nccl);
+  comm::MetaCommunicator gradients(rank, world_size, scratch, nccl);
 
   engine::TrainingParts parts;
   parts.model = options.make_model ? options.make_model() : engine::make_model(simulated);

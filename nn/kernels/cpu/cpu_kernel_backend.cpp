@@ -42,7 +42,9 @@ void gemm_compute(bool transpose_a, bool transpose_b, std::int64_t m, std::int64
 // On a meta device (Note [Meta devices]) every op makes the workspace allocations it makes on
 // the CPU, in the same order and lifetimes, and skips the arithmetic: the estimator's tracker
 // then sees this backend's workspace exactly. `dry` marks the point after the last allocation
-// that precedes arithmetic; loads and stores of meta tensors are no-ops (dtype_io.cpp).
+// that precedes arithmetic; loads and stores of meta tensors are no-ops (dtype_io.cpp). A meta
+// device standing for a GPU gets the CUDA backend's dry twin instead (cuda_dry_kernel_backend),
+// which allocates through the functions the CUDA kernels allocate through (cuda_workspace.h).
 bool dry(const DeviceContext& device) { return device.device().meta; }
 
 MemoryTracker& tracker_of(DeviceContext& device) {

@@ -1,8 +1,8 @@
 // The CUDA attention core: for each batch row, one strided-batched GEMM over the heads per
 // product, and the causal softmax kernels over all rows at once. Everything runs in f32, as
-// the CPU path does: bf16 qkv, dy and att are widened to f32 workspace, and y, att and dqkv
-// are rounded once. Head h of batch row b is the (T, hs) sub-matrix of qkv at column h hs
-// with row stride 3C, so consecutive heads are hs elements apart.
+// the CPU path does: bf16 qkv, dy and att are widened to f32 workspace (cuda_workspace.h
+// allocates it), and y, att and dqkv are rounded once. Head h of batch row b is the (T, hs)
+// sub-matrix of qkv at column h hs with row stride 3C, so consecutive heads are hs apart.
 #include <cmath>
 #include <string>
 
@@ -11,19 +11,16 @@
 #include "nn/kernels/cuda/causal_softmax_cuda.h"
 #include "nn/kernels/cuda/cuda_backend_internal.h"
 #include "nn/kernels/cuda/gemm_cublas.h"
+#include "nn/kernels/cuda_workspace.h"
 
 namespace zt::nn::cuda::detail {
 namespace {
 
 using Heads = AttentionHeads;
 
-// `tensor` itself when it is f32, else an f32 workspace copy (`copy`) or an uninitialized one.
-Tensor f32_view(DeviceContext& device, const Tensor& tensor, bool copy) {
-  if (tensor.dtype() == DType::kF32) return tensor;
-  Tensor f32 =
-      Tensor::empty(tensor.shape(), DType::kF32, device.tracker(), MemoryCategory::kWorkspace);
-  if (copy) device.ops().cast(tensor, f32);
-  return f32;
+// Widens `src` into its f32 workspace copy (nothing when it is src itself).
+void load(DeviceContext& device, const Tensor& src, const Tensor& f32) {
+  if (src.dtype() != DType::kF32) device.ops().cast(src, f32);
 }
 
 // Rounds an f32 workspace result into `dst` (nothing when it is dst itself).
@@ -37,13 +34,12 @@ void attention_forward(DeviceContext& device, const SharedCublasHandle& cublas, 
                        const Tensor& qkv, std::int64_t n_head, const Tensor& att, const Tensor& y) {
   const Heads g = attention_heads_of(qkv, n_head);
   const std::int64_t t = g.seq_len, hs = g.head_size, c = g.channels, ld_qkv = 3 * c;
-  const Tensor qkv32 = f32_view(device, qkv, true);
-  const Tensor att32 = f32_view(device, att, false);
-  const Tensor y32 = f32_view(device, y, false);
-  const float* qkv_data = qkv32.data_as<float>();
-  float* att_data = att32.data_as<float>();
-  float* y_data = y32.data_as<float>();
-  cublas.with_stream(stream, [&](CublasHandle& handle) {
+  const AttentionForwardWorkspace ws = attention_forward_workspace(device, qkv, att, y);
+  load(device, qkv, ws.qkv32);
+  const float* qkv_data = ws.qkv32.data_as<float>();
+  float* att_data = ws.att32.data_as<float>();
+  float* y_data = ws.y32.data_as<float>();
+  cublas.with_stream(device, stream, [&](CublasHandle& handle) {
     for (std::int64_t b = 0; b < g.batch; ++b) {
       // S_h (T, T) = scale q_h (T, hs) · k_h^T (hs, T) for every head h of row b.
       const float* q = qkv_data + b * t * ld_qkv;
@@ -53,7 +49,7 @@ void attention_forward(DeviceContext& device, const SharedCublasHandle& cublas, 
     }
   });
   causal_softmax_forward<float>(att_data, g.batch * n_head * t, t, stream);
-  cublas.with_stream(stream, [&](CublasHandle& handle) {
+  cublas.with_stream(device, stream, [&](CublasHandle& handle) {
     for (std::int64_t b = 0; b < g.batch; ++b) {
       // y_h (T, hs) = P_h (T, T) · v_h (T, hs), into columns [h hs, (h+1) hs) of y.
       const float* v = qkv_data + b * t * ld_qkv + 2 * c;
@@ -62,8 +58,8 @@ void attention_forward(DeviceContext& device, const SharedCublasHandle& cublas, 
                                          0.0f, y_data + b * t * c, c, hs, n_head);
     }
   });
-  store(device, att32, att);
-  store(device, y32, y);
+  store(device, ws.att32, att);
+  store(device, ws.y32, y);
 }
 
 void attention_backward(DeviceContext& device, const SharedCublasHandle& cublas, void* stream,
@@ -71,19 +67,17 @@ void attention_backward(DeviceContext& device, const SharedCublasHandle& cublas,
                         const Tensor& dqkv) {
   const Heads g = attention_heads_of(qkv, n_head);
   const std::int64_t t = g.seq_len, hs = g.head_size, c = g.channels, ld_qkv = 3 * c;
-  const Tensor qkv32 = f32_view(device, qkv, true);
-  const Tensor att32 = f32_view(device, att, true);
-  const Tensor dy32 = f32_view(device, dy, true);
-  const Tensor dqkv32 = f32_view(device, dqkv, true);  // dqkv is zero on entry
-  // dP and then dS of every head, (B, nh, T, T).
-  const Tensor scratch =
-      Tensor::empty(att.shape(), DType::kF32, device.tracker(), MemoryCategory::kWorkspace);
-  const float* qkv_data = qkv32.data_as<float>();
-  const float* p_data = att32.data_as<float>();
-  const float* dy_data = dy32.data_as<float>();
-  float* dqkv_data = dqkv32.data_as<float>();
-  float* ds_data = scratch.data_as<float>();
-  cublas.with_stream(stream, [&](CublasHandle& handle) {
+  const AttentionBackwardWorkspace ws = attention_backward_workspace(device, qkv, att, dy, dqkv);
+  load(device, qkv, ws.qkv32);
+  load(device, att, ws.att32);
+  load(device, dy, ws.dy32);
+  load(device, dqkv, ws.dqkv32);  // dqkv is zero on entry
+  const float* qkv_data = ws.qkv32.data_as<float>();
+  const float* p_data = ws.att32.data_as<float>();
+  const float* dy_data = ws.dy32.data_as<float>();
+  float* dqkv_data = ws.dqkv32.data_as<float>();
+  float* ds_data = ws.scratch.data_as<float>();
+  cublas.with_stream(device, stream, [&](CublasHandle& handle) {
     for (std::int64_t b = 0; b < g.batch; ++b) {
       const float* v = qkv_data + b * t * ld_qkv + 2 * c;
       const float* dy_b = dy_data + b * t * c;
@@ -98,7 +92,7 @@ void attention_backward(DeviceContext& device, const SharedCublasHandle& cublas,
     }
   });
   causal_softmax_backward<float>(p_data, ds_data, g.batch * n_head * t, t, stream);
-  cublas.with_stream(stream, [&](CublasHandle& handle) {
+  cublas.with_stream(device, stream, [&](CublasHandle& handle) {
     for (std::int64_t b = 0; b < g.batch; ++b) {
       const float* q = qkv_data + b * t * ld_qkv;
       const float* ds_b = ds_data + b * n_head * t * t;
@@ -110,7 +104,7 @@ void attention_backward(DeviceContext& device, const SharedCublasHandle& cublas,
                                          q, ld_qkv, hs, 1.0f, dq + c, ld_qkv, hs, n_head);
     }
   });
-  store(device, dqkv32, dqkv);
+  store(device, ws.dqkv32, dqkv);
 }
 
 }  // namespace zt::nn::cuda::detail

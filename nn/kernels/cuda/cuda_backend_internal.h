@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/tensor.h"
 #include "nn/kernels/cuda/gemm_cublas.h"
+#include "nn/kernels/cuda_workspace.h"
 
 namespace zt::nn::cuda::detail {
 
@@ -31,16 +32,20 @@ decltype(auto) dispatch_cuda_floating(DType dtype, Fn&& fn) {
 }
 
 // One cuBLAS handle for one GPU, created at the first GEMM. A handle is not thread-safe, so
-// every use holds the lock, and binds the handle to the caller's stream first.
+// every use holds the lock, and binds the handle to the caller's stream first and then to a
+// workspace from the caller's tracker, freed when fn has enqueued its GEMMs (Note [cuBLAS
+// workspace]).
 class SharedCublasHandle {
  public:
   explicit SharedCublasHandle(int device_index) : device_index_(device_index) {}
 
   template <typename Fn>
-  void with_stream(void* stream, Fn&& fn) const {
+  void with_stream(DeviceContext& device, void* stream, Fn&& fn) const {
+    const Allocation workspace = cublas_workspace(device);
     const std::lock_guard<std::mutex> lock(mutex_);
     if (handle_ == nullptr) handle_ = make_handle();
     handle_->set_stream(stream);
+    handle_->set_workspace(workspace.data(), workspace.bytes());
     fn(*handle_);
   }
 

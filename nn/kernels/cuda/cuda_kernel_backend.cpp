@@ -1,7 +1,8 @@
 // The CUDA kernel backend: each op checks its context, picks the storage type and enqueues
 // cuBLAS and the nn CUDA kernels on the compute stream. The Linear bias is added after the
 // GEMM (a separate rounding in bf16, where the CPU path rounds once); embedding and layer-norm
-// parameter gradients use atomics, so their last bits vary from run to run.
+// parameter gradients use atomics, so their last bits vary from run to run. Workspace (cuBLAS's
+// included) is allocated through nn/kernels/cuda_workspace.h, which the dry run replays.
 #include "nn/kernels/cuda/cuda_kernel_backend.h"
 
 #include <cuda_runtime.h>
@@ -23,6 +24,7 @@
 #include "nn/kernels/cuda/gemm_cublas.h"
 #include "nn/kernels/cuda/layer_norm_cuda.h"
 #include "nn/kernels/cuda/residual_cuda.h"
+#include "nn/kernels/cuda_workspace.h"
 #include "nn/kernels/token_ids.h"
 
 namespace zt::nn::cuda {
@@ -65,7 +67,7 @@ class CudaKernelBackend final : public KernelBackend {
     ZT_CHECK((transpose_b ? b.dim(1) : b.dim(0)) == k && c.dim(0) == m && c.dim(1) == n,
              "gemm shapes do not match");
     ZT_CHECK(c.dtype() == DType::kF32 || c.dtype() == a.dtype(), "gemm c in a third dtype");
-    cublas_.with_stream(stream, [&](CublasHandle& handle) {
+    cublas_.with_stream(device, stream, [&](CublasHandle& handle) {
       dispatch_cuda_floating(a.dtype(), [&](auto tag) {
         using T = decltype(tag);
         if (c.dtype() == DType::kF32) {
@@ -87,7 +89,7 @@ class CudaKernelBackend final : public KernelBackend {
     const std::int64_t rows = x.numel() / in_features;
     dispatch_cuda_floating(x.dtype(), [&](auto tag) {
       using T = decltype(tag);
-      cublas_.with_stream(stream, [&](CublasHandle& handle) {
+      cublas_.with_stream(device, stream, [&](CublasHandle& handle) {
         cuda::gemm<T, T>(handle, false, true, rows, out_features, in_features, 1.0f, x.data_as<T>(),
                          in_features, weight.data_as<T>(), in_features, 0.0f, y.data_as<T>(),
                          out_features);
@@ -107,7 +109,7 @@ class CudaKernelBackend final : public KernelBackend {
     const std::int64_t rows = x.numel() / in_features;
     dispatch_cuda_floating(x.dtype(), [&](auto tag) {
       using T = decltype(tag);
-      cublas_.with_stream(stream, [&](CublasHandle& handle) {
+      cublas_.with_stream(device, stream, [&](CublasHandle& handle) {
         cuda::gemm<T, T>(handle, false, false, rows, in_features, out_features, 1.0f,
                          dy.data_as<T>(), out_features, weight.data_as<T>(), in_features, 0.0f,
                          dx.data_as<T>(), in_features);
@@ -233,8 +235,7 @@ class CudaKernelBackend final : public KernelBackend {
     void* stream = stream_of(device);
     const std::int64_t classes = logits.dim(logits.rank() - 1);
     const std::int64_t rows = logits.numel() / classes;
-    const Tensor losses =
-        Tensor::empty(Shape{rows}, DType::kF32, device.tracker(), MemoryCategory::kWorkspace);
+    const Tensor losses = cross_entropy_losses_workspace(device, rows);
     dispatch_cuda_floating(logits.dtype(), [&](auto tag) {
       using T = decltype(tag);
       cuda::softmax_cross_entropy<T>(logits.data_as<T>(), targets.data_as<std::int32_t>(), rows,

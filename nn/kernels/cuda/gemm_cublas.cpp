@@ -70,6 +70,12 @@ void CublasHandle::set_stream(void* stream) {
                   "binding the cuBLAS handle to a stream");
 }
 
+void CublasHandle::set_workspace(void* workspace, std::int64_t bytes) {
+  ZT_CUBLAS_CHECK(
+      cublasSetWorkspace(as_cublas(handle_), workspace, static_cast<std::size_t>(bytes)),
+      "binding the cuBLAS handle to a workspace of " + std::to_string(bytes) + " bytes");
+}
+
 template <typename In, typename Out>
 void gemm(CublasHandle& handle, bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n,
           std::int64_t k, float alpha, const In* a, std::int64_t lda, const In* b, std::int64_t ldb,

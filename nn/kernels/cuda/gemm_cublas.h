@@ -22,6 +22,9 @@ class CublasHandle {
   CublasHandle& operator=(const CublasHandle&) = delete;
 
   void set_stream(void* stream);
+  // GEMMs from now on take their scratch from `bytes` at `workspace` (device memory the caller
+  // keeps alive while they are enqueued) instead of cuBLAS's own pool. set_stream resets it.
+  void set_workspace(void* workspace, std::int64_t bytes);
   // The cublasHandle_t, as void* so that this header names no CUDA type.
   void* native() const { return handle_; }
 

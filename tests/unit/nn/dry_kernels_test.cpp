@@ -1,7 +1,8 @@
 // Note [Dry kernels]: on a meta device every CPU kernel makes the workspace allocations it
 // makes on the CPU, so the estimator's workspace is the run's. Each op runs once on real CPU
 // tensors and once on meta tensors of the same shapes, in f32 and bf16, and the tracker's
-// workspace peak (and what is left live) must agree.
+// workspace peak (and what is left live) must agree. A meta device standing for a GPU
+// replays the CUDA backend's workspace instead, checked here in closed form.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -9,6 +10,7 @@
 
 #include "core/device/device_context.h"
 #include "core/device/meta_device.h"
+#include "nn/kernels/cuda_workspace.h"
 #include "nn/kernels/kernel_backend.h"
 
 namespace zt::nn {
@@ -84,6 +86,50 @@ TEST(DryKernels, EmbeddingAndCrossEntropy) {
     k.embedding_forward(d, ids, wte, wpe, out);
     k.softmax_cross_entropy(d, logits, ids.view(0, Shape{6}), 1.0f, dlogits);
   });
+}
+
+// A meta device standing for a GPU replays the CUDA backend's workspace, not the CPU's: one
+// cuBLAS workspace per group of GEMMs (Note [cuBLAS workspace]), attention's f32 copies of its
+// bf16 operands and dS scratch, the cross-entropy's per-row losses, and nothing for the rest.
+// tests/gpu/dry_kernels_cuda_test.cpp holds the same ops to the real CUDA backend.
+TEST(DryKernels, GpuMetaDeviceReplaysTheCudaBackendsWorkspace) {
+  const auto meta = make_meta_device_context(Device::cuda(0));
+  DeviceContext& d = *meta;
+  const KernelBackend& k = kernel_backend_for(d.device());
+  EXPECT_NE(&k, &kernel_backend_for(Device::meta_of(Device::cpu())));
+  const auto peak = [&](const std::function<void()>& op) {
+    d.tracker().reset_peaks();
+    op();
+    EXPECT_EQ(d.tracker().current_bytes(MemoryCategory::kWorkspace), 0);
+    return d.tracker().peak_bytes(MemoryCategory::kWorkspace);
+  };
+  const std::int64_t cublas = cuda::kCublasWorkspaceBytes;
+  for (DType t : {DType::kF32, DType::kBF16}) {
+    SCOPED_TRACE(dtype_name(t));
+    const bool bf16 = t == DType::kBF16;
+    const Tensor x = make(d, Shape{6, 5}, t), w = make(d, Shape{3, 5}, t), b = make(d, Shape{3}, t);
+    const Tensor y = make(d, Shape{6, 3}, t), dx = make(d, Shape{6, 5}, t);
+    const Tensor dw = make(d, Shape{3, 5}, DType::kF32), db = make(d, Shape{3}, DType::kF32);
+    EXPECT_EQ(peak([&] { k.linear_forward(d, x, w, b, y); }), cublas);
+    EXPECT_EQ(peak([&] { k.linear_backward(d, x, w, y, dx, dw, db); }), cublas);
+    EXPECT_EQ(peak([&] { k.gemm(d, false, true, 1.0f, x, w, 0.5f, y); }), cublas);
+    const Tensor mean = make(d, Shape{6}, DType::kF32), rstd = make(d, Shape{6}, DType::kF32);
+    EXPECT_EQ(peak([&] {
+                k.gelu_forward(d, x, dx);
+                k.add(d, x, dx, dx);
+                k.layer_norm_forward(d, x, w.view(0, Shape{5}), b, 1e-5f, dx, mean, rstd);
+              }),
+              0);
+    // qkv (2, 5, 24), att (2, 2, 5, 5), y (2, 5, 8): 960, 400 and 320 bytes in f32.
+    const Tensor qkv = make(d, Shape{2, 5, 24}, t), att = make(d, Shape{2, 2, 5, 5}, t);
+    const Tensor ay = make(d, Shape{2, 5, 8}, t), dqkv = make(d, Shape{2, 5, 24}, t);
+    EXPECT_EQ(peak([&] { k.attention_forward(d, qkv, 2, att, ay); }),
+              (bf16 ? 960 + 400 + 320 : 0) + cublas);
+    EXPECT_EQ(peak([&] { k.attention_backward(d, qkv, att, ay, 2, dqkv); }),
+              (bf16 ? 960 + 400 + 320 + 960 : 0) + 400 + cublas);
+    const Tensor ids = make(d, Shape{6}, DType::kI32);
+    EXPECT_EQ(peak([&] { k.softmax_cross_entropy(d, x, ids, 1.0f, dx); }), 6 * 4);
+  }
 }
 
 TEST(MetaDevice, AllocatesDistinctAlignedAddressesWithoutMemory) {

@@ -1,0 +1,115 @@
+// The CUDA backend's workspace allocations, op by op, without the GPU: each op below mirrors
+// its namesake in nn/kernels/cuda/ (cuda_kernel_backend.cpp, cuda_attention.cpp), one
+// cublas_workspace() per SharedCublasHandle::with_stream there, and nothing for the kernels
+// that need no workspace (element-wise, layer norm, embedding, bias).
+#include "nn/kernels/cuda_dry_kernel_backend.h"
+
+#include "core/error.h"
+#include "nn/kernels/cuda_workspace.h"
+
+namespace zt::nn::cuda {
+namespace {
+
+void expect_meta(const DeviceContext& device) {
+  ZT_CHECK(device.device().meta && device.device().kind == DeviceKind::kCuda,
+           "the dry CUDA kernel backend was given the context of " + device.device().to_string());
+}
+
+// One SharedCublasHandle::with_stream: its workspace lives while the GEMMs are enqueued.
+void gemm_group(DeviceContext& device) { const Allocation workspace = cublas_workspace(device); }
+
+class CudaDryKernelBackend final : public KernelBackend {
+ public:
+  const Device& device() const override { return device_; }
+
+  void gemm(DeviceContext& device, bool, bool, float, const Tensor&, const Tensor&, float,
+            const Tensor&) const override {
+    expect_meta(device);
+    gemm_group(device);
+  }
+
+  void linear_forward(DeviceContext& device, const Tensor&, const Tensor&, const Tensor&,
+                      const Tensor&) const override {
+    expect_meta(device);
+    gemm_group(device);  // the bias add needs no workspace
+  }
+  void linear_backward(DeviceContext& device, const Tensor&, const Tensor&, const Tensor&,
+                       const Tensor&, const Tensor&, const Tensor&) const override {
+    expect_meta(device);
+    gemm_group(device);  // dx and dweight; the bias gradient needs no workspace
+  }
+
+  void gelu_forward(DeviceContext& device, const Tensor&, const Tensor&) const override {
+    expect_meta(device);
+  }
+  void gelu_backward(DeviceContext& device, const Tensor&, const Tensor&,
+                     const Tensor&) const override {
+    expect_meta(device);
+  }
+  void relu_forward(DeviceContext& device, const Tensor&, const Tensor&) const override {
+    expect_meta(device);
+  }
+  void relu_backward(DeviceContext& device, const Tensor&, const Tensor&,
+                     const Tensor&) const override {
+    expect_meta(device);
+  }
+  void add(DeviceContext& device, const Tensor&, const Tensor&, const Tensor&) const override {
+    expect_meta(device);
+  }
+  void layer_norm_forward(DeviceContext& device, const Tensor&, const Tensor&, const Tensor&, float,
+                          const Tensor&, const Tensor&, const Tensor&) const override {
+    expect_meta(device);
+  }
+  void layer_norm_backward(DeviceContext& device, const Tensor&, const Tensor&, const Tensor&,
+                           const Tensor&, const Tensor&, const Tensor&, const Tensor&,
+                           const Tensor&) const override {
+    expect_meta(device);
+  }
+
+  // Two GEMM groups (scores, then att · v) around the softmax, with the f32 copies live.
+  void attention_forward(DeviceContext& device, const Tensor& qkv, std::int64_t, const Tensor& att,
+                         const Tensor& y) const override {
+    expect_meta(device);
+    const AttentionForwardWorkspace ws = attention_forward_workspace(device, qkv, att, y);
+    gemm_group(device);
+    gemm_group(device);
+  }
+  // Two GEMM groups (dP and dv, then dq and dk) around the softmax backward.
+  void attention_backward(DeviceContext& device, const Tensor& qkv, const Tensor& att,
+                          const Tensor& dy, std::int64_t, const Tensor& dqkv) const override {
+    expect_meta(device);
+    const AttentionBackwardWorkspace ws = attention_backward_workspace(device, qkv, att, dy, dqkv);
+    gemm_group(device);
+    gemm_group(device);
+  }
+
+  // The ids are checked on the host (a host vector, not device memory).
+  void embedding_forward(DeviceContext& device, const Tensor&, const Tensor&, const Tensor&,
+                         const Tensor&) const override {
+    expect_meta(device);
+  }
+  void embedding_backward(DeviceContext& device, const Tensor&, const Tensor&, const Tensor&,
+                          const Tensor&) const override {
+    expect_meta(device);
+  }
+
+  double softmax_cross_entropy(DeviceContext& device, const Tensor& logits, const Tensor&, float,
+                               const Tensor&) const override {
+    expect_meta(device);
+    const std::int64_t classes = logits.dim(logits.rank() - 1);
+    const Tensor losses = cross_entropy_losses_workspace(device, logits.numel() / classes);
+    return 0.0;
+  }
+
+ private:
+  Device device_ = Device::meta_of(Device::cuda(0));
+};
+
+}  // namespace
+
+const KernelBackend& cuda_dry_kernel_backend() {
+  static const CudaDryKernelBackend backend;
+  return backend;
+}
+
+}  // namespace zt::nn::cuda

@@ -1,0 +1,13 @@
+// The CUDA kernel backend run dry (Note [Dry kernels]): what a meta device standing for a GPU
+// computes with, so that the estimator sees the CUDA backend's workspace, not the CPU's.
+#pragma once
+
+#include "nn/kernels/kernel_backend.h"
+
+namespace zt::nn::cuda {
+
+// Each op makes the workspace allocations of the CUDA backend's op (cuda_workspace.h), in
+// the same order and with the same lifetimes, and computes nothing: its tensors are meta.
+const KernelBackend& cuda_dry_kernel_backend();
+
+}  // namespace zt::nn::cuda

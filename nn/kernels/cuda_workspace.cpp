@@ -1,0 +1,42 @@
+// The CUDA backend's workspace allocations, shared by the real backend and its dry run.
+#include "nn/kernels/cuda_workspace.h"
+
+namespace zt::nn::cuda {
+namespace {
+
+// `tensor` itself when it is f32, else an uninitialized f32 workspace tensor of its shape.
+Tensor f32_workspace_for(DeviceContext& device, const Tensor& tensor) {
+  if (tensor.dtype() == DType::kF32) return tensor;
+  return Tensor::empty(tensor.shape(), DType::kF32, device.tracker(), MemoryCategory::kWorkspace);
+}
+
+}  // namespace
+
+Allocation cublas_workspace(DeviceContext& device) {
+  const ScopedAllocationName name("cuBLAS workspace");
+  return device.tracker().allocate(kCublasWorkspaceBytes, MemoryCategory::kWorkspace,
+                                   Fill::kUninitialized);
+}
+
+AttentionForwardWorkspace attention_forward_workspace(DeviceContext& device, const Tensor& qkv,
+                                                      const Tensor& att, const Tensor& y) {
+  const ScopedAllocationName name("attention f32 workspace");
+  return {f32_workspace_for(device, qkv), f32_workspace_for(device, att),
+          f32_workspace_for(device, y)};
+}
+
+AttentionBackwardWorkspace attention_backward_workspace(DeviceContext& device, const Tensor& qkv,
+                                                        const Tensor& att, const Tensor& dy,
+                                                        const Tensor& dqkv) {
+  const ScopedAllocationName name("attention f32 workspace");
+  return {f32_workspace_for(device, qkv), f32_workspace_for(device, att),
+          f32_workspace_for(device, dy), f32_workspace_for(device, dqkv),
+          Tensor::empty(att.shape(), DType::kF32, device.tracker(), MemoryCategory::kWorkspace)};
+}
+
+Tensor cross_entropy_losses_workspace(DeviceContext& device, std::int64_t rows) {
+  const ScopedAllocationName name("cross-entropy losses");
+  return Tensor::empty(Shape{rows}, DType::kF32, device.tracker(), MemoryCategory::kWorkspace);
+}
+
+}  // namespace zt::nn::cuda

@@ -1,0 +1,99 @@
+// Note [Dry kernels] on the GPU: every CUDA kernel-backend op runs once on the GPU and once on
+// the meta device standing for it, on tensors of the same shapes, in f32 and bf16, and the
+// tracker's workspace peak (and what is left live) must agree, so the estimate of a GPU run
+// sees the CUDA backend's workspace, cuBLAS's included. Skips without a GPU.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+
+#include "core/device/device_context.h"
+#include "core/device/meta_device.h"
+#include "nn/kernels/cuda_workspace.h"
+#include "nn/kernels/kernel_backend.h"
+#include "tests/gpu/gpu_test_util.h"
+
+namespace zt::nn {
+namespace {
+
+using Op = std::function<void(DeviceContext&, const KernelBackend&, DType)>;
+
+std::int64_t workspace_peak(DeviceContext& device, const Op& op, DType dtype) {
+  const KernelBackend& kernels = kernel_backend_for(device.device());
+  device.tracker().reset_peaks();
+  op(device, kernels, dtype);
+  device.synchronize();
+  EXPECT_EQ(device.tracker().current_bytes(MemoryCategory::kWorkspace), 0);
+  return device.tracker().peak_bytes(MemoryCategory::kWorkspace);
+}
+
+Tensor make(DeviceContext& device, Shape shape, DType dtype) {
+  return Tensor::zeros(shape, dtype, device.tracker(), MemoryCategory::kActivations);
+}
+
+void expect_same_workspace(const char* name, const Op& op) {
+  for (DType dtype : {DType::kF32, DType::kBF16}) {
+    const auto gpu = make_device_context(Device::cuda(0));
+    const auto meta = make_meta_device_context(Device::cuda(0));
+    const std::int64_t real = workspace_peak(*gpu, op, dtype);
+    const std::int64_t dry = workspace_peak(*meta, op, dtype);
+    EXPECT_EQ(dry, real) << name << " in " << dtype_name(dtype);
+  }
+}
+
+TEST(DryCudaKernels, LinearAndGemmHoldOneCublasWorkspace) {
+  ZT_SKIP_WITHOUT_GPU();
+  expect_same_workspace("linear", [](DeviceContext& d, const KernelBackend& k, DType t) {
+    const Tensor x = make(d, Shape{6, 5}, t), w = make(d, Shape{3, 5}, t), b = make(d, Shape{3}, t);
+    const Tensor y = make(d, Shape{6, 3}, t), dx = make(d, Shape{6, 5}, t);
+    const Tensor dw = make(d, Shape{3, 5}, DType::kF32), db = make(d, Shape{3}, DType::kF32);
+    k.linear_forward(d, x, w, b, y);
+    k.linear_backward(d, x, w, y, dx, dw, db);
+    k.gemm(d, false, true, 1.0f, x, w, 0.5f, y);
+    EXPECT_EQ(d.tracker().peak_bytes(MemoryCategory::kWorkspace), cuda::kCublasWorkspaceBytes);
+  });
+}
+
+TEST(DryCudaKernels, ElementwiseAndLayerNorm) {
+  ZT_SKIP_WITHOUT_GPU();
+  expect_same_workspace("layer_norm", [](DeviceContext& d, const KernelBackend& k, DType t) {
+    const Tensor x = make(d, Shape{4, 8}, t), y = make(d, Shape{4, 8}, t);
+    const Tensor w = make(d, Shape{8}, t), b = make(d, Shape{8}, t);
+    const Tensor mean = make(d, Shape{4}, DType::kF32), rstd = make(d, Shape{4}, DType::kF32);
+    const Tensor dw = make(d, Shape{8}, DType::kF32), db = make(d, Shape{8}, DType::kF32);
+    k.gelu_forward(d, x, y);
+    k.gelu_backward(d, x, y, y);
+    k.relu_forward(d, x, y);
+    k.relu_backward(d, x, y, y);
+    k.add(d, x, y, y);
+    k.layer_norm_forward(d, x, w, b, 1e-5f, y, mean, rstd);
+    k.layer_norm_backward(d, x, w, mean, rstd, y, x, dw, db);
+  });
+}
+
+TEST(DryCudaKernels, Attention) {
+  ZT_SKIP_WITHOUT_GPU();
+  expect_same_workspace("attention", [](DeviceContext& d, const KernelBackend& k, DType t) {
+    const Tensor qkv = make(d, Shape{2, 5, 24}, t), att = make(d, Shape{2, 2, 5, 5}, t);
+    const Tensor y = make(d, Shape{2, 5, 8}, t), dqkv = make(d, Shape{2, 5, 24}, t);
+    k.attention_forward(d, qkv, 2, att, y);
+    k.attention_backward(d, qkv, att, y, 2, dqkv);
+  });
+}
+
+TEST(DryCudaKernels, EmbeddingAndCrossEntropy) {
+  ZT_SKIP_WITHOUT_GPU();
+  expect_same_workspace("embedding", [](DeviceContext& d, const KernelBackend& k, DType t) {
+    const Tensor ids = make(d, Shape{2, 3}, DType::kI32);
+    const Tensor wte = make(d, Shape{7, 4}, t), wpe = make(d, Shape{3, 4}, t);
+    const Tensor out = make(d, Shape{2, 3, 4}, t);
+    const Tensor dwte = make(d, Shape{7, 4}, DType::kF32), dwpe = make(d, Shape{3, 4}, DType::kF32);
+    const Tensor logits = make(d, Shape{6, 7}, t), dlogits = make(d, Shape{6, 7}, t);
+    k.embedding_forward(d, ids, wte, wpe, out);
+    k.embedding_backward(d, ids, out, dwte, dwpe);
+    k.softmax_cross_entropy(d, logits, ids.view(0, Shape{6}), 1.0f, dlogits);
+  });
+}
+
+}  // namespace
+}  // namespace zt::nn

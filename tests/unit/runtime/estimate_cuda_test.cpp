@@ -1,0 +1,62 @@
+// The estimate of a GPU run replays the CUDA backend's workspace (Note [Dry kernels]), not the
+// CPU's: GPT-2 small in bf16 on one rank, held to what the tracker measured on one NVIDIA
+// H200 (memory.json's peaks), with and without activation checkpointing. No GPU needed.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/config/config_loader.h"
+#include "nn/kernels/cuda_workspace.h"
+#include "runtime/estimate/memory_estimator.h"
+#include "support/test_paths.h"
+
+namespace zt::estimate {
+namespace {
+
+RankEstimate gpt_small_on_cuda(bool checkpointing) {
+  const Config config = load_config_file(
+      testing::source_dir() + "/configs/gpt-small.toml",
+      {"runtime.device=cuda", "precision.dtype=bf16", "train.micro_batch_size=8",
+       "train.grad_accum_steps=1",
+       std::string("activation_checkpointing.enabled=") + (checkpointing ? "true" : "false")});
+  return estimate_rank(config, 1, 0);
+}
+
+std::int64_t peak(const RankEstimate& e, MemoryCategory category) {
+  return e.memory.peak_bytes[static_cast<std::size_t>(category)];
+}
+
+// Measured with zerotrain before the cuBLAS workspace was tracked (Note [cuBLAS workspace]):
+// the bytes of one GEMM group's cuBLAS workspace, now counted, come on top of the workspace
+// measured then, which peaks inside attention's backward (its f32 copies and dS scratch,
+// 981,467,136 B, and the DDP strategy's 256 KiB optimizer chunk).
+constexpr std::int64_t kMeasuredWorkspace = 981'729'280 + nn::cuda::kCublasWorkspaceBytes;
+
+TEST(EstimateOnCuda, GptSmallBf16MatchesTheH200Run) {
+  const RankEstimate e = gpt_small_on_cuda(false);
+  // The peak: every block's activations, the bf16 logits and their gradient (8, 1024, 50304),
+  // and the cross-entropy's per-row losses, while no GEMM runs (so no cuBLAS workspace).
+  EXPECT_EQ(e.memory.total_peak_bytes, 8'498'978'836);
+  EXPECT_EQ(e.memory.total_peak_phase, "loss");
+  EXPECT_EQ(peak(e, MemoryCategory::kParameters), 248'951'808);
+  EXPECT_EQ(peak(e, MemoryCategory::kGradients), 248'951'808);
+  EXPECT_EQ(peak(e, MemoryCategory::kOptimizerStates), 1'493'710'848);
+  EXPECT_EQ(peak(e, MemoryCategory::kActivations), 6'507'069'440);
+  // Gradient buckets, the loss buffer and each of the three NCCL lanes' one-float barrier.
+  EXPECT_EQ(peak(e, MemoryCategory::kCommBuffers), 186'031'124);
+  EXPECT_EQ(peak(e, MemoryCategory::kWorkspace), kMeasuredWorkspace);
+}
+
+TEST(EstimateOnCuda, GptSmallBf16WithCheckpointingMatchesTheH200Run) {
+  const RankEstimate e = gpt_small_on_cuda(true);
+  EXPECT_EQ(peak(e, MemoryCategory::kActivations), 1'824'620'544);
+  EXPECT_EQ(peak(e, MemoryCategory::kWorkspace), kMeasuredWorkspace);
+  EXPECT_EQ(peak(e, MemoryCategory::kCommBuffers), 186'031'124);  // 177 MiB measured
+  // 3.70 GiB measured, plus the cuBLAS workspace of the GEMM live at the peak.
+  const double measured = 3.70 * (1 << 30) + nn::cuda::kCublasWorkspaceBytes;
+  EXPECT_NEAR(static_cast<double>(e.memory.total_peak_bytes), measured, 0.01 * (1 << 30));
+}
+
+}  // namespace
+}  // namespace zt::estimate
