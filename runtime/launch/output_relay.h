@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/launch/reported_errors.h"
 #include "runtime/launch/unique_fd.h"
 
 namespace zt::launch {
@@ -48,15 +49,6 @@ class LineRelay {
   bool out_broken_ = false;  // the launcher's own stream is gone; keep draining, drop output
 };
 
-// One error line and the ranks that reported it, in rank order.
-struct ReportedError {
-  std::string line;
-  std::vector<int> ranks;
-};
-
-// "rank 3", "ranks 0, 2" or "all 4 ranks" (when ranks are all world_size of them).
-std::string describe_ranks(const std::vector<int>& ranks, int world_size);
-
 class OutputRelay {
  public:
   OutputRelay(int stdout_fd, int stderr_fd, std::size_t stderr_tail_lines);
@@ -75,8 +67,8 @@ class OutputRelay {
 
   // The last lines rank wrote to stderr, oldest first, its error lines left out.
   std::vector<std::string> stderr_tail(int rank) const;
-  // The error lines the ranks held back, each distinct line once with the ranks that
-  // wrote it, ordered by the first rank that did.
+  // The error lines the ranks held back, merged (merge_reported_errors): each once with
+  // the ranks that wrote it, ordered by the first rank that did.
   std::vector<ReportedError> reported_errors() const;
   // Writes each reported error once to the launcher's stderr, "[all 4 ranks] line".
   void write_reported_errors(int world_size) const;

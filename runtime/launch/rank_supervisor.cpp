@@ -221,7 +221,7 @@ void RankSupervisor::report_failure() {
   for (const ReportedError& error : errors) {
     text += "  " + describe_ranks(error.ranks, static_cast<int>(ranks_.size())) +
             (error.ranks.size() == 1 ? " reported:\n" : " reported the same error:\n") + "    " +
-            error.line + "\n";
+            error.message + "\n";
   }
   if (tail.empty() && errors.empty()) text += "  " + name + " wrote nothing to stderr.\n";
   if (watch_ != nullptr && watch_->next_check() && watch_->look()) {
