@@ -108,12 +108,11 @@ struct Engine::Impl {
       try {
         zt::engine::write_rank_profile(given_config.run.dir, profile, given_config);
       } catch (const std::exception& write_error) {
-        throw zt::OutOfMemoryError(std::string(e.what()) +
-                                   " (and the memory profile could not be "
-                                   "written: " +
-                                   write_error.what() + ")");
+        throw zt::OutOfMemoryError(
+            std::string(e.what()) +
+            "\n  The memory profile could not be written: " + write_error.what());
       }
-      throw zt::OutOfMemoryError(std::string(e.what()) + " The memory profile so far is in " +
+      throw zt::OutOfMemoryError(std::string(e.what()) + "\n  The memory profile so far is in " +
                                  path + ".");
     }
   }

@@ -57,8 +57,14 @@ void LineRelay::finish() {
 void LineRelay::append_line(std::string_view line, std::string& out) {
   if (hold_errors_ && line.substr(0, kErrorLinePrefix.size()) == kErrorLinePrefix) {
     held_errors_.emplace_back(line);
+    continues_error_ = true;
     return;
   }
+  if (continues_error_ && !line.empty() && (line.front() == ' ' || line.front() == '\t')) {
+    held_errors_.back().append("\n").append(line);
+    return;
+  }
+  continues_error_ = false;
   out.append(prefix_).append(line).push_back('\n');
   if (tail_lines_ == 0) return;
   tail_.emplace_back(line);

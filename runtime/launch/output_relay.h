@@ -24,7 +24,8 @@ class LineRelay {
  public:
   // Writes to out_fd; keeps the last tail_lines lines (0: none) for a failure report.
   // hold_errors: lines starting with kErrorLinePrefix are kept in held_errors() instead of
-  // being written (nor do they enter the tail).
+  // being written (nor do they enter the tail), and so are the indented lines right after
+  // one: its continuation (an out-of-memory error's table), joined to it with '\n'.
   LineRelay(std::string prefix, int out_fd, std::size_t tail_lines, bool hold_errors = false);
 
   // Writes each complete line in bytes, prefixed; holds back a trailing partial line.
@@ -46,7 +47,8 @@ class LineRelay {
   std::string partial_;
   std::deque<std::string> tail_;
   std::vector<std::string> held_errors_;
-  bool out_broken_ = false;  // the launcher's own stream is gone; keep draining, drop output
+  bool continues_error_ = false;  // the last line was held: an indented line continues it
+  bool out_broken_ = false;       // the launcher's own stream is gone; keep draining, drop output
 };
 
 class OutputRelay {
