@@ -1,10 +1,15 @@
 // Memory profile files: rank-K.json from a tracker timeline, and memory.html drawn as SVG.
 #include "runtime/engine/memory_profile.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <sstream>
 
 #include "core/config/byte_size.h"
 #include "core/config/config_enums.h"
@@ -227,7 +232,8 @@ std::string rank_profile_section(const RankProfile& profile) {
          "</section>\n";
 }
 
-std::string memory_html(const std::vector<std::string>& sections, const std::string& title) {
+std::string memory_html(const std::vector<std::string>& sections, const std::string& title,
+                        const std::string& note) {
   std::string legend = "<p class=\"zt-legend\">";
   for (std::size_t c = 0; c < kMemoryCategoryCount; ++c) {
     legend += "<span><i style=\"background:" + std::string(kColors[c]) + "\"></i>" +
@@ -247,6 +253,7 @@ std::string memory_html(const std::vector<std::string>& sections, const std::str
       "per allocation or free (x: event order); the dashed line is the estimator's prediction "
       "for the same rank (two micro-batches per step).</p>\n" +
       legend;
+  if (!note.empty()) html += "<p class=\"zt-note\"><b>" + note + "</b></p>\n";
   for (const std::string& section : sections) html += section;
   return html + "</body></html>\n";
 }
@@ -267,9 +274,69 @@ void write_file(const std::filesystem::path& path, const std::string& text) {
 
 }  // namespace
 
-void write_rank_profile(const std::filesystem::path& run_dir, const RankProfile& profile,
-                        const Config& config) {
+// Note [Profile of a failed run]
+// A rank out of memory cannot count on the others for the store's collective: they may be
+// blocked in a collective of their own, and the launcher stops them once one rank fails.
+// So each failing rank writes its own files, then rebuilds memory.html from the sections
+// there are (its own, and those of any rank that failed before it). The rebuild holds an
+// flock on memory/.html.lock (ranks as processes or as threads, each its own open file),
+// so whichever rank rebuilds last sees every section and its page is the one left.
+namespace {
+
+std::filesystem::path rank_section_path(const std::filesystem::path& run_dir, int rank) {
+  return run_dir / "memory" / ("rank-" + std::to_string(rank) + ".section.html");
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// An exclusive flock on `path` while it lives (without one, the page is still written).
+class FileLock {
+ public:
+  explicit FileLock(const std::filesystem::path& path)
+      : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
+    if (fd_ >= 0) ::flock(fd_, LOCK_EX);
+  }
+  ~FileLock() {
+    if (fd_ >= 0) ::close(fd_);  // closing releases the lock
+  }
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+ private:
+  int fd_;
+};
+
+}  // namespace
+
+std::string write_failed_rank_profile(const std::filesystem::path& run_dir,
+                                      const RankProfile& profile, const Config& config) {
   write_file(rank_profile_path(run_dir, profile.rank), rank_profile_json(profile, config));
+  write_file(rank_section_path(run_dir, profile.rank), rank_profile_section(profile));
+  const FileLock lock(run_dir / "memory" / ".html.lock");
+  std::vector<std::string> sections;
+  std::string ranks;
+  for (int r = 0; r < profile.world_size; ++r) {
+    const std::filesystem::path section = rank_section_path(run_dir, r);
+    if (!std::filesystem::exists(section)) continue;
+    sections.push_back(read_file(section));
+    ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+  }
+  const std::string note = "The run ran out of memory: profiles so far of the ranks that did (" +
+                           std::string(sections.size() == 1 ? "rank " : "ranks ") + ranks +
+                           "), up to the failed allocation; the other ranks were stopped.";
+  const std::filesystem::path page = run_dir / "memory.html";
+  const std::filesystem::path partial = run_dir / "memory" / ".memory.html.partial";
+  write_file(partial, memory_html(sections, "zerotrain memory profile: " + run_dir.string(), note));
+  std::error_code error;
+  std::filesystem::rename(partial, page, error);
+  if (error)
+    throw IoError("cannot write the memory profile " + page.string() + ": " + error.message());
+  return page.string();
 }
 
 std::string publish_memory_profile(comm::Store& store, const RankProfile& profile,

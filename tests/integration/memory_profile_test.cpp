@@ -1,6 +1,7 @@
 // The memory-profiling mode as users run it: rank-K.json files whose events add up to the
 // tracker's figures, memory.html rendered by a real browser (Debian's headless Chromium),
-// `zerotrain profile`, the profile an out-of-memory rank leaves, and a bad step count.
+// `zerotrain profile`, the profile and page an out-of-memory run leaves, and a bad step
+// count.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -163,6 +164,41 @@ TEST(MemoryProfile, OutOfMemoryWritesTheProfileSoFar) {
   const std::string json = testing::read_text(profile);
   EXPECT_GE(measured_events(json).size(), 2u) << json;
   EXPECT_NE(json.find("\"phases\": [\"initialization\""), std::string::npos) << json;
+  // And the page, of the one rank there is.
+  const std::string html = testing::read_text(run_dir / "memory.html");
+  EXPECT_NE(html.find("ran out of memory"), std::string::npos) << html.substr(0, 3000);
+  EXPECT_EQ(count_of(html, "<svg class=\"zt-rank-chart\""), 1u);
+}
+
+// configs/offload-demo.toml as README runs it (stage 3, 2 ranks, 64 MiB each) runs out of
+// memory in the first backward; profiled, it still leaves memory.html, with the chart of
+// each rank that got as far as writing its profile (the launcher stops the others).
+TEST(MemoryProfile, ARunOutOfMemoryOnTwoRanksLeavesMemoryHtml) {
+  testing::TempDir dir;
+  const fs::path run_dir = dir.path() / "run";
+  const auto result =
+      zerotrain(dir, {"launch", "--nproc-per-node", "2", config_path("offload-demo.toml"), "--set",
+                      "runtime.memory_profile=true", "--set", "run.dir=" + run_dir.string()});
+  ASSERT_EQ(result.exit_code, 1) << result.output();
+  EXPECT_NE(result.err.find("out of memory on cpu:"), std::string::npos) << result.err;
+  ASSERT_TRUE(fs::exists(run_dir / "memory.html")) << result.err;
+  EXPECT_NE(result.err.find("the chart of the ranks out of memory is " +
+                            (run_dir / "memory.html").string()),
+            std::string::npos)
+      << result.err;
+  const std::string html = testing::read_text(run_dir / "memory.html");
+  std::size_t charts = 0;
+  for (int rank = 0; rank < 2; ++rank) {
+    const std::string r = std::to_string(rank);
+    const bool json = fs::exists(run_dir / "memory" / ("rank-" + r + ".json"));
+    const bool chart =
+        html.find("<svg class=\"zt-rank-chart\" data-rank=\"" + r + "\"") != std::string::npos;
+    EXPECT_EQ(chart, json) << "rank " << r << ": a chart for each rank-K.json, no other";
+    charts += chart ? 1 : 0;
+  }
+  EXPECT_GE(charts, 1u) << html.substr(0, 3000);
+  EXPECT_NE(html.find("ran out of memory"), std::string::npos);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
 }
 
 TEST(MemoryProfile, ZeroStepsNamesTheKey) {
