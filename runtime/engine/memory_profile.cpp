@@ -123,6 +123,53 @@ std::string number(double value) {
   return text;
 }
 
+// What a phase is, for the x axis: its first word ("forward block 3" is "forward").
+std::string_view phase_kind(std::string_view phase) { return phase.substr(0, phase.find(' ')); }
+
+// Note [Step and phase marks]
+// The x axis is event order, not time, so the reader needs to see where each step starts
+// and what the rank was doing: a band per run of events of one kind of phase (forward,
+// loss, backward, optimizer, ...), labelled along the bottom where it is wide enough, and
+// a vertical line labelled "step K" at the first event of each step. Drawn under the
+// areas, so the bands tint the background only.
+std::string step_and_phase_marks(const std::vector<MemoryEvent>& events) {
+  const std::size_t n = events.size();
+  const double y_top = kTop, y_bottom = kHeight - kBottom;
+  std::string svg;
+  for (std::size_t start = 0; start < n;) {
+    const std::string_view kind = phase_kind(events[start].phase);
+    std::size_t end = start + 1;
+    while (end < n && events[end].step == events[start].step &&
+           phase_kind(events[end].phase) == kind) {
+      ++end;
+    }
+    const double x0 = x_of(start, n), x1 = end < n ? x_of(end, n) : x_of(n - 1, n);
+    const std::string label(kind.empty() ? "-" : kind);
+    svg += "<g class=\"zt-phase\" data-phase=\"" + label + "\" data-step=\"" +
+           std::to_string(events[start].step) + "\"><rect x=\"" + number(x0) + "\" y=\"" +
+           number(y_top) + "\" width=\"" + number(std::max(x1 - x0, 0.5)) + "\" height=\"" +
+           number(y_bottom - y_top) + "\" fill=\"" + (kind == "backward" ? "#eef" : "#f4f4f4") +
+           "\"/>";
+    // About 6 px a character at 11 px: a label only where it fits.
+    if (x1 - x0 >= 6.0 * static_cast<double>(label.size()) + 4) {
+      svg += "<text x=\"" + number((x0 + x1) / 2) + "\" y=\"" + number(y_bottom + 12) +
+             "\" text-anchor=\"middle\">" + label + "</text>";
+    }
+    svg += "</g>\n";
+    start = end;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (events[i].step < 1 || (i > 0 && events[i - 1].step == events[i].step)) continue;
+    const std::string step = std::to_string(events[i].step);
+    const double x = x_of(i, n);
+    svg += "<g class=\"zt-step\" data-step=\"" + step + "\"><line x1=\"" + number(x) + "\" x2=\"" +
+           number(x) + "\" y1=\"" + number(y_top) + "\" y2=\"" + number(y_bottom + 26) +
+           "\" stroke=\"#555\"/><text x=\"" + number(x + 3) + "\" y=\"" + number(y_bottom + 26) +
+           "\">step " + step + "</text></g>\n";
+  }
+  return svg;
+}
+
 }  // namespace
 
 std::string rank_profile_json(const RankProfile& profile, const Config& config) {
@@ -160,7 +207,8 @@ std::string rank_profile_section(const RankProfile& profile) {
                     number(kWidth) + "\" height=\"" + number(kHeight) + "\" viewBox=\"0 0 " +
                     number(kWidth) + " " + number(kHeight) +
                     "\" xmlns=\"http://www.w3.org/2000/svg\">\n";
-  // Axes: bytes at the top and at half; events along the bottom.
+  // Axes: bytes at the top and at half; along the bottom, events marked by step and phase
+  // (Note [Step and phase marks]).
   for (double fraction : {0.0, 0.5, 1.0}) {
     const double y = y_of(top * fraction);
     svg += "<line class=\"zt-grid\" x1=\"" + number(kLeft) + "\" x2=\"" + number(kWidth - kRight) +
@@ -168,6 +216,7 @@ std::string rank_profile_section(const RankProfile& profile) {
            number(y + 4) + "\">" +
            format_approximate_bytes(static_cast<std::int64_t>(top * fraction)) + "</text>\n";
   }
+  svg += step_and_phase_marks(profile.events);
   // Stacked areas, category by category in the tracker's order.
   const std::size_t n = profile.events.size();
   for (std::size_t c = 0; c < kMemoryCategoryCount; ++c) {
@@ -250,7 +299,8 @@ std::string memory_html(const std::vector<std::string>& sections, const std::str
       "#ccc;padding:2px 6px;text-align:right}</style></head><body>\n<h1>" +
       title +
       "</h1>\n<p>Live bytes per category over initialization and the profiled steps, one event "
-      "per allocation or free (x: event order); the dashed line is the estimator's prediction "
+      "per allocation or free (x: event order, each step's start and the phases marked below "
+      "it); the dashed line is the estimator's prediction "
       "for the same rank (two micro-batches per step).</p>\n" +
       legend;
   if (!note.empty()) html += "<p class=\"zt-note\"><b>" + note + "</b></p>\n";

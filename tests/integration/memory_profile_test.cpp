@@ -100,6 +100,49 @@ TEST(MemoryProfile, EventsAddUpToTheTrackersFigures) {
   }
 }
 
+// The value of the first attribute `name` at or after `at` in html (-1: none).
+double attribute_after(const std::string& html, std::size_t at, const std::string& name) {
+  const std::size_t value = html.find(name + "=\"", at);
+  if (value == std::string::npos) return -1;
+  return std::stod(html.substr(value + name.size() + 2));
+}
+
+TEST(MemoryProfile, HtmlMarksEachStepAndPhaseAlongTheXAxis) {
+  testing::TempDir dir;
+  const fs::path run_dir = profiled_run(dir);
+  const std::string html = testing::read_text(run_dir / "memory.html");
+  for (int rank = 0; rank < 2; ++rank) {
+    const std::string r = std::to_string(rank);
+    const std::size_t chart = html.find("<svg class=\"zt-rank-chart\" data-rank=\"" + r + "\"");
+    ASSERT_NE(chart, std::string::npos);
+    const std::string svg = html.substr(chart, html.find("</svg>", chart) - chart);
+    // A labelled line where each of the two profiled steps starts, step 2 right of step 1.
+    const std::size_t step1 = svg.find("<g class=\"zt-step\" data-step=\"1\">");
+    const std::size_t step2 = svg.find("<g class=\"zt-step\" data-step=\"2\">");
+    ASSERT_NE(step1, std::string::npos) << svg.substr(0, 3000);
+    ASSERT_NE(step2, std::string::npos) << svg.substr(0, 3000);
+    EXPECT_EQ(count_of(svg, "class=\"zt-step\""), 2u);
+    EXPECT_NE(svg.find(">step 1</text>", step1), std::string::npos);
+    EXPECT_NE(svg.find(">step 2</text>", step2), std::string::npos);
+    const double x1 = attribute_after(svg, step1, "x1"), x2 = attribute_after(svg, step2, "x1");
+    EXPECT_GT(x1, 70.0) << "after initialization, right of the byte axis";
+    EXPECT_GT(x2, x1);
+    // Bands for the phases of each step, labelled where wide enough.
+    for (const char* phase : {"forward", "backward", "optimizer"}) {
+      for (const char* step : {"1", "2"}) {
+        EXPECT_NE(svg.find("<g class=\"zt-phase\" data-phase=\"" + std::string(phase) +
+                           "\" data-step=\"" + step + "\">"),
+                  std::string::npos)
+            << phase << " of step " << step << " in rank " << r;
+      }
+    }
+    EXPECT_NE(svg.find(">forward</text>"), std::string::npos) << svg.substr(0, 3000);
+    EXPECT_NE(svg.find(">backward</text>"), std::string::npos);
+    // The marks are drawn under the areas, not over them.
+    EXPECT_LT(step1, svg.find("class=\"zt-area\""));
+  }
+}
+
 std::string chromium() {
   for (const char* candidate : {"/usr/bin/chromium", "/usr/bin/chromium-browser"}) {
     if (fs::exists(candidate)) return candidate;
@@ -131,6 +174,7 @@ TEST(MemoryProfile, HtmlRendersAChartPerRankInChromium) {
         << dom.substr(0, 3000);
   }
   EXPECT_EQ(count_of(dom, "class=\"zt-peak\""), 2u);
+  EXPECT_EQ(count_of(dom, "class=\"zt-step\""), 4u) << "two steps marked on each chart";
   EXPECT_EQ(count_of(dom, "class=\"zt-estimate\""), 2u);
   EXPECT_GE(count_of(dom, "class=\"zt-area\" data-category=\"activations\""), 2u);
 }
