@@ -105,16 +105,17 @@ struct Engine::Impl {
       if (!given_config.runtime.memory_profile || !options.write_run_dir) throw;
       const zt::engine::RankProfile profile = memory_profile(false);
       const auto path = zt::engine::rank_profile_path(given_config.run.dir, profile.rank).string();
+      std::string page;
       try {
-        zt::engine::write_rank_profile(given_config.run.dir, profile, given_config);
+        page = zt::engine::write_failed_rank_profile(given_config.run.dir, profile, given_config);
       } catch (const std::exception& write_error) {
-        throw zt::OutOfMemoryError(std::string(e.what()) +
-                                   " (and the memory profile could not be "
-                                   "written: " +
-                                   write_error.what() + ")");
+        throw zt::OutOfMemoryError(
+            std::string(e.what()) +
+            "\n  The memory profile could not be written: " + write_error.what());
       }
-      throw zt::OutOfMemoryError(std::string(e.what()) + " The memory profile so far is in " +
-                                 path + ".");
+      memory_profile_page = page;
+      throw zt::OutOfMemoryError(std::string(e.what()) + "\n  The memory profile so far is in " +
+                                 path + "; the chart of the ranks out of memory is " + page + ".");
     }
   }
 

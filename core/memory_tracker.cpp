@@ -13,6 +13,7 @@
 #include "core/config/byte_size.h"
 #include "core/device/cpu_allocator.h"
 #include "core/error.h"
+#include "core/out_of_memory_report.h"
 
 namespace zt {
 
@@ -88,7 +89,7 @@ std::int64_t host_physical_memory_bytes() {
 namespace {
 
 constexpr const char* kHostAdvice =
-    " Try zero.stage = 3 over more ranks (it divides parameters, gradients and optimizer "
+    "Try zero.stage = 3 over more ranks (it divides parameters, gradients and optimizer "
     "states among them), bf16 precision, a smaller model or micro-batch, or a host with "
     "more memory.";
 
@@ -107,15 +108,16 @@ Allocation MemoryTracker::allocate(std::int64_t bytes, MemoryCategory category, 
   const auto refuse = [&](const std::string& why) {
     std::lock_guard lock(mutex_);
     const bool host = device_.kind == DeviceKind::kCpu;
-    throw OutOfMemoryError(std::string(host ? "out of host memory on " : "out of memory on ") +
-                           device_.to_string() + ": " + allocation_description(category, bytes) +
-                           " " + why + ". " + live_bytes_and_advice() + (host ? kHostAdvice : ""));
+    throw OutOfMemoryError(report_locked(
+        std::string(host ? "out of host memory on " : "out of memory on ") + device_.to_string() +
+            ": " + allocation_description(category, bytes) + " " + why,
+        host));
   };
   if (device_.kind == DeviceKind::kCpu && !device_.meta) {  // a meta device holds nothing
     const std::int64_t host_bytes = host_physical_memory_bytes();
     const std::int64_t total = total_current_bytes() + bytes;
     if (host_bytes > 0 && total > host_bytes) {
-      refuse("would bring this rank to " + format_byte_size(total) +
+      refuse("would bring this rank to " + readable_bytes(total) +
              ", more than the host's physical memory of " + approximate_bytes(host_bytes));
     }
   }
@@ -246,73 +248,64 @@ void MemoryTracker::set_step(std::int64_t step) {
 
 std::string MemoryTracker::allocation_description(MemoryCategory category,
                                                   std::int64_t bytes) const {
-  std::string text = "allocating " + format_byte_size(bytes) + " of " +
-                     std::string(memory_category_name(category));
+  std::string text =
+      "allocating " + readable_bytes(bytes) + " of " + std::string(memory_category_name(category));
   if (!phase_.empty()) text += " during '" + phase_ + "'";
   return text;
 }
 
-std::string MemoryTracker::live_bytes_and_advice() const {
-  std::string message = "Live: ";
-  for (std::size_t i = 0; i < kMemoryCategoryCount; ++i) {
-    if (i) message += ", ";
-    message += std::string(memory_category_name(static_cast<MemoryCategory>(i))) + " " +
-               format_byte_size(state_.current_bytes[i]);
+std::string MemoryTracker::report_locked(std::string headline, bool host_advice) const {
+  OutOfMemoryReport report;
+  report.headline = std::move(headline);
+  report.current_bytes = state_.current_bytes;
+  report.total_current_bytes = state_.total_current_bytes;
+  report.allocator = allocator_.stats();
+  report.process_host_allocator = device_.kind == DeviceKind::kCpu;
+  report.largest = largest_live_locked();
+  if (oom_advice_) {
+    std::string advice = oom_advice_();
+    if (!advice.empty()) report.advice.push_back(std::move(advice));
   }
-  message += "; total " + format_byte_size(state_.total_current_bytes) + ".";
-  // A caching allocator can hold room the categories do not show, and a large request can
-  // fail while small blocks are free: say both. The host allocator serves every rank of the
-  // process (ranks as threads), so its figures may include other ranks' blocks.
-  const AllocatorStats stats = allocator_.stats();
-  message += std::string(device_.kind == DeviceKind::kCpu ? " The process's host allocator holds "
-                                                          : " The allocator holds ") +
-             format_byte_size(stats.reserved_bytes) + " (" +
-             format_byte_size(stats.allocated_bytes) + " in " + std::to_string(stats.allocations) +
-             " blocks in use)";
-  if (!stats.largest_allocated_blocks.empty()) {
-    message += "; largest blocks in use:";
-    for (std::int64_t block : stats.largest_allocated_blocks) {
-      message += " " + format_byte_size(block);
-    }
-  }
-  message += "." + largest_live_locked();
-  if (oom_advice_) message += " " + oom_advice_();
-  return message;
+  if (host_advice) report.advice.emplace_back(kHostAdvice);
+  return format_out_of_memory_report(report);
 }
 
-std::string MemoryTracker::largest_live_locked() const {
+std::vector<LiveAllocationRow> MemoryTracker::largest_live_locked() const {
   constexpr std::size_t kShown = 5;
-  std::vector<const LiveAllocation*> largest;
-  for (const auto& [data, live] : live_) largest.push_back(&live);
-  const std::size_t shown = std::min(kShown, largest.size());
-  if (shown == 0) return "";
-  std::partial_sort(
-      largest.begin(), largest.begin() + static_cast<std::ptrdiff_t>(shown), largest.end(),
-      [](const LiveAllocation* a, const LiveAllocation* b) { return a->bytes > b->bytes; });
-  std::string text = " Largest live tensors:";
-  for (std::size_t i = 0; i < shown; ++i) {
-    const LiveAllocation& live = *largest[i];
-    text += std::string(i ? "," : "") + " " + format_byte_size(live.bytes) + " of " +
-            std::string(memory_category_name(live.category)) +
-            (live.name.empty() ? "" : " ('" + live.name + "')") + " from '" + live.phase + "'";
+  std::vector<LiveAllocationRow> rows;
+  for (const auto& [data, live] : live_) {
+    rows.push_back(LiveAllocationRow{live.bytes, live.category, live.name, live.phase});
   }
-  return text + ".";
+  // Ties broken by what the rows say, not by address: ranks that hold the same tensors
+  // list them alike (and the launcher shows their errors once).
+  const auto larger = [](const LiveAllocationRow& a, const LiveAllocationRow& b) {
+    if (a.bytes != b.bytes) return a.bytes > b.bytes;
+    if (a.category != b.category) return a.category < b.category;
+    if (a.name != b.name) return a.name < b.name;
+    return a.phase < b.phase;
+  };
+  const std::size_t shown = std::min(kShown, rows.size());
+  std::partial_sort(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(shown), rows.end(),
+                    larger);
+  rows.resize(shown);
+  return rows;
 }
 
 std::string MemoryTracker::out_of_memory_message(MemoryCategory category,
                                                  std::int64_t bytes) const {
-  return "out of memory on " + device_.to_string() + ": " +
-         allocation_description(category, bytes) + " would exceed the device capacity of " +
-         format_byte_size(capacity_bytes_) + " (runtime.device_memory_limit). " +
-         live_bytes_and_advice();
+  return report_locked("out of memory on " + device_.to_string() + ": " +
+                           allocation_description(category, bytes) +
+                           " would exceed the device capacity of " +
+                           readable_bytes(capacity_bytes_) + " (runtime.device_memory_limit)",
+                       false);
 }
 
 OutOfMemoryError MemoryTracker::untracked_allocation_failed() const {
   std::lock_guard lock(mutex_);
-  std::string message = "out of host memory on " + device_.to_string() +
-                        ": an allocation outside the memory tracker failed (std::bad_alloc)";
-  if (!phase_.empty()) message += " during '" + phase_ + "'";
-  return OutOfMemoryError(message + ". " + live_bytes_and_advice() + kHostAdvice);
+  std::string headline = "out of host memory on " + device_.to_string() +
+                         ": an allocation outside the memory tracker failed (std::bad_alloc)";
+  if (!phase_.empty()) headline += " during '" + phase_ + "'";
+  return OutOfMemoryError(report_locked(std::move(headline), true));
 }
 
 void MemoryTracker::set_phase(std::string phase) {

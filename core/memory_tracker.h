@@ -71,6 +71,7 @@ class ScopedAllocationName {
 };
 
 class MemoryTracker;
+struct LiveAllocationRow;  // core/out_of_memory_report.h
 
 // An allocation made through a tracker; frees and un-records itself when destroyed.
 class Allocation {
@@ -175,7 +176,9 @@ class MemoryTracker {
   std::string out_of_memory_message(MemoryCategory category, std::int64_t bytes) const;
   // "allocating 3 GiB of parameters during 'x'": the start of every refusal.
   std::string allocation_description(MemoryCategory category, std::int64_t bytes) const;
-  std::string live_bytes_and_advice() const;  // called with mutex_ held
+  // The whole error text after `headline` (what failed): what is live, the allocator's
+  // blocks, the largest live allocations, the advice. Called with mutex_ held.
+  std::string report_locked(std::string headline, bool host_advice) const;
 
   const Device device_;
   DeviceAllocator& allocator_;
@@ -201,7 +204,7 @@ class MemoryTracker {
     std::string phase;
   };
   std::unordered_map<const void*, LiveAllocation> live_;
-  std::string largest_live_locked() const;
+  std::vector<LiveAllocationRow> largest_live_locked() const;
 };
 
 }  // namespace zt

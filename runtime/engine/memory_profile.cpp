@@ -1,10 +1,15 @@
 // Memory profile files: rank-K.json from a tracker timeline, and memory.html drawn as SVG.
 #include "runtime/engine/memory_profile.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <sstream>
 
 #include "core/config/byte_size.h"
 #include "core/config/config_enums.h"
@@ -118,6 +123,53 @@ std::string number(double value) {
   return text;
 }
 
+// What a phase is, for the x axis: its first word ("forward block 3" is "forward").
+std::string_view phase_kind(std::string_view phase) { return phase.substr(0, phase.find(' ')); }
+
+// Note [Step and phase marks]
+// The x axis is event order, not time, so the reader needs to see where each step starts
+// and what the rank was doing: a band per run of events of one kind of phase (forward,
+// loss, backward, optimizer, ...), labelled along the bottom where it is wide enough, and
+// a vertical line labelled "step K" at the first event of each step. Drawn under the
+// areas, so the bands tint the background only.
+std::string step_and_phase_marks(const std::vector<MemoryEvent>& events) {
+  const std::size_t n = events.size();
+  const double y_top = kTop, y_bottom = kHeight - kBottom;
+  std::string svg;
+  for (std::size_t start = 0; start < n;) {
+    const std::string_view kind = phase_kind(events[start].phase);
+    std::size_t end = start + 1;
+    while (end < n && events[end].step == events[start].step &&
+           phase_kind(events[end].phase) == kind) {
+      ++end;
+    }
+    const double x0 = x_of(start, n), x1 = end < n ? x_of(end, n) : x_of(n - 1, n);
+    const std::string label(kind.empty() ? "-" : kind);
+    svg += "<g class=\"zt-phase\" data-phase=\"" + label + "\" data-step=\"" +
+           std::to_string(events[start].step) + "\"><rect x=\"" + number(x0) + "\" y=\"" +
+           number(y_top) + "\" width=\"" + number(std::max(x1 - x0, 0.5)) + "\" height=\"" +
+           number(y_bottom - y_top) + "\" fill=\"" + (kind == "backward" ? "#eef" : "#f4f4f4") +
+           "\"/>";
+    // About 6 px a character at 11 px: a label only where it fits.
+    if (x1 - x0 >= 6.0 * static_cast<double>(label.size()) + 4) {
+      svg += "<text x=\"" + number((x0 + x1) / 2) + "\" y=\"" + number(y_bottom + 12) +
+             "\" text-anchor=\"middle\">" + label + "</text>";
+    }
+    svg += "</g>\n";
+    start = end;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (events[i].step < 1 || (i > 0 && events[i - 1].step == events[i].step)) continue;
+    const std::string step = std::to_string(events[i].step);
+    const double x = x_of(i, n);
+    svg += "<g class=\"zt-step\" data-step=\"" + step + "\"><line x1=\"" + number(x) + "\" x2=\"" +
+           number(x) + "\" y1=\"" + number(y_top) + "\" y2=\"" + number(y_bottom + 26) +
+           "\" stroke=\"#555\"/><text x=\"" + number(x + 3) + "\" y=\"" + number(y_bottom + 26) +
+           "\">step " + step + "</text></g>\n";
+  }
+  return svg;
+}
+
 }  // namespace
 
 std::string rank_profile_json(const RankProfile& profile, const Config& config) {
@@ -155,7 +207,8 @@ std::string rank_profile_section(const RankProfile& profile) {
                     number(kWidth) + "\" height=\"" + number(kHeight) + "\" viewBox=\"0 0 " +
                     number(kWidth) + " " + number(kHeight) +
                     "\" xmlns=\"http://www.w3.org/2000/svg\">\n";
-  // Axes: bytes at the top and at half; events along the bottom.
+  // Axes: bytes at the top and at half; along the bottom, events marked by step and phase
+  // (Note [Step and phase marks]).
   for (double fraction : {0.0, 0.5, 1.0}) {
     const double y = y_of(top * fraction);
     svg += "<line class=\"zt-grid\" x1=\"" + number(kLeft) + "\" x2=\"" + number(kWidth - kRight) +
@@ -163,6 +216,7 @@ std::string rank_profile_section(const RankProfile& profile) {
            number(y + 4) + "\">" +
            format_approximate_bytes(static_cast<std::int64_t>(top * fraction)) + "</text>\n";
   }
+  svg += step_and_phase_marks(profile.events);
   // Stacked areas, category by category in the tracker's order.
   const std::size_t n = profile.events.size();
   for (std::size_t c = 0; c < kMemoryCategoryCount; ++c) {
@@ -227,7 +281,8 @@ std::string rank_profile_section(const RankProfile& profile) {
          "</section>\n";
 }
 
-std::string memory_html(const std::vector<std::string>& sections, const std::string& title) {
+std::string memory_html(const std::vector<std::string>& sections, const std::string& title,
+                        const std::string& note) {
   std::string legend = "<p class=\"zt-legend\">";
   for (std::size_t c = 0; c < kMemoryCategoryCount; ++c) {
     legend += "<span><i style=\"background:" + std::string(kColors[c]) + "\"></i>" +
@@ -244,9 +299,11 @@ std::string memory_html(const std::vector<std::string>& sections, const std::str
       "#ccc;padding:2px 6px;text-align:right}</style></head><body>\n<h1>" +
       title +
       "</h1>\n<p>Live bytes per category over initialization and the profiled steps, one event "
-      "per allocation or free (x: event order); the dashed line is the estimator's prediction "
+      "per allocation or free (x: event order, each step's start and the phases marked below "
+      "it); the dashed line is the estimator's prediction "
       "for the same rank (two micro-batches per step).</p>\n" +
       legend;
+  if (!note.empty()) html += "<p class=\"zt-note\"><b>" + note + "</b></p>\n";
   for (const std::string& section : sections) html += section;
   return html + "</body></html>\n";
 }
@@ -267,9 +324,69 @@ void write_file(const std::filesystem::path& path, const std::string& text) {
 
 }  // namespace
 
-void write_rank_profile(const std::filesystem::path& run_dir, const RankProfile& profile,
-                        const Config& config) {
+// Note [Profile of a failed run]
+// A rank out of memory cannot count on the others for the store's collective: they may be
+// blocked in a collective of their own, and the launcher stops them once one rank fails.
+// So each failing rank writes its own files, then rebuilds memory.html from the sections
+// there are (its own, and those of any rank that failed before it). The rebuild holds an
+// flock on memory/.html.lock (ranks as processes or as threads, each its own open file),
+// so whichever rank rebuilds last sees every section and its page is the one left.
+namespace {
+
+std::filesystem::path rank_section_path(const std::filesystem::path& run_dir, int rank) {
+  return run_dir / "memory" / ("rank-" + std::to_string(rank) + ".section.html");
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// An exclusive flock on `path` while it lives (without one, the page is still written).
+class FileLock {
+ public:
+  explicit FileLock(const std::filesystem::path& path)
+      : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
+    if (fd_ >= 0) ::flock(fd_, LOCK_EX);
+  }
+  ~FileLock() {
+    if (fd_ >= 0) ::close(fd_);  // closing releases the lock
+  }
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+ private:
+  int fd_;
+};
+
+}  // namespace
+
+std::string write_failed_rank_profile(const std::filesystem::path& run_dir,
+                                      const RankProfile& profile, const Config& config) {
   write_file(rank_profile_path(run_dir, profile.rank), rank_profile_json(profile, config));
+  write_file(rank_section_path(run_dir, profile.rank), rank_profile_section(profile));
+  const FileLock lock(run_dir / "memory" / ".html.lock");
+  std::vector<std::string> sections;
+  std::string ranks;
+  for (int r = 0; r < profile.world_size; ++r) {
+    const std::filesystem::path section = rank_section_path(run_dir, r);
+    if (!std::filesystem::exists(section)) continue;
+    sections.push_back(read_file(section));
+    ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+  }
+  const std::string note = "The run ran out of memory: profiles so far of the ranks that did (" +
+                           std::string(sections.size() == 1 ? "rank " : "ranks ") + ranks +
+                           "), up to the failed allocation; the other ranks were stopped.";
+  const std::filesystem::path page = run_dir / "memory.html";
+  const std::filesystem::path partial = run_dir / "memory" / ".memory.html.partial";
+  write_file(partial, memory_html(sections, "zerotrain memory profile: " + run_dir.string(), note));
+  std::error_code error;
+  std::filesystem::rename(partial, page, error);
+  if (error)
+    throw IoError("cannot write the memory profile " + page.string() + ": " + error.message());
+  return page.string();
 }
 
 std::string publish_memory_profile(comm::Store& store, const RankProfile& profile,

@@ -19,19 +19,6 @@ constexpr std::size_t kReadChunkBytes = std::size_t{64} * 1024;
 
 }  // namespace
 
-std::string describe_ranks(const std::vector<int>& ranks, int world_size) {
-  if (ranks.size() == 1) return "rank " + std::to_string(ranks.front());
-  if (world_size > 1 && ranks.size() == static_cast<std::size_t>(world_size)) {
-    return "all " + std::to_string(world_size) + " ranks";
-  }
-  std::string text = "ranks ";
-  for (std::size_t i = 0; i < ranks.size(); ++i) {
-    if (i) text += ", ";
-    text += std::to_string(ranks[i]);
-  }
-  return text;
-}
-
 LineRelay::LineRelay(std::string prefix, int out_fd, std::size_t tail_lines, bool hold_errors)
     : prefix_(std::move(prefix)),
       out_fd_(out_fd),
@@ -70,8 +57,14 @@ void LineRelay::finish() {
 void LineRelay::append_line(std::string_view line, std::string& out) {
   if (hold_errors_ && line.substr(0, kErrorLinePrefix.size()) == kErrorLinePrefix) {
     held_errors_.emplace_back(line);
+    continues_error_ = true;
     return;
   }
+  if (continues_error_ && !line.empty() && (line.front() == ' ' || line.front() == '\t')) {
+    held_errors_.back().append("\n").append(line);
+    return;
+  }
+  continues_error_ = false;
   out.append(prefix_).append(line).push_back('\n');
   if (tail_lines_ == 0) return;
   tail_.emplace_back(line);
@@ -164,31 +157,17 @@ std::vector<std::string> OutputRelay::stderr_tail(int rank) const {
 }
 
 std::vector<ReportedError> OutputRelay::reported_errors() const {
-  std::vector<const Stream*> by_rank;
+  std::vector<RankErrors> by_rank;
   for (const Stream& stream : streams_) {
-    if (stream.is_stderr) by_rank.push_back(&stream);
+    if (stream.is_stderr) by_rank.push_back(RankErrors{stream.rank, stream.relay.held_errors()});
   }
-  std::stable_sort(by_rank.begin(), by_rank.end(),
-                   [](const Stream* a, const Stream* b) { return a->rank < b->rank; });
-  std::vector<ReportedError> errors;
-  for (const Stream* stream : by_rank) {
-    for (const std::string& line : stream->relay.held_errors()) {
-      auto same = std::find_if(errors.begin(), errors.end(),
-                               [&](const ReportedError& e) { return e.line == line; });
-      if (same == errors.end()) {
-        errors.push_back(ReportedError{line, {stream->rank}});
-      } else if (same->ranks.back() != stream->rank) {
-        same->ranks.push_back(stream->rank);
-      }
-    }
-  }
-  return errors;
+  return merge_reported_errors(std::move(by_rank));
 }
 
 void OutputRelay::write_reported_errors(int world_size) const {
   for (const ReportedError& error : reported_errors()) {
     std::fprintf(stderr, "[%s] %s\n", describe_ranks(error.ranks, world_size).c_str(),
-                 error.line.c_str());
+                 error.message.c_str());
   }
   std::fflush(stderr);
 }

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/launch/reported_errors.h"
 #include "runtime/launch/unique_fd.h"
 
 namespace zt::launch {
@@ -23,7 +24,8 @@ class LineRelay {
  public:
   // Writes to out_fd; keeps the last tail_lines lines (0: none) for a failure report.
   // hold_errors: lines starting with kErrorLinePrefix are kept in held_errors() instead of
-  // being written (nor do they enter the tail).
+  // being written (nor do they enter the tail), and so are the indented lines right after
+  // one: its continuation (an out-of-memory error's table), joined to it with '\n'.
   LineRelay(std::string prefix, int out_fd, std::size_t tail_lines, bool hold_errors = false);
 
   // Writes each complete line in bytes, prefixed; holds back a trailing partial line.
@@ -45,17 +47,9 @@ class LineRelay {
   std::string partial_;
   std::deque<std::string> tail_;
   std::vector<std::string> held_errors_;
-  bool out_broken_ = false;  // the launcher's own stream is gone; keep draining, drop output
+  bool continues_error_ = false;  // the last line was held: an indented line continues it
+  bool out_broken_ = false;       // the launcher's own stream is gone; keep draining, drop output
 };
-
-// One error line and the ranks that reported it, in rank order.
-struct ReportedError {
-  std::string line;
-  std::vector<int> ranks;
-};
-
-// "rank 3", "ranks 0, 2" or "all 4 ranks" (when ranks are all world_size of them).
-std::string describe_ranks(const std::vector<int>& ranks, int world_size);
 
 class OutputRelay {
  public:
@@ -75,8 +69,8 @@ class OutputRelay {
 
   // The last lines rank wrote to stderr, oldest first, its error lines left out.
   std::vector<std::string> stderr_tail(int rank) const;
-  // The error lines the ranks held back, each distinct line once with the ranks that
-  // wrote it, ordered by the first rank that did.
+  // The error lines the ranks held back, merged (merge_reported_errors): each once with
+  // the ranks that wrote it, ordered by the first rank that did.
   std::vector<ReportedError> reported_errors() const;
   // Writes each reported error once to the launcher's stderr, "[all 4 ranks] line".
   void write_reported_errors(int world_size) const;

@@ -40,6 +40,16 @@ std::string ranks_phrase(int count) {
   return std::to_string(count) + (count == 1 ? " rank" : " ranks");
 }
 
+// Every line of text (a message and its continuation lines) behind margin.
+std::string indented(const std::string& text, const std::string& margin) {
+  std::string out = margin;
+  for (char c : text) {
+    out.push_back(c);
+    if (c == '\n') out += margin;
+  }
+  return out;
+}
+
 // Whether pid is in a stopped state (SIGSTOP or Ctrl-Z: 'T'; a debugger: 't'), from the
 // state field that follows the parenthesised command name in /proc/PID/stat.
 bool is_stopped(pid_t pid) {
@@ -220,8 +230,8 @@ void RankSupervisor::report_failure() {
   // Once each, however many ranks reported it: a config error every rank hits alike.
   for (const ReportedError& error : errors) {
     text += "  " + describe_ranks(error.ranks, static_cast<int>(ranks_.size())) +
-            (error.ranks.size() == 1 ? " reported:\n" : " reported the same error:\n") + "    " +
-            error.line + "\n";
+            (error.ranks.size() == 1 ? " reported:\n" : " reported the same error:\n");
+    text += indented(error.message, "    ") + "\n";
   }
   if (tail.empty() && errors.empty()) text += "  " + name + " wrote nothing to stderr.\n";
   if (watch_ != nullptr && watch_->next_check() && watch_->look()) {

@@ -114,19 +114,55 @@ TEST(LaunchExitStatus, AnErrorEveryRankReportsIsPrintedOnce) {
   EXPECT_NE(result.err.find("[rank 1] some context\n"), std::string::npos) << result.err;
 }
 
+TEST(LaunchExitStatus, AnErrorDifferingOnlyInTheRanksDeviceIsPrintedOnce) {
+  TempDir dir;
+  const std::string ready = make_fifo(dir / "ready");
+  const std::string script =
+      "echo \"zerotrain: error: out of memory on cuda:$RANK\" >&2; if [ \"$RANK\" = 0 ]; then "
+      "echo go > '" +
+      ready + "'; sleep 60; else read line < '" + ready + "'; exit 1; fi";
+  const LaunchResult result = launch(sh_ranks(2, script), dir);
+  EXPECT_EQ(result.exit_code, 1) << result.err;
+  EXPECT_NE(result.err.find("  all 2 ranks reported the same error:\n    zerotrain: error: out of "
+                            "memory on cuda:{0,1}\n"),
+            std::string::npos)
+      << result.err;
+}
+
+TEST(LaunchExitStatus, AMultiLineErrorIsKeptWholeAndMergedAcrossRanks) {
+  TempDir dir;
+  const std::string ready = make_fifo(dir / "ready");
+  // An out-of-memory error's shape: a first line, then indented lines (a table).
+  const std::string script =
+      "printf 'zerotrain: error: out of memory on cpu:%s: allocating 3 MiB\\n  in use: "
+      "parameters 12.1 MiB\\n    12.1 MiB  parameters\\n' \"$RANK\" >&2; if [ \"$RANK\" = 0 ]; "
+      "then echo go > '" +
+      ready + "'; sleep 60; else read line < '" + ready + "'; exit 1; fi";
+  const LaunchResult result = launch(sh_ranks(2, script), dir);
+  EXPECT_EQ(result.exit_code, 1) << result.err;
+  EXPECT_NE(result.err.find("  all 2 ranks reported the same error:\n"
+                            "    zerotrain: error: out of memory on cpu:{0,1}: allocating 3 MiB\n"
+                            "      in use: parameters 12.1 MiB\n"
+                            "        12.1 MiB  parameters\n"),
+            std::string::npos)
+      << result.err;
+  EXPECT_EQ(result.err.find("[rank 0]   in use"), std::string::npos)
+      << "a continuation line relayed apart from its error: " << result.err;
+}
+
 TEST(LaunchExitStatus, DifferentErrorsAreEachShownWithTheirRanks) {
   TempDir dir;
   const std::string ready = make_fifo(dir / "ready");
   const std::string script =
-      "echo \"zerotrain: error: failure of rank $RANK\" >&2; if [ \"$RANK\" = 0 ]; then echo go "
-      "> '" +
+      "if [ \"$RANK\" = 0 ]; then what=alpha; else what=beta; fi; echo \"zerotrain: error: "
+      "failure $what\" >&2; if [ \"$RANK\" = 0 ]; then echo go > '" +
       ready + "'; sleep 60; else read line < '" + ready + "'; exit 1; fi";
   const LaunchResult result = launch(sh_ranks(2, script), dir);
   EXPECT_EQ(result.exit_code, 1) << result.err;
-  EXPECT_NE(result.err.find("  rank 0 reported:\n    zerotrain: error: failure of rank 0\n"),
+  EXPECT_NE(result.err.find("  rank 0 reported:\n    zerotrain: error: failure alpha\n"),
             std::string::npos)
       << result.err;
-  EXPECT_NE(result.err.find("  rank 1 reported:\n    zerotrain: error: failure of rank 1\n"),
+  EXPECT_NE(result.err.find("  rank 1 reported:\n    zerotrain: error: failure beta\n"),
             std::string::npos)
       << result.err;
 }

@@ -1,5 +1,6 @@
 // LineRelay on its own: prefixing, partial lines held back until EOF, the bounded tail,
-// and lines too long to hold split rather than buffered without bound.
+// lines too long to hold split rather than buffered without bound, and an error line held
+// back with its indented continuation lines.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -69,6 +70,20 @@ TEST(LaunchLineRelay, ALineWithoutNewlineIsWrittenInBoundedPieces) {
   std::size_t xs = 0;
   for (char c : all) xs += c == 'x' ? 1 : 0;
   EXPECT_EQ(xs, huge.size()) << "bytes lost or duplicated";
+}
+
+TEST(LaunchLineRelay, AnErrorsIndentedContinuationLinesAreHeldWithIt) {
+  CapturedFd out;
+  LineRelay relay("[rank 1] ", out.fd(), 4, /*hold_errors=*/true);
+  relay.feed("before\nzerotrain: error: out of memory on cpu:1: allocating 3 MiB\n");
+  relay.feed("  in use: parameters 12.1 MiB\n    12.1 MiB  parameters\nafter\n  indented\n");
+  relay.finish();
+  ASSERT_EQ(relay.held_errors().size(), 1u);
+  EXPECT_EQ(relay.held_errors()[0],
+            "zerotrain: error: out of memory on cpu:1: allocating 3 MiB\n"
+            "  in use: parameters 12.1 MiB\n    12.1 MiB  parameters");
+  // Only the lines right after the error continue it.
+  EXPECT_EQ(out.text(), "[rank 1] before\n[rank 1] after\n[rank 1]   indented\n");
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The memory-profiling mode as users run it: rank-K.json files whose events add up to the
 // tracker's figures, memory.html rendered by a real browser (Debian's headless Chromium),
-// `zerotrain profile`, the profile an out-of-memory rank leaves, and a bad step count.
+// `zerotrain profile`, the profile and page an out-of-memory run leaves, and a bad step
+// count.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -99,6 +100,49 @@ TEST(MemoryProfile, EventsAddUpToTheTrackersFigures) {
   }
 }
 
+// The value of the first attribute `name` at or after `at` in html (-1: none).
+double attribute_after(const std::string& html, std::size_t at, const std::string& name) {
+  const std::size_t value = html.find(name + "=\"", at);
+  if (value == std::string::npos) return -1;
+  return std::stod(html.substr(value + name.size() + 2));
+}
+
+TEST(MemoryProfile, HtmlMarksEachStepAndPhaseAlongTheXAxis) {
+  testing::TempDir dir;
+  const fs::path run_dir = profiled_run(dir);
+  const std::string html = testing::read_text(run_dir / "memory.html");
+  for (int rank = 0; rank < 2; ++rank) {
+    const std::string r = std::to_string(rank);
+    const std::size_t chart = html.find("<svg class=\"zt-rank-chart\" data-rank=\"" + r + "\"");
+    ASSERT_NE(chart, std::string::npos);
+    const std::string svg = html.substr(chart, html.find("</svg>", chart) - chart);
+    // A labelled line where each of the two profiled steps starts, step 2 right of step 1.
+    const std::size_t step1 = svg.find("<g class=\"zt-step\" data-step=\"1\">");
+    const std::size_t step2 = svg.find("<g class=\"zt-step\" data-step=\"2\">");
+    ASSERT_NE(step1, std::string::npos) << svg.substr(0, 3000);
+    ASSERT_NE(step2, std::string::npos) << svg.substr(0, 3000);
+    EXPECT_EQ(count_of(svg, "class=\"zt-step\""), 2u);
+    EXPECT_NE(svg.find(">step 1</text>", step1), std::string::npos);
+    EXPECT_NE(svg.find(">step 2</text>", step2), std::string::npos);
+    const double x1 = attribute_after(svg, step1, "x1"), x2 = attribute_after(svg, step2, "x1");
+    EXPECT_GT(x1, 70.0) << "after initialization, right of the byte axis";
+    EXPECT_GT(x2, x1);
+    // Bands for the phases of each step, labelled where wide enough.
+    for (const char* phase : {"forward", "backward", "optimizer"}) {
+      for (const char* step : {"1", "2"}) {
+        EXPECT_NE(svg.find("<g class=\"zt-phase\" data-phase=\"" + std::string(phase) +
+                           "\" data-step=\"" + step + "\">"),
+                  std::string::npos)
+            << phase << " of step " << step << " in rank " << r;
+      }
+    }
+    EXPECT_NE(svg.find(">forward</text>"), std::string::npos) << svg.substr(0, 3000);
+    EXPECT_NE(svg.find(">backward</text>"), std::string::npos);
+    // The marks are drawn under the areas, not over them.
+    EXPECT_LT(step1, svg.find("class=\"zt-area\""));
+  }
+}
+
 std::string chromium() {
   for (const char* candidate : {"/usr/bin/chromium", "/usr/bin/chromium-browser"}) {
     if (fs::exists(candidate)) return candidate;
@@ -130,6 +174,7 @@ TEST(MemoryProfile, HtmlRendersAChartPerRankInChromium) {
         << dom.substr(0, 3000);
   }
   EXPECT_EQ(count_of(dom, "class=\"zt-peak\""), 2u);
+  EXPECT_EQ(count_of(dom, "class=\"zt-step\""), 4u) << "two steps marked on each chart";
   EXPECT_EQ(count_of(dom, "class=\"zt-estimate\""), 2u);
   EXPECT_GE(count_of(dom, "class=\"zt-area\" data-category=\"activations\""), 2u);
 }
@@ -163,6 +208,41 @@ TEST(MemoryProfile, OutOfMemoryWritesTheProfileSoFar) {
   const std::string json = testing::read_text(profile);
   EXPECT_GE(measured_events(json).size(), 2u) << json;
   EXPECT_NE(json.find("\"phases\": [\"initialization\""), std::string::npos) << json;
+  // And the page, of the one rank there is.
+  const std::string html = testing::read_text(run_dir / "memory.html");
+  EXPECT_NE(html.find("ran out of memory"), std::string::npos) << html.substr(0, 3000);
+  EXPECT_EQ(count_of(html, "<svg class=\"zt-rank-chart\""), 1u);
+}
+
+// configs/offload-demo.toml as README runs it (stage 3, 2 ranks, 64 MiB each) runs out of
+// memory in the first backward; profiled, it still leaves memory.html, with the chart of
+// each rank that got as far as writing its profile (the launcher stops the others).
+TEST(MemoryProfile, ARunOutOfMemoryOnTwoRanksLeavesMemoryHtml) {
+  testing::TempDir dir;
+  const fs::path run_dir = dir.path() / "run";
+  const auto result =
+      zerotrain(dir, {"launch", "--nproc-per-node", "2", config_path("offload-demo.toml"), "--set",
+                      "runtime.memory_profile=true", "--set", "run.dir=" + run_dir.string()});
+  ASSERT_EQ(result.exit_code, 1) << result.output();
+  EXPECT_NE(result.err.find("out of memory on cpu:"), std::string::npos) << result.err;
+  ASSERT_TRUE(fs::exists(run_dir / "memory.html")) << result.err;
+  EXPECT_NE(result.err.find("the chart of the ranks out of memory is " +
+                            (run_dir / "memory.html").string()),
+            std::string::npos)
+      << result.err;
+  const std::string html = testing::read_text(run_dir / "memory.html");
+  std::size_t charts = 0;
+  for (int rank = 0; rank < 2; ++rank) {
+    const std::string r = std::to_string(rank);
+    const bool json = fs::exists(run_dir / "memory" / ("rank-" + r + ".json"));
+    const bool chart =
+        html.find("<svg class=\"zt-rank-chart\" data-rank=\"" + r + "\"") != std::string::npos;
+    EXPECT_EQ(chart, json) << "rank " << r << ": a chart for each rank-K.json, no other";
+    charts += chart ? 1 : 0;
+  }
+  EXPECT_GE(charts, 1u) << html.substr(0, 3000);
+  EXPECT_NE(html.find("ran out of memory"), std::string::npos);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
 }
 
 TEST(MemoryProfile, ZeroStepsNamesTheKey) {

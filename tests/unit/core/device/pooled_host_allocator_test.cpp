@@ -182,7 +182,7 @@ TEST(PooledHostAllocator, TrackerRefusalListsCategoriesAndTheAllocatorsLargestBl
     for (const std::string part :
          {"activations", "during 'backward block 2'", "no memory left", "parameters 3 MiB",
           "gradients 1 MiB", "host allocator holds 4 MiB", "in 2 blocks in use",
-          "largest blocks in use: 3 MiB 1 MiB"}) {
+          "largest blocks in use: 3 MiB, 1 MiB"}) {
       EXPECT_NE(message.find(part), std::string::npos) << part << " missing in: " << message;
     }
   }
