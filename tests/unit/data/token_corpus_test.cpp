@@ -18,6 +18,7 @@
 #include "data/llmc_token_file.h"
 #include "data/lm_batch.h"
 #include "data/token_file.h"
+#include "support/foreign_token_files.h"
 #include "support/temp_dir.h"
 
 namespace zt::data {
@@ -25,6 +26,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using zt::testing::TempDir;
+using zt::testing::write_llmc_file;
+using zt::testing::write_nanogpt_file;
 
 constexpr std::uint64_t kSeed = 5;
 
@@ -41,42 +44,6 @@ std::string message_of(F&& f) {
 
 #define EXPECT_CONTAINS(text, part) \
   EXPECT_NE(std::string(text).find(part), std::string::npos) << "message: " << (text)
-
-void put_u32(std::vector<unsigned char>& out, std::size_t at, std::uint32_t value) {
-  for (std::size_t i = 0; i < 4; ++i) out[at + i] = static_cast<unsigned char>(value >> (8 * i));
-}
-
-// An llm.c file as its dev/data/data_common.py writes it: header[0] magic, [1] version,
-// [2] count, then the tokens little-endian in `token_bytes` bytes each.
-void write_llmc(const fs::path& path, const std::vector<std::uint32_t>& tokens, std::uint32_t magic,
-                std::uint32_t version, std::uint32_t token_bytes, std::int64_t claimed_count = -1) {
-  std::vector<unsigned char> bytes(kLlmcHeaderBytes + tokens.size() * token_bytes);
-  put_u32(bytes, 0, magic);
-  put_u32(bytes, 4, version);
-  put_u32(bytes, 8,
-          static_cast<std::uint32_t>(claimed_count < 0 ? static_cast<std::int64_t>(tokens.size())
-                                                       : claimed_count));
-  for (std::size_t i = 0; i < tokens.size(); ++i) {
-    for (std::size_t b = 0; b < token_bytes; ++b) {
-      bytes[kLlmcHeaderBytes + i * token_bytes + b] =
-          static_cast<unsigned char>(tokens[i] >> (8 * b));
-    }
-  }
-  std::ofstream(path, std::ios::binary)
-      .write(reinterpret_cast<const char*>(bytes.data()),
-             static_cast<std::streamsize>(bytes.size()));
-}
-
-void write_nanogpt(const fs::path& path, const std::vector<std::uint32_t>& tokens) {
-  std::vector<unsigned char> bytes(tokens.size() * 2);
-  for (std::size_t i = 0; i < tokens.size(); ++i) {
-    bytes[2 * i] = static_cast<unsigned char>(tokens[i]);
-    bytes[2 * i + 1] = static_cast<unsigned char>(tokens[i] >> 8);
-  }
-  std::ofstream(path, std::ios::binary)
-      .write(reinterpret_cast<const char*>(bytes.data()),
-             static_cast<std::streamsize>(bytes.size()));
-}
 
 // Tokens first, first + 1, ...: a window's first input shows where it starts.
 std::vector<std::uint32_t> ramp(std::size_t count, std::uint32_t first) {
@@ -110,8 +77,8 @@ std::vector<std::int32_t> window_starts(const Batch& batch) {
 
 TEST(LlmcTokenFile, Version1Uint16AndVersion7Uint32ReadBackTheirTokens) {
   TempDir dir;
-  write_llmc(dir / "v1.bin", ramp(300, 60000), kLlmcMagicU16, 1, 2);
-  write_llmc(dir / "v7.bin", ramp(300, 100000), kLlmcMagicU32, 7, 4);
+  write_llmc_file(dir / "v1.bin", ramp(300, 60000), kLlmcMagicU16, 1, 2);
+  write_llmc_file(dir / "v7.bin", ramp(300, 100000), kLlmcMagicU32, 7, 4);
   MemoryTracker tracker(Device::cpu());
   for (const auto& [file, first, vocab] :
        {std::tuple{"v1.bin", 60000, 60300u}, std::tuple{"v7.bin", 100000, 100300u}}) {
@@ -132,7 +99,7 @@ TEST(LlmcTokenFile, Version1Uint16AndVersion7Uint32ReadBackTheirTokens) {
 
 TEST(NanogptTokenFile, HeaderlessUint16IsReadOnlyWhenAskedFor) {
   TempDir dir;
-  write_nanogpt(dir / "train.bin", ramp(500, 1000));
+  write_nanogpt_file(dir / "train.bin", ramp(500, 1000));
   MemoryTracker tracker(Device::cpu());
   const auto source = corpus({dir / "train.bin"}, TokenFileFormat::kNanogpt, 1500, 32);
   for (const std::int32_t start : window_starts(source->load({0, 32}, tracker))) {
@@ -142,7 +109,7 @@ TEST(NanogptTokenFile, HeaderlessUint16IsReadOnlyWhenAskedFor) {
   EXPECT_CONTAINS(
       message_of<FormatError>([&] { open_token_shard(dir / "train.bin", TokenFileFormat::kAuto); }),
       "data.format = \"nanogpt\"");
-  write_nanogpt(dir / "odd.bin", ramp(10, 0));
+  write_nanogpt_file(dir / "odd.bin", ramp(10, 0));
   std::ofstream(dir / "odd.bin", std::ios::app) << 'x';
   EXPECT_CONTAINS(message_of<FormatError>(
                       [&] { open_token_shard(dir / "odd.bin", TokenFileFormat::kNanogpt); }),
@@ -151,19 +118,19 @@ TEST(NanogptTokenFile, HeaderlessUint16IsReadOnlyWhenAskedFor) {
 
 TEST(LlmcTokenFile, WrongMagicWrongVersionAndSizeMismatchAreRefusedNamingTheFile) {
   TempDir dir;
-  write_llmc(dir / "magic.bin", ramp(10, 0), 20240521, 1, 2);
+  write_llmc_file(dir / "magic.bin", ramp(10, 0), 20240521, 1, 2);
   const std::string magic =
       message_of<FormatError>([&] { open_token_shard(dir / "magic.bin", TokenFileFormat::kLlmc); });
   EXPECT_CONTAINS(magic, (dir / "magic.bin").string());
   EXPECT_CONTAINS(magic, "20240521");
 
-  write_llmc(dir / "version.bin", ramp(10, 0), kLlmcMagicU16, 7, 2);
+  write_llmc_file(dir / "version.bin", ramp(10, 0), kLlmcMagicU16, 7, 2);
   const std::string version = message_of<FormatError>(
       [&] { open_token_shard(dir / "version.bin", TokenFileFormat::kAuto); });
   EXPECT_CONTAINS(version, (dir / "version.bin").string());
   EXPECT_CONTAINS(version, "version 7");
 
-  write_llmc(dir / "size.bin", ramp(10, 0), kLlmcMagicU32, 7, 4, 12);
+  write_llmc_file(dir / "size.bin", ramp(10, 0), kLlmcMagicU32, 7, 4, 12);
   const std::string size =
       message_of<FormatError>([&] { open_token_shard(dir / "size.bin", TokenFileFormat::kAuto); });
   EXPECT_CONTAINS(size, (dir / "size.bin").string());
@@ -175,7 +142,7 @@ TEST(TokenCorpus, AnIdPastTheVocabularyNamesTheFileAndItsByteOffset) {
   TempDir dir;
   std::vector<std::uint32_t> tokens(40, 7);
   tokens[25] = 50257;
-  write_llmc(dir / "bad.bin", tokens, kLlmcMagicU16, 1, 2);
+  write_llmc_file(dir / "bad.bin", tokens, kLlmcMagicU16, 1, 2);
   MemoryTracker tracker(Device::cpu());
   // Windows of 40 tokens: the only one holds the bad id.
   const auto source = corpus({dir / "bad.bin"}, TokenFileFormat::kAuto, 50257, 39);
@@ -187,8 +154,8 @@ TEST(TokenCorpus, AnIdPastTheVocabularyNamesTheFileAndItsByteOffset) {
 
 TEST(TokenCorpus, SeveralFilesAndAGlobMakeOneCorpusInSortedOrder) {
   TempDir dir;
-  write_llmc(dir / "shard_001.bin", ramp(100, 1000), kLlmcMagicU16, 1, 2);
-  write_llmc(dir / "shard_000.bin", ramp(100, 0), kLlmcMagicU16, 1, 2);
+  write_llmc_file(dir / "shard_001.bin", ramp(100, 1000), kLlmcMagicU16, 1, 2);
+  write_llmc_file(dir / "shard_000.bin", ramp(100, 0), kLlmcMagicU16, 1, 2);
   write_token_file(
       dir / "shard_002.bin",
       [] {
@@ -220,7 +187,7 @@ TEST(TokenCorpus, WindowsNeverCrossAFileBoundary) {
   std::vector<fs::path> paths;
   for (std::uint32_t f = 0; f < 4; ++f) {
     paths.push_back(dir / ("f" + std::to_string(f) + ".bin"));
-    write_llmc(paths.back(), ramp(24, 100 * f), kLlmcMagicU16, 1, 2);
+    write_llmc_file(paths.back(), ramp(24, 100 * f), kLlmcMagicU16, 1, 2);
   }
   MemoryTracker tracker(Device::cpu());
   const auto source = corpus(paths, TokenFileFormat::kLlmc, 400, seq_len);
@@ -235,8 +202,8 @@ TEST(TokenCorpus, WindowsNeverCrossAFileBoundary) {
 
 TEST(TokenCorpus, AFileShorterThanAWindowIsRefusedByName) {
   TempDir dir;
-  write_llmc(dir / "long.bin", ramp(100, 0), kLlmcMagicU16, 1, 2);
-  write_llmc(dir / "short.bin", ramp(10, 0), kLlmcMagicU16, 1, 2);
+  write_llmc_file(dir / "long.bin", ramp(100, 0), kLlmcMagicU16, 1, 2);
+  write_llmc_file(dir / "short.bin", ramp(10, 0), kLlmcMagicU16, 1, 2);
   const std::string message = message_of<FormatError>([&] {
     corpus({dir / "long.bin", dir / "short.bin"}, TokenFileFormat::kAuto, 100, 16);
   });
@@ -274,7 +241,7 @@ TEST(TokenCorpus, ResidentMemoryStaysBoundedOverA256MiBFile) {
   // A sparse llm.c file of 128 Mi uint16 tokens (zeros, valid ids): 256 MiB, written in no
   // time; read whole into i32 it would add 512 MiB.
   constexpr std::uint32_t kTokens = 128u << 20;
-  write_llmc(dir / "big.bin", {}, kLlmcMagicU16, 1, 2, kTokens);
+  write_llmc_file(dir / "big.bin", {}, kLlmcMagicU16, 1, 2, kTokens);
   ASSERT_EQ(::truncate((dir / "big.bin").c_str(), kLlmcHeaderBytes + std::uint64_t{kTokens} * 2),
             0);
   MemoryTracker tracker(Device::cpu());
