@@ -1,8 +1,10 @@
 // bench_token_corpus_memory: how much a rank's resident memory grows while it reads a 1 GiB
 // llm.c token file window by window, in one run:
 //   data source  1,000 batches of 8 windows of 1,024 tokens drawn through the sampler
-//   training     1,000 steps of a tiny GPT (vocab 50257) on the same file, from a trainer
-//                that already holds its model, optimizer states and first step's buffers
+//   training     1,000 steps of a tiny GPT (vocab 50257) on the same file, by a trainer
+//                built after a first one ran one step; its growth includes this trainer's
+//                own model, optimizer states and step buffers (where the allocator did not
+//                reuse the first one's), so it bounds what reading the data adds from above
 // and the ratio that matters: growth ÷ file size (a reader that held the file as i32 would
 // show 2.0). The file is written into DIR and removed at the end.
 // Usage: bench_token_corpus_memory [--dir DIR] [--steps N]   (DIR defaults to $TMPDIR or /tmp)
