@@ -18,12 +18,13 @@ std::unique_ptr<BatchSource> make_markov_source(std::uint64_t seed, std::int32_t
                                                 std::int64_t seq_len,
                                                 double peakedness = kDefaultMarkovPeakedness);
 
-// Sample i is the window of the file's tokens starting at mix64(seed, i) mod (size - seq_len).
-// Throws what TokenFile::open throws, and FormatError when the file holds fewer than
-// seq_len + 1 tokens.
+// Sample i is the window of the file's tokens starting at mix64(seed, i) mod (size - seq_len)
+// (Note [Windows of a corpus] in window_index.h), read from the file per batch and checked
+// against its vocabulary then (see token_corpus.h). Throws what open_token_shard throws, and
+// FormatError when the file holds fewer than seq_len + 1 tokens.
 std::unique_ptr<BatchSource> make_token_file_source(const std::filesystem::path& path,
                                                     std::int64_t seq_len, std::uint64_t seed);
-// The same over an already opened file (e.g. one whose vocab_size the caller has read).
+// The same windows of a file already held in memory.
 std::unique_ptr<BatchSource> make_token_file_source(TokenFile file, std::int64_t seq_len,
                                                     std::uint64_t seed);
 

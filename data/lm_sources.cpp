@@ -5,17 +5,13 @@
 #include <vector>
 
 #include "core/error.h"
-#include "core/random.h"
 #include "data/lm_batch.h"
+#include "data/lm_batch_internal.h"
+#include "data/token_corpus.h"
+#include "data/window_index.h"
 
 namespace zt::data {
-namespace {
-
-struct LmBatch {
-  Batch batch;
-  std::int32_t* inputs = nullptr;   // (b, T)
-  std::int32_t* targets = nullptr;  // (b, T)
-};
+namespace lm_internal {
 
 LmBatch allocate_lm_batch(SampleRange range, std::int64_t seq_len, MemoryTracker& tracker) {
   ZT_CHECK(range.first >= 0 && range.count >= 0, "negative sample range");
@@ -30,7 +26,6 @@ LmBatch allocate_lm_batch(SampleRange range, std::int64_t seq_len, MemoryTracker
   return out;
 }
 
-// Splits a window of T + 1 tokens into row `i` of inputs and targets.
 void split_window(const std::int32_t* window, std::int64_t seq_len, std::int64_t i, LmBatch& out) {
   std::int32_t* x = out.inputs + i * seq_len;
   std::int32_t* y = out.targets + i * seq_len;
@@ -45,6 +40,20 @@ void check_seq_len(std::int64_t seq_len) {
     throw ConfigError("language-model data: seq_len must be >= 1, got " + std::to_string(seq_len));
   }
 }
+
+void check_holds_a_window(const std::filesystem::path& path, std::int64_t tokens,
+                          std::int64_t seq_len) {
+  if (tokens < seq_len + 1) {
+    throw FormatError("token file '" + path.string() + "' holds " + std::to_string(tokens) +
+                      " tokens, fewer than seq_len + 1 = " + std::to_string(seq_len + 1) +
+                      "; use a larger corpus or a shorter seq_len");
+  }
+}
+
+}  // namespace lm_internal
+namespace {
+
+using namespace lm_internal;
 
 class MarkovSource final : public BatchSource {
  public:
@@ -66,35 +75,32 @@ class MarkovSource final : public BatchSource {
   std::int64_t seq_len_;
 };
 
+// A token file already in memory (TokenFile::open checked every id).
 class TokenFileSource final : public BatchSource {
  public:
   TokenFileSource(TokenFile file, std::int64_t seq_len, std::uint64_t seed)
-      : file_(std::move(file)), seq_len_(seq_len), window_key_(random_key(seed, 0x7F11Eu)) {
-    if (file_.size() < seq_len_ + 1) {
-      throw FormatError("token file '" + file_.path().string() + "' holds " +
-                        std::to_string(file_.size()) +
-                        " tokens, fewer than seq_len + 1 = " + std::to_string(seq_len_ + 1) +
-                        "; use a larger corpus or a shorter seq_len");
-    }
-  }
+      : file_(std::move(file)),
+        seq_len_(seq_len),
+        windows_(checked_sizes(file_, seq_len), seq_len, seed) {}
 
   Batch load(SampleRange range, MemoryTracker& tracker) const override {
     LmBatch out = allocate_lm_batch(range, seq_len_, tracker);
-    // Windows may start at 0 .. size - T - 1, so the last target is the last token.
-    const auto starts = static_cast<std::uint64_t>(file_.size() - seq_len_);
     const std::int32_t* tokens = file_.tokens().data();
     for (std::int64_t i = 0; i < range.count; ++i) {
-      const auto sample = static_cast<std::uint64_t>(range.first + i);
-      const auto start = static_cast<std::int64_t>(mix64(window_key_ ^ sample) % starts);
-      split_window(tokens + start, seq_len_, i, out);
+      split_window(tokens + windows_.locate(range.first + i).first_token, seq_len_, i, out);
     }
     return std::move(out.batch);
   }
 
  private:
+  static std::vector<std::int64_t> checked_sizes(const TokenFile& file, std::int64_t seq_len) {
+    check_holds_a_window(file.path(), file.size(), seq_len);
+    return {file.size()};
+  }
+
   TokenFile file_;
   std::int64_t seq_len_;
-  std::uint64_t window_key_;
+  WindowIndex windows_;
 };
 
 }  // namespace
@@ -108,7 +114,11 @@ std::unique_ptr<BatchSource> make_markov_source(std::uint64_t seed, std::int32_t
 std::unique_ptr<BatchSource> make_token_file_source(const std::filesystem::path& path,
                                                     std::int64_t seq_len, std::uint64_t seed) {
   check_seq_len(seq_len);
-  return make_token_file_source(TokenFile::open(path), seq_len, seed);
+  TokenShard shard = open_token_shard(path, TokenFileFormat::kZerotrain);
+  const std::uint32_t vocab_size = *shard.header_vocab_size;
+  std::vector<TokenShard> shards;
+  shards.push_back(std::move(shard));
+  return make_token_corpus_source(std::move(shards), vocab_size, seq_len, seed);
 }
 
 std::unique_ptr<BatchSource> make_token_file_source(TokenFile file, std::int64_t seq_len,

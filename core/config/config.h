@@ -3,6 +3,7 @@
 // and documentation. Nothing downstream of loading ever sees a TOML node.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -14,6 +15,7 @@
 namespace zt {
 
 enum class ModelType { kMlp, kGpt };
+enum class DataFormat { kAuto, kZerotrain, kLlmc, kNanogpt };
 enum class OptimizerType { kSgd, kAdam, kAdamW };
 enum class SchedulerType { kConstant, kWarmup, kWarmupCosine, kWarmupLinear };
 enum class PrecisionDType { kFp32, kBf16, kFp16 };
@@ -51,11 +53,26 @@ struct ModelConfig {
 };
 
 struct DataConfig {
-  std::string path;                 // token file; empty selects the built-in synthetic data
-  double synthetic_peakedness = 0;  // GPT synthetic corpus: higher = lower entropy
+  // Token files, one path or glob pattern per line (a TOML array of strings is held joined
+  // by '\n'; see data_path_entries); empty selects the built-in synthetic data.
+  std::string path;
+  DataFormat format = DataFormat::kAuto;  // how the token files are laid out
+  double synthetic_peakedness = 0;        // GPT synthetic corpus: higher = lower entropy
 
   friend bool operator==(const DataConfig&, const DataConfig&) = default;
 };
+
+// The entries of data.path (paths or glob patterns), in order; none when it is empty.
+inline std::vector<std::string> data_path_entries(const DataConfig& data) {
+  std::vector<std::string> entries;
+  std::size_t begin = 0;
+  while (begin < data.path.size()) {
+    const std::size_t end = std::min(data.path.find('\n', begin), data.path.size());
+    entries.push_back(data.path.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return entries;
+}
 
 struct TrainConfig {
   std::int64_t steps = 0;

@@ -78,7 +78,7 @@ std::string type_name(const KeySpec& key) {
     case KeyType::kBool:
       return "bool";
     case KeyType::kString:
-      return "string";
+      return key.string_list ? "string or array" : "string";
     case KeyType::kEnum:
       return "enum";
     case KeyType::kSize:

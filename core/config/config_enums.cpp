@@ -18,6 +18,7 @@ std::string_view name_of(const std::array<EnumName<E>, N>& names, E value) {
 }  // namespace
 
 std::string_view config_name(ModelType type) { return name_of(kModelTypeNames, type); }
+std::string_view config_name(DataFormat format) { return name_of(kDataFormatNames, format); }
 std::string_view config_name(OptimizerType type) { return name_of(kOptimizerTypeNames, type); }
 std::string_view config_name(SchedulerType type) { return name_of(kSchedulerTypeNames, type); }
 std::string_view config_name(PrecisionDType dtype) { return name_of(kPrecisionDTypeNames, dtype); }

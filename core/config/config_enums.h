@@ -17,6 +17,11 @@ struct EnumName {
 
 inline constexpr std::array<EnumName<ModelType>, 2> kModelTypeNames{
     {{"mlp", ModelType::kMlp}, {"gpt", ModelType::kGpt}}};
+inline constexpr std::array<EnumName<DataFormat>, 4> kDataFormatNames{
+    {{"auto", DataFormat::kAuto},
+     {"zerotrain", DataFormat::kZerotrain},
+     {"llmc", DataFormat::kLlmc},
+     {"nanogpt", DataFormat::kNanogpt}}};
 inline constexpr std::array<EnumName<SchedulerType>, 4> kSchedulerTypeNames{
     {{"constant", SchedulerType::kConstant},
      {"warmup", SchedulerType::kWarmup},
@@ -46,6 +51,7 @@ inline constexpr std::array<EnumName<OffloadTarget>, 2> kParameterOffloadNames{
 
 // The config-file name of a value, for logs and messages ("adamw").
 std::string_view config_name(ModelType type);
+std::string_view config_name(DataFormat format);
 std::string_view config_name(OptimizerType type);
 std::string_view config_name(SchedulerType type);
 std::string_view config_name(PrecisionDType dtype);

@@ -93,6 +93,24 @@ Converted type_error(const KeySpec& key, const std::string& got) {
   return {std::nullopt, "expected " + describe_key_type(key) + ", got " + got};
 }
 
+// An array of non-empty strings, none holding a newline, as one string joined by '\n'
+// (KeySpec::string_list).
+Converted join_string_array(const KeySpec& key, const toml::array& array) {
+  std::string joined;
+  for (std::size_t i = 0; i < array.size(); ++i) {
+    const auto text = array[i].value_exact<std::string>();
+    if (!text || text->empty() || text->find('\n') != std::string::npos) {
+      return type_error(key, "an array whose element " + std::to_string(i) + " is " +
+                                 (text ? (text->empty() ? std::string("empty")
+                                                        : std::string("a string with a newline"))
+                                       : describe_node(array[i])));
+    }
+    joined += (i == 0 ? "" : "\n") + *text;
+  }
+  if (array.size() == 0) return type_error(key, "an empty array");
+  return {joined, {}};
+}
+
 // Strictly typed: an integer may stand for a float (1 -> 1.0), nothing else converts.
 Converted convert_node(const KeySpec& key, const toml::node& node) {
   switch (key.type) {
@@ -109,6 +127,11 @@ Converted convert_node(const KeySpec& key, const toml::node& node) {
       if (auto value = node.value_exact<bool>()) return {*value, {}};
       break;
     case KeyType::kString:
+      if (const auto* array = node.as_array(); array != nullptr && key.string_list) {
+        return join_string_array(key, *array);
+      }
+      if (auto value = node.value_exact<std::string>()) return {*value, {}};
+      break;
     case KeyType::kEnum:
       if (auto value = node.value_exact<std::string>()) return {*value, {}};
       break;
@@ -204,7 +227,8 @@ Converted convert_override_value(const KeySpec& key, std::string_view text) {
   const bool typed_as_word =
       node != nullptr && (node->is_string() || (key.type == KeyType::kSize && node->is_integer()));
   const bool quoted = !text.empty() && (text.front() == '"' || text.front() == '\'');
-  if (wordy && !typed_as_word && !quoted) {
+  const bool list = key.string_list && node != nullptr && node->is_array();
+  if (wordy && !typed_as_word && !quoted && !list) {
     if (key.type != KeyType::kSize) return {std::string(text), {}};
     if (auto bytes = parse_byte_size(text)) return {*bytes, {}};
     return type_error(key, "'" + std::string(text) + "'");

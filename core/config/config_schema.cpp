@@ -161,9 +161,19 @@ void add_run_model_data(std::vector<SectionSpec>& schema) {
 
   auto data = section(schema, "data", &Config::data, "Where training samples come from.");
   data.string("path", &DataConfig::path, "", Emptiness::kMayBeEmpty,
-              "Token file to train on (from `zerotrain prepare-data`); empty selects the "
-              "built-in synthetic data (mlp: a teacher-labelled classification task; gpt: a "
-              "seeded Markov chain with a known entropy rate).");
+              "Token files to train on: a path, a glob pattern (\"data/fineweb_train_*.bin\", "
+              "expanded in sorted order; matching nothing is an error) or an array of either, "
+              "read as one corpus in that order; a training window (seq_len + 1 tokens) never "
+              "crosses a file boundary. Empty selects the built-in synthetic data (mlp: a "
+              "teacher-labelled classification task; gpt: a seeded Markov chain with a known "
+              "entropy rate).")
+      .string_list = true;
+  data.choice("format", &DataConfig::format, kDataFormatNames, DataFormat::kAuto,
+              "Layout of the token files: auto tells zerotrain's own (from `zerotrain "
+              "prepare-data`) and llm.c's (magic 20240520, uint16, or 20240801, uint32) apart "
+              "by their magic; zerotrain or llmc insists on one; nanogpt reads nanoGPT's "
+              "headerless uint16 .bin files. llm.c and nanoGPT files record no vocabulary: "
+              "their ids are checked against model.vocab_size as windows are read.");
   data.real("synthetic_peakedness", &DataConfig::synthetic_peakedness, 3.5,
             Range::at_least(0).at_most(50), "",
             "GPT synthetic corpus: how peaked each Markov transition row is; 0 = uniform "

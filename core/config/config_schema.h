@@ -47,8 +47,9 @@ struct KeySpec {
   Range range;                           // int, float and size keys
   std::vector<std::string> enum_values;  // enum keys: the accepted names
   bool allow_empty = true;               // string keys
-  std::vector<std::string> aliases;      // other frameworks' names, used only to suggest
-  std::string doc;                       // one line for docs/CONFIG.md
+  bool string_list = false;          // string keys: an array of strings too, held joined by '\n'
+  std::vector<std::string> aliases;  // other frameworks' names, used only to suggest
+  std::string doc;                   // one line for docs/CONFIG.md
   std::function<void(Config&, const KeyValue&)> assign;
   std::function<KeyValue(const Config&)> read;
 

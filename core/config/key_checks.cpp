@@ -1,6 +1,8 @@
 // What the schema says about one value: lookups, the wording of expectations ("a float
 // > 0 and <= 10"), range and enum checks, and TOML literals for docs and the writer.
+#include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "core/config/byte_size.h"
 #include "core/config/config_internal.h"
@@ -20,6 +22,19 @@ std::string format_bound(const KeySpec& key, double bound) {
     return std::to_string(static_cast<std::int64_t>(bound));
   }
   return format_float(bound);
+}
+
+// A string-list value (held joined by '\n'): one entry as a TOML string, more as an array.
+std::string format_string_list(const std::string& joined) {
+  if (joined.find('\n') == std::string::npos) return quote_string(joined);
+  std::string out = "[";
+  std::size_t begin = 0;
+  while (begin <= joined.size()) {
+    const std::size_t end = std::min(joined.find('\n', begin), joined.size());
+    out += (begin == 0 ? "" : ", ") + quote_string(joined.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return out + "]";
 }
 
 std::string enum_list(const KeySpec& key) {
@@ -78,6 +93,7 @@ std::string describe_key_type(const KeySpec& key) {
     case KeyType::kBool:
       return "a boolean (true or false)";
     case KeyType::kString:
+      if (key.string_list) return "a string or an array of strings";
       return key.allow_empty ? "a string" : "a non-empty string";
     case KeyType::kEnum:
       return "one of " + enum_list(key);
@@ -116,6 +132,8 @@ std::string format_key_value(const KeySpec& key, const KeyValue& value) {
     case KeyType::kBool:
       return std::get<bool>(value) ? "true" : "false";
     case KeyType::kString:
+      if (key.string_list) return format_string_list(std::get<std::string>(value));
+      return quote_string(std::get<std::string>(value));
     case KeyType::kEnum:
       return quote_string(std::get<std::string>(value));
     case KeyType::kSize: {

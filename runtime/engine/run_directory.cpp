@@ -123,7 +123,10 @@ Config with_absolute_paths(const Config& config) {
     return ec ? path : made.lexically_normal().string();
   };
   saved.run.dir = absolute(config.run.dir);
-  if (!config.data.path.empty()) saved.data.path = absolute(config.data.path);
+  saved.data.path.clear();
+  for (const std::string& entry : data_path_entries(config.data)) {
+    saved.data.path += (saved.data.path.empty() ? "" : "\n") + absolute(entry);
+  }
   return saved;
 }
 

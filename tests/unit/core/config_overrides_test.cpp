@@ -49,6 +49,22 @@ TEST(ConfigOverrides, AcceptsBareWordsForStringEnumAndSizeKeys) {
   EXPECT_EQ(c.data.path, "tokens.bin");
 }
 
+TEST(ConfigOverrides, DataPathTakesAnArrayOfPathsAndDataFormatItsLayout) {
+  const Config c = with({"data.path=[\"a.bin\", \"shards/train_*.bin\"]", "data.format=llmc"});
+  EXPECT_EQ(data_path_entries(c.data), (std::vector<std::string>{"a.bin", "shards/train_*.bin"}));
+  EXPECT_EQ(c.data.format, DataFormat::kLlmc);
+  EXPECT_EQ(data_path_entries(with({"data.path=one.bin"}).data),
+            std::vector<std::string>{"one.bin"});
+  EXPECT_TRUE(data_path_entries(with({}).data).empty());
+  EXPECT_EQ(with({}).data.format, DataFormat::kAuto);
+  const Config file = parse_config_text("[data]\npath = [\"x.bin\", \"y.bin\"]\n", "t.toml", {});
+  EXPECT_EQ(data_path_entries(file.data), (std::vector<std::string>{"x.bin", "y.bin"}));
+  EXPECT_NE(error_of({"data.path=[\"a.bin\", 3]"}).find("element 1 is an integer"),
+            std::string::npos);
+  EXPECT_NE(error_of({"data.path=[]"}).find("an empty array"), std::string::npos);
+  EXPECT_NE(error_of({"data.format=gpt2"}).find("\"nanogpt\""), std::string::npos);
+}
+
 TEST(ConfigOverrides, IntegerIsAcceptedForFloat) {
   EXPECT_EQ(with({"runtime.comm_timeout_s=5"}).runtime.comm_timeout_s, 5.0);
 }

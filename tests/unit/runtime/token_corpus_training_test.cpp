@@ -1,0 +1,93 @@
+// Training the tiny GPT on other projects' token files through the config: a glob of llm.c
+// shards, nanoGPT files with data.format = "nanogpt", and the errors a config can cause.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "comm/communicator_factory.h"
+#include "comm/store/memory_store.h"
+#include "core/config/config_loader.h"
+#include "data/llmc_token_file.h"
+#include "nn/kernels/cpu/gemm_cpu.h"
+#include "runtime/engine/trainer.h"
+#include "support/foreign_token_files.h"
+#include "support/temp_dir.h"
+
+namespace zt::engine {
+namespace {
+
+using zt::testing::TempDir;
+
+Config gpt_config(std::vector<std::string> extra) {
+  std::vector<std::string> overrides{
+      "model.type=gpt",       "model.n_layer=1",  "model.n_head=2", "model.d_model=16",
+      "model.vocab_size=300", "model.seq_len=16", "train.steps=3",  "train.micro_batch_size=4"};
+  overrides.insert(overrides.end(), extra.begin(), extra.end());
+  return parse_config_text("", "tokens_test.toml", overrides);
+}
+
+std::vector<std::uint32_t> tokens(std::size_t count, std::uint32_t seed) {
+  std::vector<std::uint32_t> out(count);
+  for (std::size_t i = 0; i < count; ++i)
+    out[i] = static_cast<std::uint32_t>((i * 31 + seed) % 300);
+  return out;
+}
+
+TrainResult train(const Config& config) {
+  nn::cpu::set_blas_threads(1);
+  comm::MemoryStore store;
+  MemoryTracker tracker{Device::cpu()};
+  const auto comm = comm::create_cpu_communicator(store, 0, 1);
+  Trainer trainer(config, *comm, tracker, quiet_trainer_options());
+  return trainer.run();
+}
+
+TEST(TokenCorpusTraining, TrainsOnAGlobOfLlmcShardsAndNanogptFiles) {
+  TempDir dir;
+  zt::testing::write_llmc_file(dir / "fineweb_train_000001.bin", tokens(400, 1),
+                               data::kLlmcMagicU16, 1, 2);
+  zt::testing::write_llmc_file(dir / "fineweb_train_000002.bin", tokens(400, 2),
+                               data::kLlmcMagicU32, 7, 4);
+  const TrainResult llmc =
+      train(gpt_config({"data.path=" + (dir / "fineweb_train_*.bin").string()}));
+  ASSERT_EQ(llmc.losses.size(), 3u);
+  EXPECT_GT(llmc.losses.front(), 0.0);
+
+  zt::testing::write_nanogpt_file(dir / "train.bin", tokens(400, 3));
+  const TrainResult nanogpt = train(
+      gpt_config({"data.path=[\"" + (dir / "train.bin").string() + "\"]", "data.format=nanogpt"}));
+  ASSERT_EQ(nanogpt.losses.size(), 3u);
+}
+
+TEST(TokenCorpusTraining, AGlobMatchingNothingNamesThePattern) {
+  TempDir dir;
+  const std::string pattern = (dir / "missing_*.bin").string();
+  try {
+    train(gpt_config({"data.path=" + pattern}));
+    ADD_FAILURE() << "accepted a pattern that matches nothing";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("'" + pattern + "' matches no file"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(TokenCorpusTraining, AnIdPastModelVocabSizeIsRefusedWithTheFileAndOffset) {
+  TempDir dir;
+  std::vector<std::uint32_t> bad(400, 5);
+  bad[200] = 300;  // model.vocab_size is 300
+  zt::testing::write_llmc_file(dir / "bad.bin", bad, data::kLlmcMagicU16, 1, 2);
+  // Every window of 17 tokens among 400 is drawn within a few hundred samples.
+  try {
+    train(gpt_config({"data.path=" + (dir / "bad.bin").string(), "train.steps=40",
+                      "train.micro_batch_size=16"}));
+    ADD_FAILURE() << "trained on an id past the vocabulary";
+  } catch (const FormatError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find((dir / "bad.bin").string()), std::string::npos) << message;
+    EXPECT_NE(message.find("token 300 at byte offset 1424"), std::string::npos) << message;
+  }
+}
+
+}  // namespace
+}  // namespace zt::engine
