@@ -138,16 +138,19 @@ void OffloadedOptimizer::update_host_range(const Tensor& grads, std::int64_t beg
     return;
   }
   // Any other optimizer: its own CPU loop, which is elementwise, so sub-groups update
-  // exactly what one call over the range would.
+  // exactly what one call over the range would; the compute-dtype copy comes out of the same
+  // pass.
   std::vector<Tensor> states(states_.size());
   for (std::int64_t first = begin; first < end; first += sub_group_size_) {
     const Shape piece{std::min(sub_group_size_, end - first)};
     for (std::size_t i = 0; i < states_.size(); ++i) states[i] = states_[i].view(first, piece);
-    optimizer_.step(master_.view(first, piece), grads.view(first, piece), states, step, lr, *host_);
+    optimizer_.step(master_.view(first, piece), grads.view(first, piece), states,
+                    compute_copy(first, piece), step, lr, *host_);
   }
-  if (compute_dtype_ != DType::kF32) {
-    host_->ops().cast(master_.view(begin, Shape{count}), compute_params_.view(begin, Shape{count}));
-  }
+}
+
+Tensor OffloadedOptimizer::compute_copy(std::int64_t first, const Shape& piece) const {
+  return compute_dtype_ == DType::kF32 ? Tensor() : compute_params_.view(first, piece);
 }
 
 void OffloadedOptimizer::update_early(std::int64_t shard_offset, const Tensor& params,
@@ -220,12 +223,11 @@ void OffloadedOptimizer::update_from_nvme(std::int64_t step, float lr) {
         states[i] = Tensor::wrap(swapped[i], Shape{elements}, DType::kF32);
       }
       optimizer_.step(master_.view(first, Shape{elements}), grads_.view(first, Shape{elements}),
-                      states, step, lr, *host_);
+                      states, compute_copy(first, Shape{elements}), step, lr, *host_);
     }
     nvme_->release(k);
   }
   nvme_->end_step();
-  if (adam_ == nullptr) convert_masters();
 }
 
 void OffloadedOptimizer::visit_nvme_states(

@@ -121,6 +121,9 @@ class OffloadedOptimizer {
   void update_host_range(std::int64_t begin, std::int64_t count, std::int64_t step, float lr);
   void update_host_range(const Tensor& grads, std::int64_t begin, std::int64_t count,
                          std::int64_t step, float lr);
+  // The compute-dtype copy of the masters [first, first + piece) that a step writes with
+  // them; undefined in fp32 (the master is sent itself).
+  Tensor compute_copy(std::int64_t first, const Shape& piece) const;
 
   DeviceContext& device_;
   const optim::Optimizer& optimizer_;

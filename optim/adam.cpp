@@ -1,5 +1,5 @@
-// Adam/AdamW: per-step scalars once, then optim::math::adam_update per element, in a CPU
-// loop or a CUDA kernel by where the tensors live.
+// Adam/AdamW: per-step scalars once, then optim::math::adam_update per element, in one CPU
+// pass or one CUDA kernel by where the tensors live.
 #include "optim/adam.h"
 
 #include <cmath>
@@ -34,13 +34,15 @@ math::AdamStepScalars Adam::step_scalars(std::int64_t step, float lr) const {
 }
 
 void Adam::step(const Tensor& params, const Tensor& grads, std::span<const Tensor> states,
-                std::int64_t step, float lr, DeviceContext& device) const {
-  const bool on_host = detail::check_step_operands(name(), params, grads, states, 2, device);
+                const Tensor& compute_params, std::int64_t step, float lr,
+                DeviceContext& device) const {
+  const bool on_host =
+      detail::check_step_operands(name(), params, grads, states, 2, compute_params, device);
   const math::AdamStepScalars scalars = step_scalars(step, lr);
   if (params.device().meta) return;  // the estimator's meta device: nothing to update
   if (!on_host) {
 #if defined(ZT_HAVE_CUDA)
-    cuda::adam_step(params, grads, states[0], states[1], scalars,
+    cuda::adam_step(params, grads, states[0], states[1], compute_params, scalars,
                     device.compute_stream().native_handle());
     return;
 #else
@@ -51,11 +53,10 @@ void Adam::step(const Tensor& params, const Tensor& grads, std::span<const Tenso
   float* p = static_cast<float*>(params.data());
   float* m = static_cast<float*>(states[0].data());
   float* v = static_cast<float*>(states[1].data());
-  detail::for_each_f32_gradient_chunk(grads, [&](std::size_t first, std::span<const float> g) {
-    for (std::size_t k = 0; k < g.size(); ++k) {
-      const std::size_t i = first + k;
-      math::adam_update(p[i], g[k], m[i], v[i], scalars);
-    }
+  detail::with_typed_operands(grads, compute_params, [&](const auto* g, auto* compute) {
+    detail::step_elements(
+        g, p, compute, static_cast<std::size_t>(params.numel()),
+        [&](std::size_t i, float grad) { math::adam_update(p[i], grad, m[i], v[i], scalars); });
   });
 }
 

@@ -20,13 +20,22 @@ class Optimizer {
   virtual std::string_view name() const = 0;
   // fp32 state values kept per parameter element (SGD with momentum 1, Adam 2).
   virtual int states_per_element() const = 0;
-  // One update of `params` (f32) in place from `grads` (f32, bf16 or f16, widened to fp32
-  // element by element). `states` holds states_per_element() f32 tensors, each as long as
-  // `params`. Every tensor lives on `device`: on the CPU the update has finished when this
-  // returns; on a GPU it is enqueued on the device's compute stream. `step` counts updates
-  // from 1 (Adam's bias correction).
+  // One update of `params` (f32) in place from `grads` (f32, bf16 or f16, read in their own
+  // dtype and widened to fp32 element by element). `states` holds states_per_element() f32
+  // tensors, each as long as `params`. If `compute_params` is defined (f32, bf16 or f16, as
+  // long as `params`), it receives the updated parameters rounded to nearest even in the same
+  // pass: what a cast after the step would write (Note [The optimizer in one pass] in
+  // docs/ARCHITECTURE.md). Every tensor lives on `device`: on the CPU the update has finished
+  // when this returns; on a GPU it is enqueued on the device's compute stream. `step` counts
+  // updates from 1 (Adam's bias correction).
   virtual void step(const Tensor& params, const Tensor& grads, std::span<const Tensor> states,
-                    std::int64_t step, float lr, DeviceContext& device) const = 0;
+                    const Tensor& compute_params, std::int64_t step, float lr,
+                    DeviceContext& device) const = 0;
+  // The same with no compute-dtype copy.
+  void step(const Tensor& params, const Tensor& grads, std::span<const Tensor> states,
+            std::int64_t step, float lr, DeviceContext& device) const {
+    this->step(params, grads, states, Tensor(), step, lr, device);
+  }
 };
 
 std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& config);

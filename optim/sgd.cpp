@@ -1,4 +1,4 @@
-// SGD: a loop over optim::math::sgd_update on the CPU, the same function in a CUDA kernel on
+// SGD: one pass of optim::math::sgd_update on the CPU, the same function in one CUDA kernel on
 // a GPU.
 #include "optim/sgd.h"
 
@@ -15,14 +15,15 @@ Sgd::Sgd(float momentum, bool nesterov, float weight_decay)
     : momentum_(momentum), nesterov_(nesterov), weight_decay_(weight_decay) {}
 
 void Sgd::step(const Tensor& params, const Tensor& grads, std::span<const Tensor> states,
-               std::int64_t, float lr, DeviceContext& device) const {
-  const bool on_host = detail::check_step_operands(
-      name(), params, grads, states, static_cast<std::size_t>(states_per_element()), device);
+               const Tensor& compute_params, std::int64_t, float lr, DeviceContext& device) const {
+  const bool on_host = detail::check_step_operands(name(), params, grads, states,
+                                                   static_cast<std::size_t>(states_per_element()),
+                                                   compute_params, device);
   if (params.device().meta) return;  // the estimator's meta device: nothing to update
   if (!on_host) {
 #if defined(ZT_HAVE_CUDA)
-    cuda::sgd_step(params, grads, momentum_ == 0.0f ? nullptr : &states[0], lr, momentum_,
-                   weight_decay_, nesterov_, device.compute_stream().native_handle());
+    cuda::sgd_step(params, grads, momentum_ == 0.0f ? nullptr : &states[0], compute_params, lr,
+                   momentum_, weight_decay_, nesterov_, device.compute_stream().native_handle());
     return;
 #else
     ZT_CHECK(false, "sgd: tensors on " + device.device().to_string() +
@@ -32,12 +33,12 @@ void Sgd::step(const Tensor& params, const Tensor& grads, std::span<const Tensor
   float* p = static_cast<float*>(params.data());
   float* buffer = momentum_ == 0.0f ? nullptr : static_cast<float*>(states[0].data());
   float unused_buffer = 0.0f;
-  detail::for_each_f32_gradient_chunk(grads, [&](std::size_t first, std::span<const float> g) {
-    for (std::size_t k = 0; k < g.size(); ++k) {
-      const std::size_t i = first + k;
-      float& b = buffer == nullptr ? unused_buffer : buffer[i];
-      math::sgd_update(p[i], g[k], b, lr, momentum_, weight_decay_, nesterov_);
-    }
+  detail::with_typed_operands(grads, compute_params, [&](const auto* g, auto* compute) {
+    detail::step_elements(
+        g, p, compute, static_cast<std::size_t>(params.numel()), [&](std::size_t i, float grad) {
+          float& b = buffer == nullptr ? unused_buffer : buffer[i];
+          math::sgd_update(p[i], grad, b, lr, momentum_, weight_decay_, nesterov_);
+        });
   });
 }
 

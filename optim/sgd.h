@@ -10,8 +10,10 @@ class Sgd final : public Optimizer {
   Sgd(float momentum, bool nesterov, float weight_decay);
   std::string_view name() const override { return "sgd"; }
   int states_per_element() const override { return momentum_ == 0.0f ? 0 : 1; }
+  using Optimizer::step;
   void step(const Tensor& params, const Tensor& grads, std::span<const Tensor> states,
-            std::int64_t step, float lr, DeviceContext& device) const override;
+            const Tensor& compute_params, std::int64_t step, float lr,
+            DeviceContext& device) const override;
 
  private:
   float momentum_;

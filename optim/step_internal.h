@@ -1,44 +1,74 @@
-// What every optimizer's step shares: the check of its operands, and the CPU loops' view of
-// the gradients as fp32 (a narrow dtype is widened a chunk at a time on the stack, so the
-// step allocates nothing). Private to optim/.
+// What every optimizer's step shares: the check of its operands, the dispatch on the
+// gradients' and the compute copy's dtypes, and the CPU's one-pass element loop. Private to
+// optim/.
 #pragma once
 
-#include <algorithm>
-#include <array>
 #include <cstddef>
 #include <span>
 #include <string_view>
 
 #include "core/device/device_context.h"
+#include "core/dtype.h"
 #include "core/tensor.h"
 
 namespace zt::optim::detail {
 
 // Checks (internal errors) that params and states are f32 tensors of one length, grads a
-// floating tensor of that length, `states` holds `state_count` tensors, and all live on
-// `device`. Returns whether they live on the host (the CPU loop runs) or on a GPU.
+// floating tensor of that length, compute_params (when defined) a floating tensor of that
+// length other than params, `states` holds `state_count` tensors, and all live on `device`.
+// Returns whether they live on the host (the CPU loop runs) or on a GPU.
 bool check_step_operands(std::string_view optimizer, const Tensor& params, const Tensor& grads,
                          std::span<const Tensor> states, std::size_t state_count,
-                         const DeviceContext& device);
+                         const Tensor& compute_params, const DeviceContext& device);
 
-// Calls fn(first, grads_as_f32) over consecutive runs of host `grads`: the f32 values
-// themselves, or up to kChunk of them widened on the stack.
+// Calls fn(const G* grads, P* compute_params) with G and P the element types (float, BF16,
+// F16) of `grads` and `compute_params`; an undefined compute_params is a null float*.
 template <typename Fn>
-void for_each_f32_gradient_chunk(const Tensor& grads, Fn&& fn) {
-  constexpr std::size_t kChunk = 1024;
-  const auto total = static_cast<std::size_t>(grads.numel());
-  if (grads.dtype() == DType::kF32) {
-    fn(std::size_t{0}, std::span<const float>(static_cast<const float*>(grads.data()), total));
+void with_typed_operands(const Tensor& grads, const Tensor& compute_params, Fn&& fn) {
+  const auto with_compute = [&](const auto* g) {
+    if (!compute_params.defined()) {
+      fn(g, static_cast<float*>(nullptr));
+      return;
+    }
+    switch (compute_params.dtype()) {
+      case DType::kBF16:
+        fn(g, static_cast<BF16*>(compute_params.data()));
+        return;
+      case DType::kF16:
+        fn(g, static_cast<F16*>(compute_params.data()));
+        return;
+      default:
+        fn(g, static_cast<float*>(compute_params.data()));
+        return;
+    }
+  };
+  switch (grads.dtype()) {
+    case DType::kBF16:
+      with_compute(static_cast<const BF16*>(grads.data()));
+      return;
+    case DType::kF16:
+      with_compute(static_cast<const F16*>(grads.data()));
+      return;
+    default:
+      with_compute(static_cast<const float*>(grads.data()));
+      return;
+  }
+}
+
+// The CPU step over host operands in one pass: for each element i, update(i, grads[i] as f32)
+// updates the master params[i] and the states, then compute[i] (when not null) receives
+// params[i] rounded to P. Widening a gradient and rounding the master are exact and
+// correctly rounded, so this is bitwise a cast, an f32 step and a cast.
+template <typename G, typename P, typename Update>
+void step_elements(const G* grads, const float* params, P* compute, std::size_t n,
+                   Update&& update) {
+  if (compute == nullptr) {
+    for (std::size_t i = 0; i < n; ++i) update(i, static_cast<float>(grads[i]));
     return;
   }
-  const std::size_t element_bytes = dtype_size(grads.dtype());
-  const auto* bytes = static_cast<const std::byte*>(grads.data());
-  std::array<float, kChunk> chunk;
-  for (std::size_t first = 0; first < total; first += kChunk) {
-    const std::size_t count = std::min(kChunk, total - first);
-    convert_elements(bytes + first * element_bytes, grads.dtype(), chunk.data(), DType::kF32,
-                     count);
-    fn(first, std::span<const float>(chunk.data(), count));
+  for (std::size_t i = 0; i < n; ++i) {
+    update(i, static_cast<float>(grads[i]));
+    compute[i] = P(params[i]);
   }
 }
 

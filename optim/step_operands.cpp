@@ -17,7 +17,7 @@ bool on_device(const Tensor& tensor, const Device& device) {
 
 bool check_step_operands(std::string_view optimizer, const Tensor& params, const Tensor& grads,
                          std::span<const Tensor> states, std::size_t state_count,
-                         const DeviceContext& device) {
+                         const Tensor& compute_params, const DeviceContext& device) {
   const std::string name(optimizer);
   const Device& where = device.device();
   ZT_CHECK(params.dtype() == DType::kF32, name + ": parameters must be f32 master weights");
@@ -34,6 +34,16 @@ bool check_step_operands(std::string_view optimizer, const Tensor& params, const
   ZT_CHECK(on_device(params, where) && on_device(grads, where),
            name + ": parameters on " + params.device().to_string() + " and gradients on " +
                grads.device().to_string() + " stepped on " + where.to_string());
+  if (compute_params.defined()) {
+    ZT_CHECK(is_floating(compute_params.dtype()) && compute_params.numel() == params.numel(),
+             name + ": the compute-dtype copy must be floating and as long as the parameters");
+    // Written after each element's update from a separate read; the same storage would be
+    // rounded under the update's feet.
+    ZT_CHECK(params.numel() == 0 || params.device().meta || compute_params.data() != params.data(),
+             name + ": the compute-dtype copy is the master itself");
+    ZT_CHECK(on_device(compute_params, where),
+             name + ": the compute-dtype copy is not on " + where.to_string());
+  }
   return where.kind == DeviceKind::kCpu;
 }
 

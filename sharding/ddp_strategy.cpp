@@ -15,9 +15,6 @@ std::int64_t bucket_elements(const Config& config) {
       1, config.zero.reduce_bucket_size_bytes / static_cast<std::int64_t>(sizeof(float)));
 }
 
-// Elements of gradients converted to fp32 at a time for the optimizer (narrow gradients).
-constexpr std::int64_t kOptimizerChunkElements = std::int64_t{1} << 16;
-
 }  // namespace
 
 DdpStrategy::DdpStrategy(const StrategyInputs& inputs)
@@ -42,10 +39,6 @@ DdpStrategy::DdpStrategy(const StrategyInputs& inputs)
                 ? params_
                 : Tensor::zeros(flat, DType::kF32, tracker, MemoryCategory::kOptimizerStates);
   grads_ = Tensor::zeros(flat, grad_dtype, tracker, MemoryCategory::kGradients);
-  if (transient_block_grads_) {
-    grad_workspace_ = Tensor::zeros(Shape{std::min(kOptimizerChunkElements, layout_.padded_numel)},
-                                    DType::kF32, tracker, MemoryCategory::kWorkspace);
-  }
   for (int i = 0; i < optimizer_.states_per_element(); ++i) {
     // Padded like the parameters; the optimizer sees the real elements only.
     states_.push_back(Tensor::zeros(flat, DType::kF32, tracker, MemoryCategory::kOptimizerStates)
@@ -105,25 +98,12 @@ double DdpStrategy::finish_gradients() {
 void DdpStrategy::scale_gradients(float factor) { device_.ops().scale(grads_, factor); }
 
 void DdpStrategy::optimizer_step(std::int64_t step, float lr) {
-  // On the estimator's meta device the chunk loop below allocates nothing and computes
-  // nothing: skip its (for 70B parameters) tens of thousands of iterations.
-  if (device_.device().meta) return;
-  if (!transient_block_grads_) {
-    optimizer_.step(master_.view(0, Shape{layout_.numel}), grads_.view(0, Shape{layout_.numel}),
-                    states_, step, lr, device_);
-  } else {
-    // Narrow gradients reach the (elementwise) optimizer as fp32, a chunk at a time.
-    std::vector<Tensor> states(states_.size());
-    for (std::int64_t begin = 0; begin < layout_.numel; begin += grad_workspace_.numel()) {
-      const std::int64_t count = std::min(grad_workspace_.numel(), layout_.numel - begin);
-      const Shape chunk{count};
-      for (std::size_t i = 0; i < states.size(); ++i) states[i] = states_[i].view(begin, chunk);
-      const Tensor grads = grad_workspace_.view(0, chunk);
-      device_.ops().cast(grads_.view(begin, chunk), grads);
-      optimizer_.step(master_.view(begin, chunk), grads, states, step, lr, device_);
-    }
-  }
-  copy_master_to_compute(device_.ops(), master_, params_);
+  // One pass over the whole flat buffer: the gradients in their stored dtype, the master and
+  // states updated, and the compute-dtype parameters rounded from the new master (Note [The
+  // optimizer in one pass]). In fp32 the master is the parameters and there is no copy.
+  const Shape real{layout_.numel};
+  const Tensor compute = params_.dtype() == DType::kF32 ? Tensor() : params_.view(0, real);
+  optimizer_.step(master_.view(0, real), grads_.view(0, real), states_, compute, step, lr, device_);
 }
 
 void DdpStrategy::zero_gradients() { device_.ops().fill_zero_bytes(grads_); }

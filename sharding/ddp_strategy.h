@@ -47,7 +47,6 @@ class DdpStrategy final : public ZeroStrategy {
   DeviceContext& device_;               // allocates and computes every buffer here
   bool transient_block_grads_ = false;  // backward writes fp32 per block, folded into grads_
   std::vector<Tensor> block_grads_;     // transient per-block fp32 gradients
-  Tensor grad_workspace_;               // (chunk) f32: gradients converted for the optimizer
   std::vector<Tensor> states_;          // optimizer states, each (numel) f32 views
   std::vector<std::vector<Tensor>> param_views_;
   std::vector<std::vector<Tensor>> grad_views_;

@@ -104,10 +104,11 @@ void ShardedStrategy::allocate() {
     grad_shard_ =
         ShardBuffer::own(plan_, zeros(shard, tracker, MemoryCategory::kGradients, grad_dtype_));
   }
-  if (grad_dtype_ != DType::kF32) {
-    grad_workspace_ = zeros(largest_slice_numel(), tracker, MemoryCategory::kWorkspace);
-  }
   if (offloaded_) {
+    // The host's gradients are f32: narrower ones are widened on the device on the way.
+    if (grad_dtype_ != DType::kF32) {
+      grad_workspace_ = zeros(largest_slice_numel(), tracker, MemoryCategory::kWorkspace);
+    }
     // Masters and optimizer states are the offloaded optimizer's, in host memory.
     master_shard_ = ShardBuffer::own(plan_, offloaded_->master());
     norm_buffer_ = zeros(1, tracker, MemoryCategory::kCommBuffers);
@@ -146,8 +147,8 @@ void ShardedStrategy::publish_masters() {
     // an offloaded parameter shard is that copy.
     offloaded_->convert_masters();
     send_own_parameters();
-  } else if (memory_plan_.separate_master && !memory_plan_.full_parameters) {
-    copy_master_to_compute(device_.ops(), master_shard_.storage(), param_shard_.storage());
+  } else if (memory_plan_.separate_master) {
+    round_masters_into_own_parameters();
   }
   if (memory_plan_.full_parameters) {
     refresh_full_parameters();
@@ -321,19 +322,26 @@ void ShardedStrategy::optimizer_step(std::int64_t step, float lr) {
 
 bool ShardedStrategy::device_step(std::int64_t step, float lr) {
   // The optimizer is elementwise, so one call per slice updates exactly what one call over
-  // a contiguous shard would.
+  // a contiguous shard would. Each call is one pass (Note [The optimizer in one pass]): the
+  // gradients in their stored dtype, and the rank's own compute-dtype parameters rounded
+  // from the new masters, ready for the refresh or the next gathers.
   std::vector<Tensor> states(states_.size());
   master_shard_.for_each_slice([&](const Segment& segment, const Tensor& master) {
     const Shape slice{master.numel()};
     for (std::size_t i = 0; i < states_.size(); ++i) {
       states[i] = states_[i].view(segment.shard_offset, slice);
     }
-    optimizer_.step(master, f32_gradients(segment), states, step, lr, device_);
+    const Tensor compute = memory_plan_.separate_master ? own_parameters(segment) : Tensor();
+    optimizer_.step(master, grad_shard_.slice(segment), states, compute, step, lr, device_);
   });
-  // Stages 1-2 round the master into their own slices as part of the refresh.
-  if (gatherer_)
-    copy_master_to_compute(device_.ops(), master_shard_.storage(), param_shard_.storage());
   return true;
+}
+
+void ShardedStrategy::round_masters_into_own_parameters() {
+  wait_for_all_refreshes();  // the gathers in flight read the own slices
+  master_shard_.for_each_slice([&](const Segment& segment, const Tensor& master) {
+    copy_master_to_compute(device_.ops(), master, own_parameters(segment));
+  });
 }
 
 bool ShardedStrategy::offloaded_step(std::int64_t step, float lr) {
@@ -376,16 +384,12 @@ bool ShardedStrategy::finish_delayed_update() {
 }
 
 void ShardedStrategy::refresh_full_parameters() {
-  // The compute-dtype image of the master goes straight into this rank's own slices of the
-  // full parameters (in fp32 they are the master), and each segment is all-gathered in
-  // place: the wire carries the compute dtype, and no staging copy exists.
+  // The rank's own slices of the full parameters hold the compute-dtype image of its masters
+  // (in fp32 they are the masters; otherwise the step or publish_masters rounded them there),
+  // and each segment is all-gathered in place: the wire carries the compute dtype, and no
+  // staging copy exists.
   wait_for_all_refreshes();
   const ShardBuffer own_params = ShardBuffer::in_place(plan_, full_params_);
-  if (memory_plan_.separate_master) {
-    master_shard_.for_each_slice([&](const Segment& segment, const Tensor& master) {
-      copy_master_to_compute(device_.ops(), master, own_params.slice(segment));
-    });
-  }
   for (std::size_t b = 0; b < layout_.blocks.size(); ++b) {
     refresh_works_[b] = all_gather_block(b, own_params, full_params_);
   }

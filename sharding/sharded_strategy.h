@@ -80,7 +80,8 @@ class ShardedStrategy final : public ZeroStrategy {
   void ensure_block_grads(std::size_t block);  // transient per-block gradients
   // Full gradients in a narrower dtype: adds the block's transient fp32 gradients into them.
   void fold_block_grads(std::size_t block);
-  // The slice's gradients as f32: the slice itself, or converted into the workspace.
+  // The slice's gradients as f32 (for the offloaded optimizer's host copy): the slice
+  // itself, or converted into the workspace.
   Tensor f32_gradients(const Segment& segment);
 
   const DType dtype_;       // compute dtype of parameter copies
@@ -108,6 +109,8 @@ class ShardedStrategy final : public ZeroStrategy {
   // each returns whether the rank's own parameter slices changed.
   bool device_step(std::int64_t step, float lr);
   bool offloaded_step(std::int64_t step, float lr);
+  // Separate masters: their compute-dtype image into the rank's own parameter slices.
+  void round_masters_into_own_parameters();
   // The offloaded masters' compute-dtype copy into this rank's own slices on the device.
   void send_own_parameters();
 
@@ -118,7 +121,7 @@ class ShardedStrategy final : public ZeroStrategy {
   ShardBuffer master_shard_;    // f32 master weights: the parameter storage itself in fp32
   std::vector<Tensor> states_;  // optimizer states, each (shard_numel) f32
   Tensor norm_buffer_;          // (1) squared gradient norm, all-reduced on the device
-  Tensor grad_workspace_;       // (largest slice) f32, when gradients are not f32
+  Tensor grad_workspace_;       // (largest slice) f32: offloaded, gradients not f32
 
   std::vector<std::vector<Tensor>> param_views_;  // full_parameters
   std::vector<std::vector<Tensor>> grad_views_;   // current gradient views per block

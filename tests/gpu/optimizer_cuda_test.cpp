@@ -54,8 +54,9 @@ TYPED_TEST(OptimizerCuda, SgdStepsMatchCpuLoop) {
         }
         DeviceBuffer<G> g_dev(gpu_test::to_storage<G>(grads));
         // Without momentum there is no buffer, as the API allows.
-        cuda::sgd_step(p_dev.get(), g_dev.get(), c.momentum == 0.0f ? nullptr : buf_dev.get(), n,
-                       kLr, c.momentum, c.weight_decay, c.nesterov, nullptr);
+        cuda::sgd_step(p_dev.get(), g_dev.get(), c.momentum == 0.0f ? nullptr : buf_dev.get(),
+                       static_cast<float*>(nullptr), n, kLr, c.momentum, c.weight_decay, c.nesterov,
+                       nullptr);
         ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);  // g_dev dies at the end of the step
       }
       EXPECT_TRUE(all_near(p_dev.download(), params, kRel, kAbs)) << "params";
@@ -87,7 +88,8 @@ TYPED_TEST(OptimizerCuda, AdamAndAdamWStepsMatchCpuLoop) {
         for (std::size_t i = 0; i < count; ++i)
           math::adam_update(params[i], grads[i], m[i], v[i], s);
         DeviceBuffer<G> g_dev(gpu_test::to_storage<G>(grads));
-        cuda::adam_step(p_dev.get(), g_dev.get(), m_dev.get(), v_dev.get(), n, s, nullptr);
+        cuda::adam_step(p_dev.get(), g_dev.get(), m_dev.get(), v_dev.get(),
+                        static_cast<float*>(nullptr), n, s, nullptr);
         ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
       }
       EXPECT_TRUE(all_near(p_dev.download(), params, kRel, kAbs)) << "params";

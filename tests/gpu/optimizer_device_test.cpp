@@ -3,7 +3,8 @@
 // (the CPU loop over optim::math), from the same inputs, and give the same bits; Adam's CUDA
 // result is also the CPU Adam's on every vector path this CPU has (Note [One rounding sequence
 // on every path] in optim/math/optimizer_math.h). f32, bf16 and f16 gradients at sizes 0, 1,
-// 22 and 2^20 + 3. Skips without a GPU.
+// 22 and 2^20 + 3; the one-pass step's compute-dtype copy too, with the kernel's 128-bit
+// packs and without (misaligned views). Skips without a GPU.
 #include <gtest/gtest.h>
 
 #include <cstddef>
@@ -158,6 +159,80 @@ TEST(OptimizerDevice, AdamAndAdamWOnCudaTensorsAreEveryCpuPathBitForBit) {
   ZT_SKIP_WITHOUT_GPU();
   expect_devices_agree(Adam(0.9f, 0.999f, 1e-8f, 0.1f, false), 1e-3f);
   expect_devices_agree(Adam(0.9f, 0.999f, 1e-8f, 0.1f, true), 1e-3f);
+}
+
+// Note [The optimizer in one pass]: the step also writes the compute-dtype parameters. Steps
+// `optimizer` kSteps times over views starting `offset` elements into their buffers (1: no
+// operand is 16-byte aligned, so the kernel takes every element one at a time), with
+// gradients stored as `grad_dtype` and a `compute_dtype` copy; returns the master, the states
+// and the copy widened to f32 (exact).
+StepResult step_with_compute_copy(const Optimizer& optimizer, float lr, DeviceContext& device,
+                                  std::size_t count, DType grad_dtype, DType compute_dtype,
+                                  std::int64_t offset) {
+  const auto n = static_cast<std::int64_t>(count);
+  const auto room = static_cast<std::size_t>(offset);
+  const auto view = [&](const Tensor& buffer) { return buffer.view(offset, Shape{n}); };
+  std::vector<float> initial(room, 0.0f);
+  const std::vector<float> params = initial_params(count);
+  initial.insert(initial.end(), params.begin(), params.end());
+  Operands operands(device, initial, optimizer.states_per_element());
+  std::vector<Tensor> states;
+  for (const Tensor& state : operands.states) states.push_back(view(state));
+  const Tensor compute = operands.upload(std::vector<float>(count + room, 0.0f), compute_dtype);
+  for (int step = 1; step <= kSteps; ++step) {
+    std::vector<float> grads(room, 0.0f);
+    const std::vector<float> values = step_grads(count, step, grad_dtype);
+    grads.insert(grads.end(), values.begin(), values.end());
+    const Tensor on_device = operands.upload(grads, grad_dtype);
+    optimizer.step(view(operands.params), view(on_device), states, view(compute), step, lr, device);
+    device.compute_stream().synchronize();  // `on_device` dies at the end of the iteration
+  }
+  StepResult result{operands.download(view(operands.params))};
+  for (const Tensor& state : states) result.push_back(operands.download(state));
+  std::vector<std::byte> bytes(count * dtype_size(compute_dtype));
+  if (count > 0) {
+    device.ops().copy(view(compute), Tensor::wrap(bytes.data(), Shape{n}, compute_dtype));
+    device.compute_stream().synchronize();
+  }
+  std::vector<float> widened(count);
+  if (count > 0) {
+    convert_elements(bytes.data(), compute_dtype, widened.data(), DType::kF32, count);
+  }
+  result.push_back(widened);
+  return result;
+}
+
+TEST(OptimizerDevice, OnePassStepsWriteTheCpuComputeCopyBitForBit) {
+  ZT_SKIP_WITHOUT_GPU();
+  const std::unique_ptr<DeviceContext> cpu = make_cpu_device_context();
+  const std::unique_ptr<DeviceContext> gpu = make_device_context(Device::cuda(0));
+  const Sgd sgd(0.0f, false, 0.01f);
+  const Sgd momentum(0.9f, true, 0.01f);
+  const Adam adam(0.9f, 0.999f, 1e-8f, 0.1f, false);
+  const Adam adamw(0.9f, 0.999f, 1e-8f, 0.1f, true);
+  for (const Optimizer* optimizer :
+       {static_cast<const Optimizer*>(&sgd), static_cast<const Optimizer*>(&momentum),
+        static_cast<const Optimizer*>(&adam), static_cast<const Optimizer*>(&adamw)}) {
+    for (const std::int64_t n : kSizes) {
+      for (const DType grad_dtype : kGradDTypes) {
+        for (const DType compute_dtype : {DType::kBF16, DType::kF16}) {
+          for (const std::int64_t offset : {std::int64_t{0}, std::int64_t{1}}) {
+            SCOPED_TRACE(std::string(optimizer->name()) + ", n " + std::to_string(n) +
+                         ", gradients " + std::string(dtype_name(grad_dtype)) + ", copy " +
+                         std::string(dtype_name(compute_dtype)) + ", offset " +
+                         std::to_string(offset));
+            const auto count = static_cast<std::size_t>(n);
+            const float lr = optimizer == &sgd || optimizer == &momentum ? 0.05f : 1e-3f;
+            EXPECT_EQ(difference(step_with_compute_copy(*optimizer, lr, *gpu, count, grad_dtype,
+                                                        compute_dtype, offset),
+                                 step_with_compute_copy(*optimizer, lr, *cpu, count, grad_dtype,
+                                                        compute_dtype, offset)),
+                      "");
+          }
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

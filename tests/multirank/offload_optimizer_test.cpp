@@ -93,8 +93,18 @@ TEST_P(OptimizerOffload, TrainsLikeTheDeviceOptimizerWithNoStateOnTheDevice) {
       shard_bytes * (states + 2) + (dtype == "fp32" ? 0 : shard_bytes / 2);
   EXPECT_EQ(host, expected);
   EXPECT_EQ(offloaded.host.total_peak_bytes, host) << "only host_offload lives there";
-  // What moved off the device is the optimizer states, and nothing else grew.
-  EXPECT_LE(offloaded.device.total_peak_bytes, on_device.device.total_peak_bytes - device_states);
+  // What moved off the device is the optimizer states, and nothing else grew but, with
+  // gradients narrower than f32, the workspace that widens a slice of them on its way to the
+  // host's f32 copy (the device optimizer reads them as they are: Note [The optimizer in one
+  // pass]); a slice is at most the shard.
+  const std::int64_t widening = offloaded.device.peak_bytes[category(MemoryCategory::kWorkspace)] -
+                                on_device.device.peak_bytes[category(MemoryCategory::kWorkspace)];
+  if (dtype == "fp32") {
+    EXPECT_EQ(widening, 0);
+  }
+  EXPECT_LE(widening, shard_bytes);
+  EXPECT_LE(offloaded.device.total_peak_bytes,
+            on_device.device.total_peak_bytes - device_states + widening);
 }
 
 // The global norm is all-reduced from the device's shard while the host copies arrive; the
