@@ -52,6 +52,7 @@ struct ModelConfig {
 
 struct DataConfig {
   std::string path;                 // token file; empty selects the built-in synthetic data
+  std::string tokenizer;            // BPE tokenizer file the token file was made with; "" = bytes
   double synthetic_peakedness = 0;  // GPT synthetic corpus: higher = lower entropy
 
   friend bool operator==(const DataConfig&, const DataConfig&) = default;

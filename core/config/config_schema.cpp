@@ -164,6 +164,11 @@ void add_run_model_data(std::vector<SectionSpec>& schema) {
               "Token file to train on (from `zerotrain prepare-data`); empty selects the "
               "built-in synthetic data (mlp: a teacher-labelled classification task; gpt: a "
               "seeded Markov chain with a known entropy rate).");
+  data.string("tokenizer", &DataConfig::tokenizer, "", Emptiness::kMayBeEmpty,
+              "The tokenizer data.path was made with (`prepare-data --tokenizer`): a Hugging "
+              "Face tokenizer.json with a byte-level BPE model, or GPT-2's vocab.json with "
+              "merges.txt beside it; it turns token ids back into text (generation). Empty: "
+              "ids are bytes (prepare-data without --tokenizer).");
   data.real("synthetic_peakedness", &DataConfig::synthetic_peakedness, 3.5,
             Range::at_least(0).at_most(50), "",
             "GPT synthetic corpus: how peaked each Markov transition row is; 0 = uniform "

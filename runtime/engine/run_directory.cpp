@@ -124,6 +124,7 @@ Config with_absolute_paths(const Config& config) {
   };
   saved.run.dir = absolute(config.run.dir);
   if (!config.data.path.empty()) saved.data.path = absolute(config.data.path);
+  if (!config.data.tokenizer.empty()) saved.data.tokenizer = absolute(config.data.tokenizer);
   return saved;
 }
 
