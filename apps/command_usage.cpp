@@ -53,12 +53,22 @@ exit status: 0 success, 2 usage or config error
 )";
 
 constexpr const char* kPrepareDataUsage =
-    R"(usage: zerotrain prepare-data INPUT OUT.bin
+    R"(usage: zerotrain prepare-data INPUT OUT.bin [--tokenizer PATH [--merges PATH]]
 
-Turns any text file into a token file for data.path with a byte-level vocabulary: each
-byte is one token in [0, 256). OUT is written atomically and may not be INPUT.
+Turns any text file into a token file for data.path. OUT is written atomically and may not
+be INPUT; the input is read in chunks, so memory stays small at any size.
 
-exit status: 0 success, 1 I/O failure, 2 usage error
+Without --tokenizer: a byte-level vocabulary, each byte one token in [0, 256).
+
+--tokenizer PATH   byte-level BPE (GPT-2's scheme), written in llm.c's token file format
+                   (uint16 tokens; uint32 when the vocabulary has more than 65536). PATH is
+                   a Hugging Face tokenizer.json with a BPE model and the ByteLevel
+                   pre-tokenizer (GPT-2's pattern), or GPT-2's vocab.json with merges.txt
+                   beside it. The input must be UTF-8. Special tokens are not inserted nor
+                   recognised in the text. Set data.tokenizer to PATH to decode ids later.
+--merges PATH      the merges.txt of a vocab.json kept elsewhere
+
+exit status: 0 success, 1 I/O failure or bad input, 2 usage error
 )";
 
 }  // namespace

@@ -3,6 +3,10 @@ find_package(Threads REQUIRED)
 find_package(tomlplusplus 3.3 REQUIRED)
 find_package(Boost 1.74 REQUIRED)  # Asio and System are header-only in 1.74
 find_package(Gloo REQUIRED)       # target `gloo`; ships only a RelWithDebInfo config
+# PCRE2 (libpcre2-dev) runs GPT-2's pre-tokenizer pattern, whose \p{L} and \p{N} need
+# Unicode properties that std::regex lacks.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(ZT_PCRE2 REQUIRED IMPORTED_TARGET GLOBAL libpcre2-8)
 # oneDNN runs the CPU GEMMs: it picks its kernels from the CPU's features (Debian's OpenBLAS
 # misdetects some AVX-512 Xeons). No CMake config in Debian 12: found by hand, wrapped in an
 # imported target. nn opens the library at run time (dlopen), so that its OpenMP is set up

@@ -57,6 +57,7 @@ struct DataConfig {
   // by '\n'; see data_path_entries); empty selects the built-in synthetic data.
   std::string path;
   DataFormat format = DataFormat::kAuto;  // how the token files are laid out
+  std::string tokenizer;  // BPE tokenizer file the token files were made with; "" = bytes
   double synthetic_peakedness = 0;        // GPT synthetic corpus: higher = lower entropy
 
   friend bool operator==(const DataConfig&, const DataConfig&) = default;

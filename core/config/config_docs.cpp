@@ -36,8 +36,8 @@ changes. Values are checked once, when the file is loaded:
   file's vocabulary) start their message where the key was set: `file:line:column`, or
   `--set key=value` for an override.
 - The run writes the effective configuration, every key included, to `run.dir/config.toml`,
-  with `run.dir` and `data.path` made absolute so the file works as a config from any
-  directory.
+  with `run.dir`, `data.path` and `data.tokenizer` made absolute so the file works as a
+  config from any directory.
 
 ## Sizes
 

@@ -174,6 +174,11 @@ void add_run_model_data(std::vector<SectionSpec>& schema) {
               "by their magic; zerotrain or llmc insists on one; nanogpt reads nanoGPT's "
               "headerless uint16 .bin files. llm.c and nanoGPT files record no vocabulary: "
               "their ids are checked against model.vocab_size as windows are read.");
+  data.string("tokenizer", &DataConfig::tokenizer, "", Emptiness::kMayBeEmpty,
+              "The tokenizer data.path was made with (`prepare-data --tokenizer`): a Hugging "
+              "Face tokenizer.json with a byte-level BPE model, or GPT-2's vocab.json with "
+              "merges.txt beside it; it turns token ids back into text (generation). Empty: "
+              "ids are bytes (prepare-data without --tokenizer).");
   data.real("synthetic_peakedness", &DataConfig::synthetic_peakedness, 3.5,
             Range::at_least(0).at_most(50), "",
             "GPT synthetic corpus: how peaked each Markov transition row is; 0 = uniform "

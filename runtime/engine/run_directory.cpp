@@ -127,6 +127,7 @@ Config with_absolute_paths(const Config& config) {
   for (const std::string& entry : data_path_entries(config.data)) {
     saved.data.path += (saved.data.path.empty() ? "" : "\n") + absolute(entry);
   }
+  if (!config.data.tokenizer.empty()) saved.data.tokenizer = absolute(config.data.tokenizer);
   return saved;
 }
 

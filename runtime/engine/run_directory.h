@@ -42,7 +42,7 @@ class RunDirectory {
   int lock_fd_;
 };
 
-// The config as config.toml records it: run.dir and data.path absolute.
+// The config as config.toml records it: run.dir, data.path and data.tokenizer absolute.
 Config with_absolute_paths(const Config& config);
 
 }  // namespace zt::engine

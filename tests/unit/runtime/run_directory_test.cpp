@@ -140,6 +140,7 @@ TEST(RunDirectory, SavedConfigHasAbsolutePathsThatWorkFromAnotherDirectory) {
   fs::current_path(dir.path());
   Config config = config_for("run");
   config.data.path = "data/tokens.bin";
+  config.data.tokenizer = "data/tokenizer.json";
   {
     const auto claimed = RunDirectory::claim(config);
     claimed->write_config(config);
@@ -149,6 +150,7 @@ TEST(RunDirectory, SavedConfigHasAbsolutePathsThatWorkFromAnotherDirectory) {
   EXPECT_EQ(saved.run.dir, (dir / "run").string());
   EXPECT_EQ(saved.data.path, (dir / "data" / "tokens.bin").string());
   EXPECT_TRUE(fs::path(saved.data.path).is_absolute());
+  EXPECT_EQ(saved.data.tokenizer, (dir / "data" / "tokenizer.json").string());
 }
 
 }  // namespace
