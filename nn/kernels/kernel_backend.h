@@ -37,14 +37,23 @@ class KernelBackend {
                     const Tensor& a, const Tensor& b, float beta, const Tensor& c) const = 0;
 
   // Linear forward: y (N, out) = x (N, in) · weight^T (in, out) + bias (out); `bias` may be
-  // undefined (no bias).
+  // undefined (no bias). With `pre_gelu` defined (y's shape and dtype) the GELU that follows
+  // the Linear is fused in (Note [GELU in the GEMMs]): pre_gelu = x · weight^T + bias is written
+  // for backward and y = gelu(pre_gelu), both rounded once from the same f32 value.
   virtual void linear_forward(DeviceContext& device, const Tensor& x, const Tensor& weight,
-                              const Tensor& bias, const Tensor& y) const = 0;
+                              const Tensor& bias, const Tensor& y,
+                              const Tensor& pre_gelu) const = 0;
   // Linear backward: dx (N, in) = dy (N, out) · weight (out, in) is written;
   // dweight (out, in) += dy^T · x and, when dbias is defined, dbias (out) += Σ_n dy[n, :].
+  // With `x_pre_gelu` defined (x's shape and dtype: x = gelu(x_pre_gelu), as a fused
+  // linear_forward wrote them) the GELU in front of this Linear is differentiated too:
+  // dx = gelu'(x_pre_gelu) ⊙ (dy · weight) is the gradient at x_pre_gelu, and when
+  // `x_pre_gelu_dbias` (in, f32: the bias gradient of the Linear that wrote x_pre_gelu) is
+  // defined, x_pre_gelu_dbias += Σ_n dx[n, :], summed before dx is rounded.
   virtual void linear_backward(DeviceContext& device, const Tensor& x, const Tensor& weight,
                                const Tensor& dy, const Tensor& dx, const Tensor& dweight,
-                               const Tensor& dbias) const = 0;
+                               const Tensor& dbias, const Tensor& x_pre_gelu,
+                               const Tensor& x_pre_gelu_dbias) const = 0;
 
   // Element-wise activations, y and dx of x's shape and dtype (GELU: tanh approximation).
   virtual void gelu_forward(DeviceContext& device, const Tensor& x, const Tensor& y) const = 0;

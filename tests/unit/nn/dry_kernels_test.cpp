@@ -46,9 +46,21 @@ TEST(DryKernels, LinearForwardAndBackward) {
     const Tensor x = make(d, Shape{6, 5}, t), w = make(d, Shape{3, 5}, t), b = make(d, Shape{3}, t);
     const Tensor y = make(d, Shape{6, 3}, t), dx = make(d, Shape{6, 5}, t);
     const Tensor dw = make(d, Shape{3, 5}, DType::kF32), db = make(d, Shape{3}, DType::kF32);
-    k.linear_forward(d, x, w, b, y);
-    k.linear_backward(d, x, w, y, dx, dw, db);
+    k.linear_forward(d, x, w, b, y, Tensor());
+    k.linear_backward(d, x, w, y, dx, dw, db, Tensor(), Tensor());
     k.gemm(d, false, true, 1.0f, x, w, 0.5f, y);
+  });
+}
+
+TEST(DryKernels, LinearWithFusedGelu) {
+  expect_same_workspace("linear_gelu", [](DeviceContext& d, const KernelBackend& k, DType t) {
+    const Tensor x = make(d, Shape{6, 5}, t), w = make(d, Shape{3, 5}, t), b = make(d, Shape{3}, t);
+    const Tensor pre = make(d, Shape{6, 3}, t), h = make(d, Shape{6, 3}, t);
+    const Tensor w2 = make(d, Shape{4, 3}, t), y = make(d, Shape{6, 4}, t);
+    const Tensor dpre = make(d, Shape{6, 3}, t);
+    const Tensor dw = make(d, Shape{4, 3}, DType::kF32), db = make(d, Shape{3}, DType::kF32);
+    k.linear_forward(d, x, w, b, h, pre);
+    k.linear_backward(d, h, w2, y, dpre, dw, Tensor(), pre, db);
   });
 }
 
