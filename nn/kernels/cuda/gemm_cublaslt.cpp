@@ -8,7 +8,6 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <limits>
 #include <string>
 
 #include "core/error.h"
