@@ -1,7 +1,7 @@
 // The CUDA backend's workspace allocations, op by op, without the GPU: each op below mirrors
 // its namesake in nn/kernels/cuda/ (cuda_kernel_backend.cpp, cuda_attention.cpp), one
-// cublas_workspace() per SharedCublasHandle::with_stream there, and nothing for the kernels
-// that need no workspace (element-wise, layer norm, embedding, bias).
+// cublas_workspace() per SharedCublasHandle::with_stream there and one per Linear op, and
+// nothing for the kernels that need no workspace (element-wise, layer norm, embedding, bias).
 #include "nn/kernels/cuda_dry_kernel_backend.h"
 
 #include "core/error.h"
@@ -28,15 +28,28 @@ class CudaDryKernelBackend final : public KernelBackend {
     gemm_group(device);
   }
 
+  // One workspace for the op's cuBLASLt GEMM; the bias and GELU epilogues, or the GELU kernel
+  // after the GEMM for widths cuBLASLt cannot fuse, need none.
   void linear_forward(DeviceContext& device, const Tensor&, const Tensor&, const Tensor&,
-                      const Tensor&) const override {
+                      const Tensor&, const Tensor&) const override {
     expect_meta(device);
-    gemm_group(device);  // the bias add needs no workspace
+    const Allocation workspace = cublas_workspace(device);
   }
-  void linear_backward(DeviceContext& device, const Tensor&, const Tensor&, const Tensor&,
-                       const Tensor&, const Tensor&, const Tensor&) const override {
+  // One workspace for the dx and dweight GEMMs, and while it lives the bias-gradient scratch
+  // of each GEMM whose epilogue writes one (DGELU_BGRAD on dx, BGRADB on dweight).
+  void linear_backward(DeviceContext& device, const Tensor&, const Tensor& weight, const Tensor&,
+                       const Tensor& dx, const Tensor&, const Tensor& dbias,
+                       const Tensor& x_pre_gelu, const Tensor& x_pre_gelu_dbias) const override {
     expect_meta(device);
-    gemm_group(device);  // dx and dweight; the bias gradient needs no workspace
+    const std::int64_t out_features = weight.dim(0);
+    const std::int64_t in_features = weight.dim(1);
+    const Allocation workspace = cublas_workspace(device);
+    if (x_pre_gelu.defined() && x_pre_gelu_dbias.defined() && gelu_fuses_into_gemm(in_features)) {
+      const Tensor scratch = dgelu_bias_grad_workspace(device, in_features, dx.dtype());
+    }
+    if (dbias.defined()) {
+      const Tensor scratch = bias_grad_workspace(device, out_features);
+    }
   }
 
   void gelu_forward(DeviceContext& device, const Tensor&, const Tensor&) const override {

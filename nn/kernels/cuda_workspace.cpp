@@ -18,6 +18,17 @@ Allocation cublas_workspace(DeviceContext& device) {
                                    Fill::kUninitialized);
 }
 
+Tensor dgelu_bias_grad_workspace(DeviceContext& device, std::int64_t in_features, DType dtype) {
+  const ScopedAllocationName name("Linear pre-GELU bias-gradient scratch");
+  return Tensor::empty(Shape{in_features}, dtype, device.tracker(), MemoryCategory::kWorkspace);
+}
+
+Tensor bias_grad_workspace(DeviceContext& device, std::int64_t out_features) {
+  const ScopedAllocationName name("Linear bias-gradient scratch");
+  return Tensor::empty(Shape{out_features}, DType::kF32, device.tracker(),
+                       MemoryCategory::kWorkspace);
+}
+
 AttentionForwardWorkspace attention_forward_workspace(DeviceContext& device, const Tensor& qkv,
                                                       const Tensor& att, const Tensor& y) {
   const ScopedAllocationName name("attention f32 workspace");

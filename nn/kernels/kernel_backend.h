@@ -24,6 +24,20 @@ namespace zt::nn {
 // - Outputs are written in full; their old contents are never read (they may come from
 //   Tensor::empty), except where an op says it accumulates.
 // - Shapes: N is every leading axis of an activation flattened, C its last axis.
+// Note [GELU in the GEMMs]: a Linear's bias and the GELU after it (GPT's fc) belong in the
+// GEMM's epilogue, not in kernels of their own (on an H200 the bias-gradient kernel alone
+// took 16% of a GPT-2 small step). Forward, linear_forward with pre_gelu keeps the
+// pre-activation for backward and writes gelu of it. Backward, the GELU's derivative and its
+// Linear's bias gradient are applied to the output of the GEMM that makes the gradient at
+// the GELU's output, the next Linear's dx GEMM: that is where a GEMM epilogue can reach them,
+// so linear_backward takes its input's pre-activation (x_pre_gelu) and the bias gradient of
+// the Linear that wrote it. The CPU backend runs these epilogues as one pass over its f32
+// GEMM result; the CUDA backend as cuBLASLt epilogues: BIAS or GELU_AUX_BIAS forward,
+// DGELU_BGRAD on dx and BGRADB on dweight backward. cuBLASLt writes a bias gradient where the
+// interface accumulates it in f32: it writes into a small workspace (f32 for BGRADB, the
+// compute dtype for DGELU_BGRAD, whose output is dx), which a one-row bias_backward then adds
+// into the f32 gradient. Each CUDA Linear op holds one tracked cuBLAS workspace for its
+// cuBLASLt GEMMs (Note [cuBLAS workspace] in nn/kernels/cuda_workspace.h).
 class KernelBackend {
  public:
   virtual ~KernelBackend() = default;
@@ -37,14 +51,23 @@ class KernelBackend {
                     const Tensor& a, const Tensor& b, float beta, const Tensor& c) const = 0;
 
   // Linear forward: y (N, out) = x (N, in) · weight^T (in, out) + bias (out); `bias` may be
-  // undefined (no bias).
+  // undefined (no bias). With `pre_gelu` defined (y's shape and dtype) the GELU that follows
+  // the Linear is fused in (Note [GELU in the GEMMs]): pre_gelu = x · weight^T + bias is written
+  // for backward and y = gelu(pre_gelu), both rounded once from the same f32 value.
   virtual void linear_forward(DeviceContext& device, const Tensor& x, const Tensor& weight,
-                              const Tensor& bias, const Tensor& y) const = 0;
+                              const Tensor& bias, const Tensor& y,
+                              const Tensor& pre_gelu) const = 0;
   // Linear backward: dx (N, in) = dy (N, out) · weight (out, in) is written;
   // dweight (out, in) += dy^T · x and, when dbias is defined, dbias (out) += Σ_n dy[n, :].
+  // With `x_pre_gelu` defined (x's shape and dtype: x = gelu(x_pre_gelu), as a fused
+  // linear_forward wrote them) the GELU in front of this Linear is differentiated too:
+  // dx = gelu'(x_pre_gelu) ⊙ (dy · weight) is the gradient at x_pre_gelu, and when
+  // `x_pre_gelu_dbias` (in, f32: the bias gradient of the Linear that wrote x_pre_gelu) is
+  // defined, x_pre_gelu_dbias += Σ_n dx[n, :], summed before dx is rounded.
   virtual void linear_backward(DeviceContext& device, const Tensor& x, const Tensor& weight,
                                const Tensor& dy, const Tensor& dx, const Tensor& dweight,
-                               const Tensor& dbias) const = 0;
+                               const Tensor& dbias, const Tensor& x_pre_gelu,
+                               const Tensor& x_pre_gelu_dbias) const = 0;
 
   // Element-wise activations, y and dx of x's shape and dtype (GELU: tanh approximation).
   virtual void gelu_forward(DeviceContext& device, const Tensor& x, const Tensor& y) const = 0;

@@ -46,7 +46,8 @@ Tensor Linear::forward(ParameterViews params, const Tensor& input, ModuleContext
   check_parameters(params, input.dtype());
   Tensor output = Tensor::empty(input.shape().with_extent(input.rank() - 1, out_features_),
                                 input.dtype(), ctx.tracker(), MemoryCategory::kActivations);
-  ctx.kernels.linear_forward(ctx.device, input, params[0], bias_ ? params[1] : Tensor(), output);
+  ctx.kernels.linear_forward(ctx.device, input, params[0], bias_ ? params[1] : Tensor(), output,
+                             Tensor());
   ctx.saved.push(input);
   return output;
 }
@@ -61,7 +62,7 @@ Tensor Linear::backward(ParameterViews params, ParameterViews grads, const Tenso
   Tensor grad_input =
       Tensor::empty(input.shape(), input.dtype(), ctx.tracker(), MemoryCategory::kActivations);
   ctx.kernels.linear_backward(ctx.device, input, params[0], grad_output, grad_input, grads[0],
-                              bias_ ? grads[1] : Tensor());
+                              bias_ ? grads[1] : Tensor(), Tensor(), Tensor());
   return grad_input;
 }
 

@@ -8,7 +8,7 @@
 #include "core/error.h"
 #include "nn/layers/causal_self_attention.h"
 #include "nn/layers/embedding.h"
-#include "nn/layers/gelu.h"
+#include "nn/layers/gelu_mlp.h"
 #include "nn/layers/layer_norm.h"
 #include "nn/layers/linear.h"
 #include "nn/layers/residual.h"
@@ -45,9 +45,9 @@ std::unique_ptr<Module> make_block(const GptShape& shape) {
   attention->add(std::make_unique<CausalSelfAttention>("attn", c, shape.n_head, proj_std));
   auto mlp = std::make_unique<Sequential>();
   mlp->add(std::make_unique<LayerNorm>("ln_2", c));
-  mlp->add(std::make_unique<Linear>("mlp.fc", c, 4 * c, true, Init::normal(0.02f)));
-  mlp->add(std::make_unique<Gelu>());
-  mlp->add(std::make_unique<Linear>("mlp.proj", 4 * c, c, true, Init::normal(proj_std)));
+  // fc, GELU, proj as one module, so that the GELU runs inside the GEMMs.
+  mlp->add(std::make_unique<GeluMlp>("mlp.fc", "mlp.proj", c, 4 * c, Init::normal(0.02f),
+                                     Init::normal(proj_std)));
   auto block = std::make_unique<Sequential>();
   block->add(std::make_unique<Residual>(std::move(attention)));
   block->add(std::make_unique<Residual>(std::move(mlp)));

@@ -47,11 +47,37 @@ TEST(DryCudaKernels, LinearAndGemmHoldOneCublasWorkspace) {
     const Tensor x = make(d, Shape{6, 5}, t), w = make(d, Shape{3, 5}, t), b = make(d, Shape{3}, t);
     const Tensor y = make(d, Shape{6, 3}, t), dx = make(d, Shape{6, 5}, t);
     const Tensor dw = make(d, Shape{3, 5}, DType::kF32), db = make(d, Shape{3}, DType::kF32);
-    k.linear_forward(d, x, w, b, y);
-    k.linear_backward(d, x, w, y, dx, dw, db);
+    k.linear_forward(d, x, w, b, y, Tensor());
+    k.linear_backward(d, x, w, y, dx, dw, db, Tensor(), Tensor());
     k.gemm(d, false, true, 1.0f, x, w, 0.5f, y);
-    EXPECT_EQ(d.tracker().peak_bytes(MemoryCategory::kWorkspace), cuda::kCublasWorkspaceBytes);
+    // One workspace for cuBLAS and cuBLASLt, plus BGRADB's (out) f32 scratch.
+    EXPECT_EQ(d.tracker().peak_bytes(MemoryCategory::kWorkspace),
+              cuda::kCublasWorkspaceBytes + 3 * 4);
   });
+}
+
+// The fused GELU MLP's Linear ops: GELU_AUX_BIAS forward, DGELU_BGRAD and BGRADB backward
+// with their bias-gradient scratch (hidden 16), and the kernels after the GEMM for a width
+// cuBLASLt's GELU aux does not take (hidden 12).
+TEST(DryCudaKernels, LinearWithFusedGelu) {
+  ZT_SKIP_WITHOUT_GPU();
+  for (const std::int64_t hidden : {std::int64_t{16}, std::int64_t{12}}) {
+    SCOPED_TRACE("hidden " + std::to_string(hidden));
+    expect_same_workspace("linear_gelu", [hidden](DeviceContext& d, const KernelBackend& k,
+                                                  DType t) {
+      const Tensor x = make(d, Shape{6, 5}, t), w_fc = make(d, Shape{hidden, 5}, t);
+      const Tensor b_fc = make(d, Shape{hidden}, t);
+      const Tensor pre = make(d, Shape{6, hidden}, t), h = make(d, Shape{6, hidden}, t);
+      const Tensor w_proj = make(d, Shape{3, hidden}, t), dy = make(d, Shape{6, 3}, t);
+      const Tensor dw = make(d, Shape{3, hidden}, DType::kF32), db = make(d, Shape{3}, DType::kF32);
+      const Tensor db_fc = make(d, Shape{hidden}, DType::kF32);
+      const Tensor dpre = make(d, Shape{6, hidden}, t);
+      const Tensor dw_fc = make(d, Shape{hidden, 5}, DType::kF32), dx = make(d, Shape{6, 5}, t);
+      k.linear_forward(d, x, w_fc, b_fc, h, pre);
+      k.linear_backward(d, h, w_proj, dy, dpre, dw, db, pre, db_fc);
+      k.linear_backward(d, x, w_fc, dpre, dx, dw_fc, Tensor(), Tensor(), Tensor());
+    });
+  }
 }
 
 TEST(DryCudaKernels, ElementwiseAndLayerNorm) {

@@ -37,16 +37,17 @@ TEST_P(CudaKernelBackend, LinearForwardAndBackwardMatchCpu) {
   const Tensor dy = host(Shape{kBatch, kSeq, kOut}, dtype(), 7);
   const Tensor y_cpu = host_zeros(Shape{kBatch, kSeq, kOut}, dtype());
   const Tensor y_gpu = to_gpu(y_cpu);
-  cpu_kernels().linear_forward(cpu(), x, w, bias, y_cpu);
-  gpu_kernels().linear_forward(gpu(), to_gpu(x), to_gpu(w), to_gpu(bias), y_gpu);
+  cpu_kernels().linear_forward(cpu(), x, w, bias, y_cpu, Tensor());
+  gpu_kernels().linear_forward(gpu(), to_gpu(x), to_gpu(w), to_gpu(bias), y_gpu, Tensor());
   expect_same(y_cpu, y_gpu, dtype(), "y");
 
   const Tensor dx_cpu = host_zeros(kActivation, dtype());
   const Tensor dw_cpu = host(Shape{kOut, kChannels}, DType::kF32, 8);  // accumulated into
   const Tensor db_cpu = host(Shape{kOut}, DType::kF32, 9);
   const Tensor dx_gpu = to_gpu(dx_cpu), dw_gpu = to_gpu(dw_cpu), db_gpu = to_gpu(db_cpu);
-  cpu_kernels().linear_backward(cpu(), x, w, dy, dx_cpu, dw_cpu, db_cpu);
-  gpu_kernels().linear_backward(gpu(), to_gpu(x), to_gpu(w), to_gpu(dy), dx_gpu, dw_gpu, db_gpu);
+  cpu_kernels().linear_backward(cpu(), x, w, dy, dx_cpu, dw_cpu, db_cpu, Tensor(), Tensor());
+  gpu_kernels().linear_backward(gpu(), to_gpu(x), to_gpu(w), to_gpu(dy), dx_gpu, dw_gpu, db_gpu,
+                                Tensor(), Tensor());
   expect_same(dx_cpu, dx_gpu, dtype(), "dx");
   expect_same(dw_cpu, dw_gpu, dtype(), "dweight");
   expect_same(db_cpu, db_gpu, dtype(), "dbias");

@@ -1,7 +1,7 @@
-// The CPU kernel backend: the loops the layers used to run themselves, unchanged in order
-// and in GEMM calls, so results are bitwise what they were. bf16 operands go straight into
-// oneDNN's bf16 GEMM (f32 accumulation) where the CPU has one; otherwise bf16/f16 operands
-// are widened to f32 scratch for sgemm. Results are computed in f32 and rounded once.
+// The CPU kernel backend: oneDNN GEMMs and loops over the shared math. bf16 operands go
+// straight into oneDNN's bf16 GEMM (f32 accumulation) where the CPU has one; otherwise
+// bf16/f16 operands are widened to f32 scratch for sgemm. Results are computed in f32 and
+// rounded once; a Linear's bias and fused GELU run in one pass over its f32 product.
 #include "nn/kernels/cpu/cpu_kernel_backend.h"
 
 #include <string>
@@ -11,6 +11,7 @@
 #include "nn/kernels/cpu/dtype_io.h"
 #include "nn/kernels/cpu/gemm_cpu.h"
 #include "nn/kernels/math/activation_math.h"
+#include "nn/kernels/math/bias_residual_math.h"
 #include "nn/kernels/math/cross_entropy_math.h"
 #include "nn/kernels/math/embedding_math.h"
 #include "nn/kernels/math/gelu_math.h"
@@ -53,6 +54,45 @@ MemoryTracker& tracker_of(DeviceContext& device) {
   return device.tracker();
 }
 
+// Note [GELU in the GEMMs] (the CPU side): the work cuBLASLt's epilogues do on the GPU runs
+// here as one pass over the f32 GEMM result, before it is rounded into its dtype.
+
+// Forward epilogue over y32 (rows, cols), the f32 product x · W^T: adds the bias (when given)
+// and, when pre_gelu is defined, writes that value rounded into pre_gelu and keeps gelu of it.
+void linear_forward_epilogue(float* y32, const float* bias, std::int64_t rows, std::int64_t cols,
+                             const Tensor& pre_gelu) {
+  if (bias == nullptr && !pre_gelu.defined()) return;
+  dispatch_floating(pre_gelu.defined() ? pre_gelu.dtype() : DType::kF32, [&](auto tag) {
+    using T = decltype(tag);
+    T* pre = pre_gelu.defined() ? pre_gelu.data_as<T>() : nullptr;
+    for (std::int64_t n = 0; n < rows; ++n) {
+      float* row = y32 + n * cols;
+      for (std::int64_t c = 0; c < cols; ++c) {
+        float v = bias != nullptr ? math::bias_add(row[c], bias[c]) : row[c];
+        if (pre != nullptr) {
+          pre[n * cols + c] = T(v);
+          v = math::gelu_forward(v);
+        }
+        row[c] = v;
+      }
+    }
+  });
+}
+
+// Backward epilogue over dx32 (rows, cols), the f32 product dy · W: the gradient at the GELU's
+// output becomes the gradient at its input, summed into dbias (when given) in the same pass.
+void gelu_backward_epilogue(float* dx32, const F32Rows& pre_rows, std::int64_t rows,
+                            std::int64_t cols, float* dbias) {
+  for (std::int64_t n = 0; n < rows; ++n) {
+    const float* pre = pre_rows.load(n);
+    float* row = dx32 + n * cols;
+    for (std::int64_t c = 0; c < cols; ++c) {
+      row[c] = math::gelu_backward(pre[c], row[c]);
+      if (dbias != nullptr) dbias[c] += row[c];
+    }
+  }
+}
+
 class CpuKernelBackend final : public KernelBackend {
  public:
   const Device& device() const override { return device_; }
@@ -76,36 +116,49 @@ class CpuKernelBackend final : public KernelBackend {
   }
 
   void linear_forward(DeviceContext& device, const Tensor& x, const Tensor& weight,
-                      const Tensor& bias, const Tensor& y) const override {
+                      const Tensor& bias, const Tensor& y, const Tensor& pre_gelu) const override {
     MemoryTracker& tracker = tracker_of(device);
     const std::int64_t out_features = weight.dim(0);
     const std::int64_t in_features = weight.dim(1);
     const std::int64_t rows = x.numel() / in_features;
-    const F32Output y32(y, tracker);
-    float* ys = y32.data();
-    if (bias.defined() && !dry(device)) {
-      const Tensor bias32 = to_f32_scratch(bias, tracker);
-      const float* b = bias32.data_as<float>();
-      for (std::int64_t n = 0; n < rows; ++n) {
-        for (std::int64_t o = 0; o < out_features; ++o) ys[n * out_features + o] = b[o];
-      }
+    if (pre_gelu.defined()) {
+      expect_dtype(pre_gelu, y.dtype(), "linear_forward pre_gelu");
+      ZT_CHECK(pre_gelu.numel() == y.numel(), "linear_forward: pre_gelu is not y's size");
     }
+    const F32Output y32(y, tracker);
+    const Tensor bias32 = bias.defined() ? to_f32_scratch(bias, tracker) : Tensor();
     gemm_compute(false, true, rows, out_features, in_features, 1.0f, x, in_features, weight,
-                 in_features, bias.defined() ? 1.0f : 0.0f, ys, out_features, tracker);
+                 in_features, 0.0f, y32.data(), out_features, tracker);
+    if (dry(device)) return;
+    linear_forward_epilogue(y32.data(), bias.defined() ? bias32.data_as<float>() : nullptr, rows,
+                            out_features, pre_gelu);
     y32.store();
   }
 
   void linear_backward(DeviceContext& device, const Tensor& x, const Tensor& weight,
                        const Tensor& dy, const Tensor& dx, const Tensor& dweight,
-                       const Tensor& dbias) const override {
+                       const Tensor& dbias, const Tensor& x_pre_gelu,
+                       const Tensor& x_pre_gelu_dbias) const override {
     MemoryTracker& tracker = tracker_of(device);
     const std::int64_t out_features = weight.dim(0);
     const std::int64_t in_features = weight.dim(1);
     const std::int64_t rows = x.numel() / in_features;
+    ZT_CHECK(x_pre_gelu.defined() || !x_pre_gelu_dbias.defined(),
+             "linear_backward: a pre-GELU bias gradient without the pre-GELU input");
     {
       const F32Output dx32(dx, tracker);
       gemm_compute(false, false, rows, in_features, out_features, 1.0f, dy, out_features, weight,
                    in_features, 0.0f, dx32.data(), in_features, tracker);
+      if (x_pre_gelu.defined()) {
+        expect_dtype(x_pre_gelu, x.dtype(), "linear_backward x_pre_gelu");
+        ZT_CHECK(x_pre_gelu.numel() == x.numel(), "linear_backward: x_pre_gelu is not x's size");
+        const F32Rows pre_rows(x_pre_gelu, in_features, tracker);
+        if (!dry(device)) {
+          gelu_backward_epilogue(
+              dx32.data(), pre_rows, rows, in_features,
+              x_pre_gelu_dbias.defined() ? x_pre_gelu_dbias.data_as<float>() : nullptr);
+        }
+      }
       dx32.store();
     }
     gemm_compute(true, false, out_features, in_features, rows, 1.0f, dy, out_features, x,

@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <mutex>
+#include <utility>
 
 #include "core/device/device_context.h"
 #include "core/dtype.h"
@@ -33,15 +34,22 @@ decltype(auto) dispatch_cuda_floating(DType dtype, Fn&& fn) {
 
 // One cuBLAS handle for one GPU, created at the first GEMM. A handle is not thread-safe, so
 // every use holds the lock, and binds the handle to the caller's stream first and then to a
-// workspace from the caller's tracker, freed when fn has enqueued its GEMMs (Note [cuBLAS
-// workspace]).
+// workspace from the caller's tracker (Note [cuBLAS workspace]).
 class SharedCublasHandle {
  public:
   explicit SharedCublasHandle(int device_index) : device_index_(device_index) {}
 
+  // fn(handle) with a workspace of its own, freed when fn has enqueued its GEMMs.
   template <typename Fn>
   void with_stream(DeviceContext& device, void* stream, Fn&& fn) const {
     const Allocation workspace = cublas_workspace(device);
+    with_workspace(stream, workspace, std::forward<Fn>(fn));
+  }
+
+  // fn(handle) with `workspace`, an op's cublas_workspace that the caller keeps alive while
+  // fn enqueues and may hand to cuBLASLt too (one workspace per Linear op).
+  template <typename Fn>
+  void with_workspace(void* stream, const Allocation& workspace, Fn&& fn) const {
     const std::lock_guard<std::mutex> lock(mutex_);
     if (handle_ == nullptr) handle_ = make_handle();
     handle_->set_stream(stream);

@@ -1,8 +1,9 @@
 // The CUDA kernel backend: each op checks its context, picks the storage type and enqueues
-// cuBLAS and the nn CUDA kernels on the compute stream. The Linear bias is added after the
-// GEMM (a separate rounding in bf16, where the CPU path rounds once); embedding and layer-norm
-// parameter gradients use atomics, so their last bits vary from run to run. Workspace (cuBLAS's
-// included) is allocated through nn/kernels/cuda_workspace.h, which the dry run replays.
+// cuBLAS, cuBLASLt and the nn CUDA kernels on the compute stream. A Linear's bias, fused GELU
+// and their gradients run in cuBLASLt's epilogues (Note [GELU in the GEMMs]); embedding and
+// layer-norm parameter gradients use atomics, so their last bits vary from run to run.
+// Workspace (cuBLAS's and cuBLASLt's included) is allocated through nn/kernels/
+// cuda_workspace.h, which the dry run replays.
 #include "nn/kernels/cuda/cuda_kernel_backend.h"
 
 #include <cuda_runtime.h>
@@ -22,6 +23,7 @@
 #include "nn/kernels/cuda/cuda_check.h"
 #include "nn/kernels/cuda/embedding_cuda.h"
 #include "nn/kernels/cuda/gemm_cublas.h"
+#include "nn/kernels/cuda/gemm_cublaslt.h"
 #include "nn/kernels/cuda/layer_norm_cuda.h"
 #include "nn/kernels/cuda/residual_cuda.h"
 #include "nn/kernels/cuda_workspace.h"
@@ -81,44 +83,66 @@ class CudaKernelBackend final : public KernelBackend {
     });
   }
 
+  // Note [GELU in the GEMMs]: bias, GELU and their gradients run in cuBLASLt's epilogues.
   void linear_forward(DeviceContext& device, const Tensor& x, const Tensor& weight,
-                      const Tensor& bias, const Tensor& y) const override {
+                      const Tensor& bias, const Tensor& y, const Tensor& pre_gelu) const override {
     void* stream = stream_of(device);
     const std::int64_t out_features = weight.dim(0);
     const std::int64_t in_features = weight.dim(1);
     const std::int64_t rows = x.numel() / in_features;
+    const Allocation workspace = cublas_workspace(device);  // one for all of the op's GEMMs
     dispatch_cuda_floating(x.dtype(), [&](auto tag) {
       using T = decltype(tag);
-      cublas_.with_stream(device, stream, [&](CublasHandle& handle) {
-        cuda::gemm<T, T>(handle, false, true, rows, out_features, in_features, 1.0f, x.data_as<T>(),
-                         in_features, weight.data_as<T>(), in_features, 0.0f, y.data_as<T>(),
-                         out_features);
+      LtEpilogue epilogue{LtEpilogue::Kind::kBias, bias.defined() ? bias.data_as<T>() : nullptr};
+      // Widths cuBLASLt's GELU aux cannot take run the GELU kernel after the GEMM.
+      const bool fused_gelu = pre_gelu.defined() && gelu_fuses_into_gemm(out_features);
+      if (fused_gelu) {
+        epilogue.kind = LtEpilogue::Kind::kGelu;
+        epilogue.aux = pre_gelu.data_as<T>();
+      }
+      T* product = pre_gelu.defined() && !fused_gelu ? pre_gelu.data_as<T>() : y.data_as<T>();
+      cublas_.with_workspace(stream, workspace, [&](CublasHandle& handle) {
+        gemm_lt<T, T>(handle, stream, false, true, rows, out_features, in_features, 1.0f,
+                      x.data_as<T>(), in_features, weight.data_as<T>(), in_features, 0.0f, product,
+                      out_features, epilogue, workspace.data(), workspace_bytes(workspace));
       });
-      if (bias.defined()) {
-        bias_add_forward<T>(y.data_as<T>(), bias.data_as<T>(), rows, out_features, stream);
+      if (pre_gelu.defined() && !fused_gelu) {
+        cuda::gelu_forward<T>(pre_gelu.data_as<T>(), y.data_as<T>(), y.numel(), stream);
       }
     });
   }
 
   void linear_backward(DeviceContext& device, const Tensor& x, const Tensor& weight,
                        const Tensor& dy, const Tensor& dx, const Tensor& dweight,
-                       const Tensor& dbias) const override {
+                       const Tensor& dbias, const Tensor& x_pre_gelu,
+                       const Tensor& x_pre_gelu_dbias) const override {
     void* stream = stream_of(device);
     const std::int64_t out_features = weight.dim(0);
     const std::int64_t in_features = weight.dim(1);
     const std::int64_t rows = x.numel() / in_features;
+    ZT_CHECK(x_pre_gelu.defined() || !x_pre_gelu_dbias.defined(),
+             "linear_backward: a pre-GELU bias gradient without the pre-GELU input");
+    const Allocation workspace = cublas_workspace(device);  // one for all of the op's GEMMs
     dispatch_cuda_floating(x.dtype(), [&](auto tag) {
       using T = decltype(tag);
-      cublas_.with_stream(device, stream, [&](CublasHandle& handle) {
-        cuda::gemm<T, T>(handle, false, false, rows, in_features, out_features, 1.0f,
-                         dy.data_as<T>(), out_features, weight.data_as<T>(), in_features, 0.0f,
-                         dx.data_as<T>(), in_features);
-        cuda::gemm<T, float>(handle, true, false, out_features, in_features, rows, 1.0f,
-                             dy.data_as<T>(), out_features, x.data_as<T>(), in_features, 1.0f,
-                             dweight.data_as<float>(), in_features);
+      backward_input<T>(device, stream, workspace, rows, in_features, out_features, weight, dy, dx,
+                        x_pre_gelu, x_pre_gelu_dbias);
+      // dweight += dy^T x, and dy's column sums (BGRADB) into f32 scratch, then into dbias.
+      LtEpilogue epilogue;
+      const Tensor dbias_scratch =
+          dbias.defined() ? bias_grad_workspace(device, out_features) : Tensor();
+      if (dbias.defined()) {
+        epilogue = {LtEpilogue::Kind::kBiasGradFromA, nullptr, dbias_scratch.data_as<float>()};
+      }
+      cublas_.with_workspace(stream, workspace, [&](CublasHandle& handle) {
+        gemm_lt<T, float>(handle, stream, true, false, out_features, in_features, rows, 1.0f,
+                          dy.data_as<T>(), out_features, x.data_as<T>(), in_features, 1.0f,
+                          dweight.data_as<float>(), in_features, epilogue, workspace.data(),
+                          workspace_bytes(workspace));
       });
       if (dbias.defined()) {
-        bias_backward<T>(dy.data_as<T>(), dbias.data_as<float>(), rows, out_features, stream);
+        bias_backward<float>(dbias_scratch.data_as<float>(), dbias.data_as<float>(), 1,
+                             out_features, stream);
       }
     });
   }
@@ -249,6 +273,49 @@ class CudaKernelBackend final : public KernelBackend {
   }
 
  private:
+  static std::size_t workspace_bytes(const Allocation& workspace) {
+    return static_cast<std::size_t>(workspace.bytes());
+  }
+
+  // dx = dy · W, with x_pre_gelu: dx = gelu'(x_pre_gelu) ⊙ (dy · W) and its column sums
+  // (DGELU_BGRAD, written in T into scratch) added into x_pre_gelu_dbias.
+  template <typename T>
+  void backward_input(DeviceContext& device, void* stream, const Allocation& workspace,
+                      std::int64_t rows, std::int64_t in_features, std::int64_t out_features,
+                      const Tensor& weight, const Tensor& dy, const Tensor& dx,
+                      const Tensor& x_pre_gelu, const Tensor& x_pre_gelu_dbias) const {
+    const bool fused_gelu = x_pre_gelu.defined() && gelu_fuses_into_gemm(in_features);
+    LtEpilogue epilogue;
+    const Tensor dbias_scratch = fused_gelu && x_pre_gelu_dbias.defined()
+                                     ? dgelu_bias_grad_workspace(device, in_features, dx.dtype())
+                                     : Tensor();
+    if (fused_gelu) {
+      epilogue = {LtEpilogue::Kind::kGeluBackward, nullptr,
+                  dbias_scratch.defined() ? dbias_scratch.data_as<T>() : nullptr,
+                  x_pre_gelu.data_as<T>()};
+    }
+    cublas_.with_workspace(stream, workspace, [&](CublasHandle& handle) {
+      gemm_lt<T, T>(handle, stream, false, false, rows, in_features, out_features, 1.0f,
+                    dy.data_as<T>(), out_features, weight.data_as<T>(), in_features, 0.0f,
+                    dx.data_as<T>(), in_features, epilogue, workspace.data(),
+                    workspace_bytes(workspace));
+    });
+    if (fused_gelu) {
+      if (dbias_scratch.defined()) {
+        bias_backward<T>(dbias_scratch.data_as<T>(), x_pre_gelu_dbias.data_as<float>(), 1,
+                         in_features, stream);
+      }
+    } else if (x_pre_gelu.defined()) {
+      // The aux row stride cuBLASLt needs is a multiple of 8: other widths run the kernels.
+      cuda::gelu_backward<T>(x_pre_gelu.data_as<T>(), dx.data_as<T>(), dx.data_as<T>(), dx.numel(),
+                             stream);
+      if (x_pre_gelu_dbias.defined()) {
+        bias_backward<T>(dx.data_as<T>(), x_pre_gelu_dbias.data_as<float>(), rows, in_features,
+                         stream);
+      }
+    }
+  }
+
   void* stream_of(DeviceContext& device) const {
     return detail::compute_stream_of(device, device_);
   }

@@ -5,8 +5,10 @@
 // replays the CUDA backend's workspace instead, checked here in closed form.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <memory>
+#include <string>
 
 #include "core/device/device_context.h"
 #include "core/device/meta_device.h"
@@ -48,9 +50,21 @@ TEST(DryKernels, LinearForwardAndBackward) {
     const Tensor x = make(d, Shape{6, 5}, t), w = make(d, Shape{3, 5}, t), b = make(d, Shape{3}, t);
     const Tensor y = make(d, Shape{6, 3}, t), dx = make(d, Shape{6, 5}, t);
     const Tensor dw = make(d, Shape{3, 5}, DType::kF32), db = make(d, Shape{3}, DType::kF32);
-    k.linear_forward(d, x, w, b, y);
-    k.linear_backward(d, x, w, y, dx, dw, db);
+    k.linear_forward(d, x, w, b, y, Tensor());
+    k.linear_backward(d, x, w, y, dx, dw, db, Tensor(), Tensor());
     k.gemm(d, false, true, 1.0f, x, w, 0.5f, y);
+  });
+}
+
+TEST(DryKernels, LinearWithFusedGelu) {
+  expect_same_workspace("linear_gelu", [](DeviceContext& d, const KernelBackend& k, DType t) {
+    const Tensor x = make(d, Shape{6, 5}, t), w = make(d, Shape{3, 5}, t), b = make(d, Shape{3}, t);
+    const Tensor pre = make(d, Shape{6, 3}, t), h = make(d, Shape{6, 3}, t);
+    const Tensor w2 = make(d, Shape{4, 3}, t), y = make(d, Shape{6, 4}, t);
+    const Tensor dpre = make(d, Shape{6, 3}, t);
+    const Tensor dw = make(d, Shape{4, 3}, DType::kF32), db = make(d, Shape{3}, DType::kF32);
+    k.linear_forward(d, x, w, b, h, pre);
+    k.linear_backward(d, h, w2, y, dpre, dw, Tensor(), pre, db);
   });
 }
 
@@ -110,8 +124,12 @@ TEST(DryKernels, GpuMetaDeviceReplaysTheCudaBackendsWorkspace) {
     const Tensor x = make(d, Shape{6, 5}, t), w = make(d, Shape{3, 5}, t), b = make(d, Shape{3}, t);
     const Tensor y = make(d, Shape{6, 3}, t), dx = make(d, Shape{6, 5}, t);
     const Tensor dw = make(d, Shape{3, 5}, DType::kF32), db = make(d, Shape{3}, DType::kF32);
-    EXPECT_EQ(peak([&] { k.linear_forward(d, x, w, b, y); }), cublas);
-    EXPECT_EQ(peak([&] { k.linear_backward(d, x, w, y, dx, dw, db); }), cublas);
+    EXPECT_EQ(peak([&] { k.linear_forward(d, x, w, b, y, Tensor()); }), cublas);
+    EXPECT_EQ(peak([&] { k.linear_backward(d, x, w, y, dx, dw, Tensor(), Tensor(), Tensor()); }),
+              cublas);
+    // BGRADB writes the bias gradient into (out) f32 scratch while the workspace lives.
+    EXPECT_EQ(peak([&] { k.linear_backward(d, x, w, y, dx, dw, db, Tensor(), Tensor()); }),
+              cublas + 3 * 4);
     EXPECT_EQ(peak([&] { k.gemm(d, false, true, 1.0f, x, w, 0.5f, y); }), cublas);
     const Tensor mean = make(d, Shape{6}, DType::kF32), rstd = make(d, Shape{6}, DType::kF32);
     EXPECT_EQ(peak([&] {
@@ -129,6 +147,47 @@ TEST(DryKernels, GpuMetaDeviceReplaysTheCudaBackendsWorkspace) {
               (bf16 ? 960 + 400 + 320 + 960 : 0) + 400 + cublas);
     const Tensor ids = make(d, Shape{6}, DType::kI32);
     EXPECT_EQ(peak([&] { k.softmax_cross_entropy(d, x, ids, 1.0f, dx); }), 6 * 4);
+  }
+}
+
+// The fused GELU MLP's Linear ops on a meta device standing for a GPU: one cuBLAS workspace
+// per op (cuBLASLt's, Note [cuBLAS workspace]) and, while it lives, the bias-gradient scratch
+// each epilogue writes: DGELU_BGRAD's (in) in the compute dtype, then BGRADB's (out) f32.
+// Widths cuBLASLt's GELU aux cannot take (not a multiple of 8) run kernels and need no
+// pre-GELU scratch.
+TEST(DryKernels, GpuMetaDeviceReplaysTheFusedGeluLinearWorkspace) {
+  const auto meta = make_meta_device_context(Device::cuda(0));
+  DeviceContext& d = *meta;
+  const KernelBackend& k = kernel_backend_for(d.device());
+  const std::int64_t cublas = cuda::kCublasWorkspaceBytes;
+  const auto peak = [&](const std::function<void()>& op) {
+    d.tracker().reset_peaks();
+    op();
+    EXPECT_EQ(d.tracker().current_bytes(MemoryCategory::kWorkspace), 0);
+    return d.tracker().peak_bytes(MemoryCategory::kWorkspace);
+  };
+  for (DType t : {DType::kF32, DType::kBF16}) {
+    for (const std::int64_t hidden : {std::int64_t{16}, std::int64_t{12}}) {
+      SCOPED_TRACE(std::string(dtype_name(t)) + ", hidden " + std::to_string(hidden));
+      const bool fuses = hidden % 8 == 0;
+      const std::int64_t pre_gelu_scratch =
+          fuses ? hidden * static_cast<std::int64_t>(dtype_size(t)) : 0;
+      // fc (6, 5) -> (6, hidden) with GELU, proj (6, hidden) -> (6, 3).
+      const Tensor x = make(d, Shape{6, 5}, t), w_fc = make(d, Shape{hidden, 5}, t);
+      const Tensor b_fc = make(d, Shape{hidden}, t);
+      const Tensor pre = make(d, Shape{6, hidden}, t), h = make(d, Shape{6, hidden}, t);
+      const Tensor w_proj = make(d, Shape{3, hidden}, t), dy = make(d, Shape{6, 3}, t);
+      const Tensor dw = make(d, Shape{3, hidden}, DType::kF32), db = make(d, Shape{3}, DType::kF32);
+      const Tensor db_fc = make(d, Shape{hidden}, DType::kF32);
+      EXPECT_EQ(peak([&] { k.linear_forward(d, x, w_fc, b_fc, h, pre); }), cublas);
+      EXPECT_EQ(peak([&] { k.linear_backward(d, h, w_proj, dy, pre, dw, db, pre, db_fc); }),
+                cublas + std::max<std::int64_t>(pre_gelu_scratch, 3 * 4));
+      EXPECT_EQ(peak([&] { k.linear_backward(d, h, w_proj, dy, pre, dw, Tensor(), pre, db_fc); }),
+                cublas + pre_gelu_scratch);
+      EXPECT_EQ(
+          peak([&] { k.linear_backward(d, h, w_proj, dy, pre, dw, Tensor(), pre, Tensor()); }),
+          cublas);
+    }
   }
 }
 
