@@ -48,6 +48,12 @@ class Module {
   // Returns the output for `input`; pushes what backward needs onto ctx.saved.
   virtual Tensor forward(ParameterViews params, const Tensor& input, ModuleContext& ctx) = 0;
 
+  // Validates `input`, user data in host memory, before it is copied to the device: throws
+  // FormatError naming what is wrong and where (the Embedding's token ids). The first block's
+  // module is asked for every batch the trainer reads, so a device kernel needs no check and
+  // no copy back. Default: any input of the right shape is valid.
+  virtual void check_input(const Tensor& /*input*/) const {}
+
   // Given dL/d(output), adds dL/d(parameter) into `grads` (same order and shapes as
   // `params`) and returns dL/d(input). Pops what forward pushed.
   virtual Tensor backward(ParameterViews params, ParameterViews grads, const Tensor& grad_output,

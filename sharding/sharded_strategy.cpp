@@ -286,9 +286,15 @@ void ShardedStrategy::prepare_update(std::int64_t update_step, float lr) {
 double ShardedStrategy::finish_gradients() {
   reducer_->drain();
   // Padding slots hold zero gradients (no parameter reads them), so they add nothing.
+  // Each slice's Σg² is enqueued without a wait; one wait then reads them all, added in
+  // slice order in double as before (no host read per slice).
+  slice_squares_.clear();
+  grad_shard_.for_each_slice([&](const Segment&, const Tensor& slice) {
+    slice_squares_.push_back(device_.ops().sum_of_squares(slice));
+  });
+  device_.compute_stream().synchronize();
   double local = 0.0;
-  grad_shard_.for_each_slice(
-      [&](const Segment&, const Tensor& slice) { local += device_.ops().sum_of_squares(slice); });
+  for (const HostScalar& squares : slice_squares_) local += squares;
   device_.ops().fill(norm_buffer_, static_cast<float>(local));
   lanes_.control.all_reduce(norm_buffer_, comm::ReduceOp::kSum)->wait();
   float global = 0.0f;

@@ -121,7 +121,8 @@ class ShardedStrategy final : public ZeroStrategy {
   ShardBuffer master_shard_;    // f32 master weights: the parameter storage itself in fp32
   std::vector<Tensor> states_;  // optimizer states, each (shard_numel) f32
   Tensor norm_buffer_;          // (1) squared gradient norm, all-reduced on the device
-  Tensor grad_workspace_;       // (largest slice) f32: offloaded, gradients not f32
+  std::vector<HostScalar> slice_squares_;  // finish_gradients's Σg² per slice, read after one wait
+  Tensor grad_workspace_;                  // (largest slice) f32: offloaded, gradients not f32
 
   std::vector<std::vector<Tensor>> param_views_;  // full_parameters
   std::vector<std::vector<Tensor>> grad_views_;   // current gradient views per block

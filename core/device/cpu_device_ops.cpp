@@ -88,7 +88,7 @@ void CpuDeviceOps::axpby(float alpha, const Tensor& x, float beta, const Tensor&
   });
 }
 
-double CpuDeviceOps::sum_of_squares(const Tensor& values) {
+HostScalar CpuDeviceOps::sum_of_squares(const Tensor& values) {
   expect_host_floating(values, "sum_of_squares");
   double sum = 0.0;
   for_each_chunk(values, false, [&](std::size_t, std::span<float> chunk) {

@@ -12,7 +12,7 @@ class CpuDeviceOps final : public DeviceOps {
   void fill_zero_bytes(const Tensor& values) override;
   void scale(const Tensor& values, float factor) override;
   void axpby(float alpha, const Tensor& x, float beta, const Tensor& y) override;
-  double sum_of_squares(const Tensor& values) override;
+  HostScalar sum_of_squares(const Tensor& values) override;
   void cast(const Tensor& src, const Tensor& dst) override;
   void copy(const Tensor& src, const Tensor& dst) override;
   // An inline stream copies now; a CpuWorkerStream copies on its worker thread.

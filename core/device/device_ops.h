@@ -6,6 +6,7 @@
 #pragma once
 
 #include "core/device/device_stream.h"
+#include "core/device/host_scalar.h"
 #include "core/tensor.h"
 
 namespace zt {
@@ -24,9 +25,11 @@ class DeviceOps {
   // have the same element count; their dtypes may differ.
   virtual void axpby(float alpha, const Tensor& x, float beta, const Tensor& y) = 0;
   // Σ values², accumulated in double: in element order (CPU), or per thread and block of a
-  // grid fixed by the size, the blocks' partials then summed in block order (CUDA); waits
-  // for the result on the host.
-  virtual double sum_of_squares(const Tensor& values) = 0;
+  // grid fixed by the size, the blocks' partials then summed in block order (CUDA). The host
+  // does not wait: the sum lands in host staging memory once the compute stream has run
+  // (CPU: at once); reading the HostScalar waits for it, so a caller summing several slices
+  // waits once for all of them.
+  virtual HostScalar sum_of_squares(const Tensor& values) = 0;
   // dst = src converted to dst's dtype (same element count).
   virtual void cast(const Tensor& src, const Tensor& dst) = 0;
   // dst = src, same dtype and size; either may live on the host or this device (CUDA: a

@@ -17,7 +17,7 @@ class MetaDeviceOps final : public DeviceOps {
   void fill_zero_bytes(const Tensor&) override {}
   void scale(const Tensor&, float) override {}
   void axpby(float, const Tensor&, float, const Tensor&) override {}
-  double sum_of_squares(const Tensor&) override { return 0.0; }
+  HostScalar sum_of_squares(const Tensor&) override { return 0.0; }
   void cast(const Tensor&, const Tensor&) override {}
   void copy(const Tensor&, const Tensor&) override {}
   void copy_on(const Tensor& src, const Tensor&, DeviceStream&) override {

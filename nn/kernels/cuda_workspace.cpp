@@ -45,9 +45,14 @@ AttentionBackwardWorkspace attention_backward_workspace(DeviceContext& device, c
           Tensor::empty(att.shape(), DType::kF32, device.tracker(), MemoryCategory::kWorkspace)};
 }
 
-Tensor cross_entropy_losses_workspace(DeviceContext& device, std::int64_t rows) {
+CrossEntropyWorkspace cross_entropy_workspace(DeviceContext& device, std::int64_t rows) {
   const ScopedAllocationName name("cross-entropy losses");
-  return Tensor::empty(Shape{rows}, DType::kF32, device.tracker(), MemoryCategory::kWorkspace);
+  CrossEntropyWorkspace workspace;
+  workspace.losses =
+      Tensor::empty(Shape{rows}, DType::kF32, device.tracker(), MemoryCategory::kWorkspace);
+  workspace.device_sum =
+      Tensor::empty(Shape{2}, DType::kF32, device.tracker(), MemoryCategory::kWorkspace);
+  return workspace;
 }
 
 }  // namespace zt::nn::cuda

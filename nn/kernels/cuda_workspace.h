@@ -65,7 +65,12 @@ AttentionBackwardWorkspace attention_backward_workspace(DeviceContext& device, c
                                                         const Tensor& att, const Tensor& dy,
                                                         const Tensor& dqkv);
 
-// The fused cross-entropy's per-row losses (rows) f32, summed on the host afterwards.
-Tensor cross_entropy_losses_workspace(DeviceContext& device, std::int64_t rows);
+// The fused cross-entropy's workspace: the per-row losses (rows) f32 and their double sum
+// (the bytes of one double), which stay on the device; only the sum is copied to the host.
+struct CrossEntropyWorkspace {
+  Tensor losses;      // (rows) f32
+  Tensor device_sum;  // (2) f32: a double's bytes
+};
+CrossEntropyWorkspace cross_entropy_workspace(DeviceContext& device, std::int64_t rows);
 
 }  // namespace zt::nn::cuda

@@ -107,8 +107,9 @@ class KernelBackend {
                                   const Tensor& dqkv) const = 0;
 
   // Token + position embedding: ids (B, T) i32, wte (V, C), wpe (maxT, C) -> out (B, T, C)
-  // = wte[ids] + wpe[t]. An id outside [0, V) comes from user data and throws FormatError
-  // naming its batch row and position, before anything is written.
+  // = wte[ids] + wpe[t]. Ids are user data, checked on the host when the batch is read
+  // (Embedding::check_input); the CPU backend checks again (FormatError naming the batch row
+  // and position, before anything is written), a device backend traps on a bad id.
   virtual void embedding_forward(DeviceContext& device, const Tensor& ids, const Tensor& wte,
                                  const Tensor& wpe, const Tensor& out) const = 0;
   // dwte[ids] += dout;  dwpe[t] += dout  (f32 gradients; a token seen twice gets both).
@@ -116,11 +117,14 @@ class KernelBackend {
                                   const Tensor& dwte, const Tensor& dwpe) const = 0;
 
   // Fused softmax cross-entropy over the last axis of logits (N, C) with targets (N) i32 in
-  // [0, C): returns Σ_n -log p_n(target) summed in double in row order (on the host), and
-  // writes dlogits (logits' shape and dtype) = (softmax - onehot) * grad_scale.
-  virtual double softmax_cross_entropy(DeviceContext& device, const Tensor& logits,
-                                       const Tensor& targets, float grad_scale,
-                                       const Tensor& dlogits) const = 0;
+  // [0, C): writes dlogits (logits' shape and dtype) = (softmax - onehot) * grad_scale and
+  // *loss_sum = Σ_n -log p_n(target), each row's loss in fp32 and the sum in double (CPU: in
+  // row order; CUDA: one block's fixed order). loss_sum is host memory (the device's host
+  // staging memory, pinned on CUDA) written by work on the compute stream: the host does not
+  // wait here, and reads it once the compute stream has run past this op.
+  virtual void softmax_cross_entropy(DeviceContext& device, const Tensor& logits,
+                                     const Tensor& targets, float grad_scale, const Tensor& dlogits,
+                                     double* loss_sum) const = 0;
 };
 
 // The backend for `device`, created at its first use and kept for the process. Throws

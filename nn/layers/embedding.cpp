@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "nn/dtype_contract.h"
+#include "nn/kernels/token_ids.h"
 
 namespace zt::nn {
 
@@ -20,6 +21,14 @@ Embedding::Embedding(std::int64_t vocab_size, std::int64_t max_seq_len, std::int
 std::vector<ParameterSpec> Embedding::parameter_specs() const {
   return {{"wte", Shape{vocab_size_, channels_}, Init::normal(0.02f)},
           {"wpe", Shape{max_seq_len_, channels_}, Init::normal(0.02f)}};
+}
+
+void Embedding::check_input(const Tensor& input) const {
+  if (input.dtype() != DType::kI32 || input.rank() != 2) return;  // forward names the shape
+  // Only host ids can be read here (the estimator's meta batches hold none); ids a caller
+  // put on a device are the caller's to have checked: the CUDA kernel traps on a bad one.
+  if (input.device().kind != DeviceKind::kCpu || input.device().meta) return;
+  check_token_ids(input.data_as<std::int32_t>(), input.numel(), input.dim(1), vocab_size_);
 }
 
 // ids (B, T) -> out (B, T, C)

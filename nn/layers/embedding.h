@@ -17,6 +17,9 @@ class Embedding final : public Module {
   // parameters' dtype (the compute dtype; both parameters must share it). An id
   // outside [0, vocab_size) comes from user data and throws zt::FormatError.
   Tensor forward(ParameterViews params, const Tensor& input, ModuleContext& ctx) override;
+  // Token ids (B, T) i32 in host memory (others are not looked at): throws FormatError naming the
+  // batch row and position of the first id outside [0, vocab_size).
+  void check_input(const Tensor& input) const override;
   // Scatter-adds into wte and wpe; returns an undefined Tensor (ids have no gradient).
   Tensor backward(ParameterViews params, ParameterViews grads, const Tensor& grad_output,
                   ModuleContext& ctx) override;

@@ -21,8 +21,10 @@ LossResult softmax_cross_entropy(const Tensor& logits, const Tensor& targets, fl
   result.rows = rows;
   result.grad_logits =
       Tensor::empty(logits.shape(), logits.dtype(), device.tracker(), MemoryCategory::kActivations);
-  result.loss_sum =
-      kernels.softmax_cross_entropy(device, logits, targets, grad_scale, result.grad_logits);
+  result.loss_sum = HostScalar::staged(device);
+  kernels.softmax_cross_entropy(device, logits, targets, grad_scale, result.grad_logits,
+                                result.loss_sum.data());
+  result.loss_sum.written(device.compute_stream().record());
   return result;
 }
 

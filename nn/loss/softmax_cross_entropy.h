@@ -3,13 +3,17 @@
 #pragma once
 
 #include "core/device/device_context.h"
+#include "core/device/host_scalar.h"
 #include "core/tensor.h"
 #include "nn/kernels/kernel_backend.h"
 
 namespace zt::nn {
 
 struct LossResult {
-  double loss_sum = 0;  // Σ over rows of -log p(target), in double for a stable report
+  // Σ over rows of the loss, in double for a stable report. A built-in loss leaves it in host
+  // staging memory for the device to write (no wait per micro-batch); reading it waits for
+  // that write. A loss may also assign a double known on the host.
+  HostScalar loss_sum;
   std::int64_t rows = 0;
   Tensor grad_logits;  // same shape and dtype as logits
 };
@@ -18,7 +22,8 @@ struct LossResult {
 // grad_logits, in the logits' dtype, is (p - onehot) * grad_scale computed in f32 and rounded
 // once; grad_scale is typically 1 / (rows in the global batch), times the loss scale in f16,
 // where a too-large scale gives inf (never a NaN) for the overflow check to catch. Runs on
-// `kernels`, the backend of `device`, where logits and targets live; loss_sum is on the host.
+// `kernels`, the backend of `device`, where logits and targets live; loss_sum is staged on
+// the host, written once the compute stream has run.
 LossResult softmax_cross_entropy(const Tensor& logits, const Tensor& targets, float grad_scale,
                                  DeviceContext& device, const KernelBackend& kernels);
 

@@ -377,6 +377,9 @@ void Trainer::check_batch(const data::Batch& batch, std::int64_t samples, const 
   if (samples == 0 && batch.samples == 0) {
     throw Error(std::string(what) + ": the batch is empty: " + shapes);
   }
+  // User data is checked here, on the host where it was read (token ids against the
+  // vocabulary), so no device kernel has to copy it back to check it.
+  model_.block(0).module->check_input(batch.inputs);
 }
 
 StepMetrics Trainer::run_step(const std::function<data::Batch(std::int64_t micro)>& load_micro) {
@@ -396,14 +399,14 @@ StepMetrics Trainer::run_step(const std::function<data::Batch(std::int64_t micro
   // Without clipping or loss scaling nothing can veto the update: the strategy may apply it
   // block by block as the last micro-batch's backward finishes each one.
   const bool update_cannot_be_vetoed = !loss_scaler_ && config_.optimizer.max_grad_norm <= 0;
-  double local_loss = 0.0;
+  micro_loss_sums_.clear();
   try {
     for (std::int64_t micro = 0; micro < config_.train.grad_accum_steps; ++micro) {
       data::Batch batch = load_micro(micro);
       if (update_cannot_be_vetoed && micro + 1 == config_.train.grad_accum_steps) {
         strategy_->prepare_update(applied_steps_ + 1, lr);
       }
-      local_loss += micro_batch(step, micro, std::move(batch));
+      micro_loss_sums_.push_back(micro_batch(step, micro, std::move(batch)));
     }
   } catch (...) {
     // A bad batch or loss fails in forward or at the loss, before any gradient was reduced:
@@ -411,6 +414,7 @@ StepMetrics Trainer::run_step(const std::function<data::Batch(std::int64_t micro
     pass_->discard_forward();
     throw;
   }
+  const double local_loss = read_loss_sums(step);
   bool skipped = false;
   const double grad_norm = apply_gradients(step, lr, skipped);
   const double loss = global_mean_loss(local_loss, rows_this_step_);
@@ -474,6 +478,8 @@ double Trainer::evaluate(const data::Batch& batch) {
   }
   pass_->discard_forward();
   tracker_.set_phase(phase);
+  device_.compute_stream().synchronize();  // the loss read
+  check_loss_finite(loss.loss_sum, steps_done_, 0);
   return global_mean_loss(loss.loss_sum, loss.rows);
 }
 
@@ -571,18 +577,42 @@ nn::LossResult Trainer::forward_loss(const data::Batch& batch, float grad_scale,
                 " elements and a gradient shaped like the output " + output.shape().to_string() +
                 " " + std::string(dtype_name(output.dtype())));
   }
-  if (!std::isfinite(loss.loss_sum)) {
-    throw Error("the loss '" + std::string(loss_->name()) + "' is " +
-                std::to_string(loss.loss_sum) + " at step " + std::to_string(step) +
-                ", micro-batch " + std::to_string(micro) + " on rank " +
-                std::to_string(comm_.rank()) +
-                ": the model's output or the loss is not finite (lower optimizer.lr, now " +
-                std::to_string(config_.optimizer.lr) + ", or check the loss and the data)");
-  }
+  // Checked now only if that needs no wait (the CPU, a custom loss's host double): a device's
+  // sum is checked with the step's others after its one wait (read_loss_sums).
+  if (loss.loss_sum.ready()) check_loss_finite(loss.loss_sum, step, micro);
   return loss;
 }
 
-double Trainer::micro_batch(std::int64_t step, std::int64_t micro, data::Batch batch) {
+void Trainer::check_loss_finite(double loss_sum, std::int64_t step, std::int64_t micro) const {
+  if (std::isfinite(loss_sum)) return;
+  throw Error("the loss '" + std::string(loss_->name()) + "' is " + std::to_string(loss_sum) +
+              " at step " + std::to_string(step) + ", micro-batch " + std::to_string(micro) +
+              " on rank " + std::to_string(comm_.rank()) +
+              ": the model's output or the loss is not finite (lower optimizer.lr, now " +
+              std::to_string(config_.optimizer.lr) + ", or check the loss and the data)");
+}
+
+// Note [One host wait per step]
+// A loss leaves its micro-batch's sum in host staging memory for the device to write (a
+// HostScalar), so the micro-batch loop never waits for the device: on CUDA, forward,
+// backward and the next micro-batch's copies stay queued behind each other. The step's sums
+// are read here, after one wait on the compute stream, and added in micro-batch order in
+// double, exactly as they were added when each was read as it came (the CPU's numbers do not
+// change). A non-finite sum the device wrote is reported here, naming its micro-batch, after
+// the step's backward passes have run but before any update that a check can still veto.
+double Trainer::read_loss_sums(std::int64_t step) {
+  device_.compute_stream().synchronize();
+  double local_loss = 0.0;
+  for (std::size_t micro = 0; micro < micro_loss_sums_.size(); ++micro) {
+    const double sum = micro_loss_sums_[micro];
+    check_loss_finite(sum, step, static_cast<std::int64_t>(micro));
+    local_loss += sum;
+  }
+  micro_loss_sums_.clear();
+  return local_loss;
+}
+
+HostScalar Trainer::micro_batch(std::int64_t step, std::int64_t micro, data::Batch batch) {
   const data::DistributedSampler sampler(config_.train.micro_batch_size,
                                          config_.train.grad_accum_steps, comm_.world_size(),
                                          comm_.rank());

@@ -15,6 +15,7 @@
 #include "core/config/batch_size.h"
 #include "core/config/config.h"
 #include "core/device/device_context.h"
+#include "core/device/host_scalar.h"
 #include "core/memory_tracker.h"
 #include "data/batch.h"
 #include "nn/loss/loss.h"
@@ -143,11 +144,19 @@ class Trainer {
   // One optimizer step from micro-batches that `load_micro` returns (by index); the
   // metrics of the step, also handed to the log, the progress line and on_step.
   StepMetrics run_step(const std::function<data::Batch(std::int64_t micro)>& load_micro);
+  // Shapes and sample count (Error naming `what`), then the first block's check of the inputs
+  // (FormatError: a token id outside the vocabulary, naming its batch row and position).
   void check_batch(const data::Batch& batch, std::int64_t samples, const char* what) const;
   // Unscales, clips and applies the step's gradients unless they overflowed; returns the
   // (unscaled) global gradient norm and sets `skipped`.
   double apply_gradients(std::int64_t step, float lr, bool& skipped);
-  double micro_batch(std::int64_t step, std::int64_t micro, data::Batch batch);
+  // Forward, loss and backward of one micro-batch; returns its loss sum, which the device
+  // may still be writing (Note [One host wait per step]).
+  HostScalar micro_batch(std::int64_t step, std::int64_t micro, data::Batch batch);
+  // After one wait: the step's micro-batch loss sums added in order; Error naming the first
+  // non-finite one.
+  double read_loss_sums(std::int64_t step);
+  void check_loss_finite(double loss_sum, std::int64_t step, std::int64_t micro) const;
   // The loss of `batch`'s forward as the loss computes it (backward not run).
   nn::LossResult forward_loss(const data::Batch& batch, float grad_scale, std::int64_t step,
                               std::int64_t micro);
@@ -186,7 +195,8 @@ class Trainer {
   std::unique_ptr<optim::Optimizer> optimizer_;
   std::unique_ptr<zero::ZeroStrategy> strategy_;
   std::unique_ptr<BlockPass> pass_;
-  Tensor loss_buffer_;  // (2) f32: loss sum and rows, all-reduced
+  Tensor loss_buffer_;                       // (2) f32: loss sum and rows, all-reduced
+  std::vector<HostScalar> micro_loss_sums_;  // this step's, read once at its end
   std::int64_t rows_this_step_ = 0;
   double global_rows_ = 0;  // loss rows of the last step over all ranks
   DType compute_dtype_ = DType::kF32;

@@ -111,6 +111,13 @@ void with_storage(DType dtype, void* data, Fn&& fn) {
   ZT_CHECK(false, "a device op on a non-floating dtype");
 }
 
+// One thread: the partials in block order, as the host used to add them.
+__global__ void sum_partials_kernel(const double* partials, int blocks, double* sum) {
+  double total = 0.0;
+  for (int block = 0; block < blocks; ++block) total += partials[block];
+  *sum = total;
+}
+
 }  // namespace
 
 void fill(void* values, DType dtype, std::int64_t n, float value, void* stream) {
@@ -167,6 +174,11 @@ void sum_of_squares_partials(const void* values, DType dtype, std::int64_t n, do
         static_cast<const std::remove_pointer_t<decltype(typed)>*>(typed), n, partials);
   });
   check_launch("sum_of_squares_kernel", n);
+}
+
+void sum_partials(const double* partials, int blocks, double* sum, void* stream) {
+  sum_partials_kernel<<<1, 1, 0, as_stream(stream)>>>(partials, blocks, sum);
+  check_launch("sum_partials_kernel", blocks);
 }
 
 }  // namespace zt::cuda_kernels

@@ -22,5 +22,7 @@ inline constexpr int kMaxSumOfSquaresBlocks = 1024;
 int sum_of_squares_blocks(std::int64_t n);
 void sum_of_squares_partials(const void* values, DType dtype, std::int64_t n, double* partials,
                              void* stream);
+// *sum = partials[0] + ... + partials[blocks - 1], in block order, on the device.
+void sum_partials(const double* partials, int blocks, double* sum, void* stream);
 
 }  // namespace zt::cuda_kernels

@@ -31,7 +31,7 @@ class CudaDeviceContext final : public DeviceContext {
         copy_(device, device.to_string() + " copy"),
         allocator_(device, compute_.native_handle(), capacity_bytes),
         staging_(make_pinned_host_allocator()),
-        ops_(device, compute_.native_handle()),
+        ops_(device, compute_, *staging_),
         tracker_(allocator_, capacity_bytes) {}
 
   const Device& device() const override { return device_; }

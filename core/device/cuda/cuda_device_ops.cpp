@@ -27,25 +27,22 @@ bool is_pageable_host_memory(const void* data) {
 
 }  // namespace
 
-CudaDeviceOps::CudaDeviceOps(Device device, void* compute_stream)
-    : device_(device), compute_stream_(compute_stream) {
+CudaDeviceOps::CudaDeviceOps(Device device, DeviceStream& compute_stream,
+                             DeviceAllocator& host_staging)
+    : device_(device),
+      compute_(compute_stream),
+      compute_stream_(compute_stream.native_handle()),
+      host_staging_(host_staging) {
   CurrentDevice current(device.index);
-  constexpr std::size_t kPartialsBytes = cuda_kernels::kMaxSumOfSquaresBlocks * sizeof(double);
+  constexpr std::size_t kPartialsBytes =
+      (cuda_kernels::kMaxSumOfSquaresBlocks + 1) * sizeof(double);
   void* device_partials = nullptr;
   ZT_CORE_CUDA_CHECK(cudaMalloc(&device_partials, kPartialsBytes),
                      "sum-of-squares partials on " + device.to_string());
   device_partials_ = static_cast<double*>(device_partials);
-  void* host_partials = nullptr;
-  const cudaError_t status = cudaMallocHost(&host_partials, kPartialsBytes);
-  if (status != cudaSuccess) {
-    cudaFree(device_partials_);
-    detail::check_core_cuda(status, "cudaMallocHost", "pinned sum-of-squares partials");
-  }
-  host_partials_ = static_cast<double*>(host_partials);
 }
 
 CudaDeviceOps::~CudaDeviceOps() {
-  cudaFreeHost(host_partials_);
   try {
     CurrentDevice current(device_.index);
     cudaFree(device_partials_);  // synchronizes: no kernel still writes the partials
@@ -92,23 +89,22 @@ void CudaDeviceOps::axpby(float alpha, const Tensor& x, float beta, const Tensor
                       compute_stream_);
 }
 
-double CudaDeviceOps::sum_of_squares(const Tensor& values) {
+HostScalar CudaDeviceOps::sum_of_squares(const Tensor& values) {
   expect_on_device(values, "sum_of_squares");
   const std::int64_t n = values.numel();
   if (n == 0) return 0.0;
   CurrentDevice current(device_.index);
+  HostScalar sum = HostScalar::staged(host_staging_);
+  double* device_sum = device_partials_ + cuda_kernels::kMaxSumOfSquaresBlocks;
   std::lock_guard lock(partials_mutex_);
   cuda_kernels::sum_of_squares_partials(values.data(), values.dtype(), n, device_partials_,
                                         compute_stream_);
-  const int blocks = cuda_kernels::sum_of_squares_blocks(n);
-  ZT_CORE_CUDA_CHECK(cudaMemcpyAsync(host_partials_, device_partials_, sizeof(double) * blocks,
-                                     cudaMemcpyDeviceToHost, as_stream(compute_stream_)),
-                     "sum-of-squares partials to the host");
-  ZT_CORE_CUDA_CHECK(
-      cudaStreamSynchronize(as_stream(compute_stream_)),
-      "sum_of_squares of " + std::to_string(n) + " elements on " + device_.to_string());
-  double sum = 0.0;
-  for (int block = 0; block < blocks; ++block) sum += host_partials_[block];  // block order
+  cuda_kernels::sum_partials(device_partials_, cuda_kernels::sum_of_squares_blocks(n), device_sum,
+                             compute_stream_);
+  ZT_CORE_CUDA_CHECK(cudaMemcpyAsync(sum.data(), device_sum, sizeof(double), cudaMemcpyDeviceToHost,
+                                     as_stream(compute_stream_)),
+                     "sum_of_squares of " + std::to_string(n) + " elements to the host");
+  sum.written(compute_.record());
   return sum;
 }
 

@@ -1,17 +1,19 @@
 // DeviceOps on one GPU: every op is enqueued on the device's compute stream; sum_of_squares
-// waits for its result on the host. CUDA-free header.
+// copies its result into pinned host memory without waiting. CUDA-free header.
 #pragma once
 
 #include <mutex>
 
+#include "core/device/device_allocator.h"
 #include "core/device/device_ops.h"
 
 namespace zt {
 
 class CudaDeviceOps final : public DeviceOps {
  public:
-  // `compute_stream` is a cudaStream_t of `device`, which outlives these ops.
-  CudaDeviceOps(Device device, void* compute_stream);
+  // `compute_stream` (a cudaStream_t) and `host_staging` (pinned) belong to `device`'s
+  // context and outlive these ops.
+  CudaDeviceOps(Device device, DeviceStream& compute_stream, DeviceAllocator& host_staging);
   CudaDeviceOps(const CudaDeviceOps&) = delete;
   CudaDeviceOps& operator=(const CudaDeviceOps&) = delete;
   ~CudaDeviceOps() override;
@@ -20,7 +22,7 @@ class CudaDeviceOps final : public DeviceOps {
   void fill_zero_bytes(const Tensor& values) override;
   void scale(const Tensor& values, float factor) override;
   void axpby(float alpha, const Tensor& x, float beta, const Tensor& y) override;
-  double sum_of_squares(const Tensor& values) override;
+  HostScalar sum_of_squares(const Tensor& values) override;
   void cast(const Tensor& src, const Tensor& dst) override;
   // cudaMemcpyAsync (cudaMemcpyDefault) on the compute stream; when either side is pageable
   // host memory the call returns only after the copy (the host may then reuse that memory).
@@ -33,10 +35,12 @@ class CudaDeviceOps final : public DeviceOps {
   void expect_on_device(const Tensor& values, const char* op) const;
 
   const Device device_;
-  void* const compute_stream_;
-  std::mutex partials_mutex_;          // guards the two buffers below between callers
-  double* device_partials_ = nullptr;  // cuda_kernels::kMaxSumOfSquaresBlocks on the device
-  double* host_partials_ = nullptr;    // as many, pinned, so the copy back is asynchronous
+  DeviceStream& compute_;
+  void* const compute_stream_;  // compute_'s cudaStream_t
+  DeviceAllocator& host_staging_;
+  std::mutex partials_mutex_;  // held while a sum's kernels use the buffer below
+  // cuda_kernels::kMaxSumOfSquaresBlocks partials, then the sum of the last call.
+  double* device_partials_ = nullptr;
 };
 
 }  // namespace zt

@@ -294,23 +294,24 @@ class CpuKernelBackend final : public KernelBackend {
     }
   }
 
-  double softmax_cross_entropy(DeviceContext& device, const Tensor& logits, const Tensor& targets,
-                               float grad_scale, const Tensor& dlogits) const override {
+  void softmax_cross_entropy(DeviceContext& device, const Tensor& logits, const Tensor& targets,
+                             float grad_scale, const Tensor& dlogits,
+                             double* loss_sum) const override {
     MemoryTracker& tracker = tracker_of(device);
     const std::int64_t classes = logits.dim(logits.rank() - 1);
     const std::int64_t rows = logits.numel() / classes;
     const F32Rows z(logits, classes, tracker);
     const F32Rows dz(dlogits, classes, tracker);
-    if (dry(device)) return 0.0;
+    if (dry(device)) return;
     const std::int32_t* t = targets.data_as<std::int32_t>();
-    double loss_sum = 0.0;
+    double sum = 0.0;
     for (std::int64_t n = 0; n < rows; ++n) {
       ZT_CHECK(t[n] >= 0 && t[n] < classes, "cross-entropy target " + std::to_string(t[n]) +
                                                 " outside [0, " + std::to_string(classes) + ")");
-      loss_sum += math::softmax_cross_entropy_row(z.load(n), classes, t[n], grad_scale, dz.out(n));
+      sum += math::softmax_cross_entropy_row(z.load(n), classes, t[n], grad_scale, dz.out(n));
       dz.store(n);
     }
-    return loss_sum;
+    *loss_sum = sum;
   }
 
  private:

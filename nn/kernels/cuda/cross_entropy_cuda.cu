@@ -43,7 +43,27 @@ __global__ void softmax_cross_entropy_kernel(const T* logits, const std::int32_t
   }
 }
 
+// One block: a double per thread, then a shared-memory tree in double.
+__global__ void sum_losses_kernel(const float* losses, std::int64_t rows, double* sum) {
+  __shared__ double partial[detail::kThreadsPerBlock];
+  double own = 0.0;
+  for (std::int64_t r = threadIdx.x; r < rows; r += blockDim.x) own += losses[r];
+  partial[threadIdx.x] = own;
+  __syncthreads();
+  for (unsigned width = blockDim.x / 2; width > 0; width /= 2) {
+    if (threadIdx.x < width) partial[threadIdx.x] += partial[threadIdx.x + width];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) *sum = partial[0];
+}
+
 }  // namespace
+
+void sum_losses(const float* losses, std::int64_t rows, double* sum, void* stream) {
+  sum_losses_kernel<<<1, detail::kThreadsPerBlock, 0, detail::as_stream(stream)>>>(losses, rows,
+                                                                                   sum);
+  detail::check_launch("sum_losses_kernel", "(" + std::to_string(rows) + ")");
+}
 
 template <typename T>
 void softmax_cross_entropy(const T* logits, const std::int32_t* targets, std::int64_t rows,

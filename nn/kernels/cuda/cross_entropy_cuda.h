@@ -18,4 +18,8 @@ void softmax_cross_entropy(const T* logits, const std::int32_t* targets, std::in
                            std::int64_t classes, float grad_scale, float* losses, T* dlogits,
                            void* stream);
 
+// *sum (one double on the device) = Σ losses (rows) in double: one block, each thread adding
+// its strided share in row order, then a fixed tree, so the result is the same every call.
+void sum_losses(const float* losses, std::int64_t rows, double* sum, void* stream);
+
 }  // namespace zt::nn::cuda

@@ -27,7 +27,6 @@
 #include "nn/kernels/cuda/layer_norm_cuda.h"
 #include "nn/kernels/cuda/residual_cuda.h"
 #include "nn/kernels/cuda_workspace.h"
-#include "nn/kernels/token_ids.h"
 
 namespace zt::nn::cuda {
 
@@ -40,16 +39,6 @@ std::unique_ptr<CublasHandle> detail::SharedCublasHandle::make_handle() const {
 namespace {
 
 using detail::dispatch_cuda_floating;
-
-// A device tensor's contents, copied to the host once the compute stream has run.
-template <typename T>
-std::vector<T> to_host(DeviceContext& device, const Tensor& tensor) {
-  std::vector<T> host(static_cast<std::size_t>(tensor.numel()));
-  if (host.empty()) return host;
-  device.ops().copy(tensor, Tensor::wrap(host.data(), tensor.shape(), tensor.dtype()));
-  device.compute_stream().synchronize();
-  return host;
-}
 
 class CudaKernelBackend final : public KernelBackend {
  public:
@@ -231,10 +220,8 @@ class CudaKernelBackend final : public KernelBackend {
     void* stream = stream_of(device);
     const std::int64_t seq_len = ids.dim(1);
     const std::int64_t channels = wte.dim(1);
-    // Ids are user data: checked on the host, with the CPU's message, before the kernel
-    // (which would only trap) reads them. B * T ints: a small copy per micro-batch.
-    const std::vector<std::int32_t> host_ids = to_host<std::int32_t>(device, ids);
-    check_token_ids(host_ids.data(), ids.numel(), seq_len, wte.dim(0));
+    // Ids are user data, checked on the host when the batch was read (Module::check_input),
+    // so nothing is copied back here; the kernel traps on an id that got past that.
     dispatch_cuda_floating(wte.dtype(), [&](auto tag) {
       using T = decltype(tag);
       cuda::embedding_forward<T>(ids.data_as<std::int32_t>(), wte.data_as<T>(), wpe.data_as<T>(),
@@ -254,22 +241,28 @@ class CudaKernelBackend final : public KernelBackend {
     });
   }
 
-  double softmax_cross_entropy(DeviceContext& device, const Tensor& logits, const Tensor& targets,
-                               float grad_scale, const Tensor& dlogits) const override {
+  void softmax_cross_entropy(DeviceContext& device, const Tensor& logits, const Tensor& targets,
+                             float grad_scale, const Tensor& dlogits,
+                             double* loss_sum) const override {
     void* stream = stream_of(device);
     const std::int64_t classes = logits.dim(logits.rank() - 1);
     const std::int64_t rows = logits.numel() / classes;
-    const Tensor losses = cross_entropy_losses_workspace(device, rows);
+    // Per-row losses (f32) and their double sum stay on the device; only the sum's 8 bytes
+    // are copied to the host, asynchronously.
+    const CrossEntropyWorkspace workspace = cross_entropy_workspace(device, rows);
+    const Tensor& losses = workspace.losses;
+    const Tensor& device_sum = workspace.device_sum;
     dispatch_cuda_floating(logits.dtype(), [&](auto tag) {
       using T = decltype(tag);
       cuda::softmax_cross_entropy<T>(logits.data_as<T>(), targets.data_as<std::int32_t>(), rows,
                                      classes, grad_scale, losses.data_as<float>(),
                                      dlogits.data_as<T>(), stream);
     });
-    // Summed on the host in double in row order, as the CPU backend sums.
-    double loss_sum = 0.0;
-    for (const float loss : to_host<float>(device, losses)) loss_sum += loss;
-    return loss_sum;
+    auto* sum = static_cast<double*>(device_sum.data());
+    cuda::sum_losses(losses.data_as<float>(), rows, sum, stream);
+    ZT_CUDA_CHECK(cudaMemcpyAsync(loss_sum, sum, sizeof(double), cudaMemcpyDeviceToHost,
+                                  static_cast<cudaStream_t>(stream)),
+                  "the cross-entropy loss sum to the host");
   }
 
  private:

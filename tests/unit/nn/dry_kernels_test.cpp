@@ -98,7 +98,8 @@ TEST(DryKernels, EmbeddingAndCrossEntropy) {
     const Tensor out = make(d, Shape{2, 3, 4}, t);
     const Tensor logits = make(d, Shape{6, 7}, t), dlogits = make(d, Shape{6, 7}, t);
     k.embedding_forward(d, ids, wte, wpe, out);
-    k.softmax_cross_entropy(d, logits, ids.view(0, Shape{6}), 1.0f, dlogits);
+    double loss_sum = 0.0;
+    k.softmax_cross_entropy(d, logits, ids.view(0, Shape{6}), 1.0f, dlogits, &loss_sum);
   });
 }
 
@@ -146,7 +147,9 @@ TEST(DryKernels, GpuMetaDeviceReplaysTheCudaBackendsWorkspace) {
     EXPECT_EQ(peak([&] { k.attention_backward(d, qkv, att, ay, 2, dqkv); }),
               (bf16 ? 960 + 400 + 320 + 960 : 0) + 400 + cublas);
     const Tensor ids = make(d, Shape{6}, DType::kI32);
-    EXPECT_EQ(peak([&] { k.softmax_cross_entropy(d, x, ids, 1.0f, dx); }), 6 * 4);
+    double loss_sum = 0.0;
+    // Per-row losses (6 f32) and their double sum on the device (8 bytes).
+    EXPECT_EQ(peak([&] { k.softmax_cross_entropy(d, x, ids, 1.0f, dx, &loss_sum); }), 6 * 4 + 8);
   }
 }
 
