@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 
 namespace zt::engine {
 
@@ -23,6 +24,9 @@ struct StepMetrics {
   std::uint64_t all_reduce_bytes = 0;
   std::uint64_t reduce_scatter_bytes = 0;
   std::uint64_t all_gather_bytes = 0;
+  // The validation loss measured after this step (train.eval_every); NaN on steps that do
+  // not evaluate (metrics.jsonl then has no val_loss field).
+  double val_loss = std::numeric_limits<double>::quiet_NaN();
 };
 
 }  // namespace zt::engine

@@ -65,6 +65,9 @@ Config simulated_config(const Config& config, int world_size, bool record_timeli
   simulated.train.global_batch_size =
       sizes.micro_batch_size * simulated.train.grad_accum_steps * world_size;
   simulated.train.steps = kSimulatedSteps;
+  // Evaluation (train.eval_every) runs after the last simulated step at least, as after a
+  // real run's last; its micro-batches repeat like training's.
+  simulated.train.eval_batches = std::min(config.train.eval_batches, kSimulatedMicroBatches);
   simulated.runtime.device_memory_limit_bytes = 0;  // find the peak, refuse nothing
   // The trainer records the meta tracker's timeline, as it records a profiled run's.
   simulated.runtime.memory_profile = record_timeline;
@@ -101,6 +104,8 @@ RankEstimate estimate_rank(const Config& config, int world_size, int rank,
   engine::TrainingParts parts;
   parts.model = options.make_model ? options.make_model() : engine::make_model(simulated);
   parts.source = std::make_unique<ShapeOnlySource>(simulated);
+  if (simulated.train.eval_every > 0)
+    parts.validation = std::make_unique<ShapeOnlySource>(simulated);
   parts.targets_are_tokens = simulated.model.type == ModelType::kGpt;
   estimate.parameters = parts.model.parameter_count();
   check_estimable(config, parts.model, world_size, estimate.micro_batch_size);
