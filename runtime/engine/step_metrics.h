@@ -20,7 +20,8 @@ struct StepMetrics {
   double loss_scale = 1;  // fp16 dynamic loss scale used by the step
   bool skipped = false;   // the step's gradients overflowed and no update was made
                           // (grad_norm is then NaN, written as null)
-  // Bytes this rank sent in the step, per collective (payload, as the counters count them).
+  // Bytes this rank sent in the step (and the evaluation after it, when it evaluated), per
+  // collective (payload, as the counters count them).
   std::uint64_t all_reduce_bytes = 0;
   std::uint64_t reduce_scatter_bytes = 0;
   std::uint64_t all_gather_bytes = 0;

@@ -425,6 +425,12 @@ StepMetrics Trainer::run_step(const std::function<data::Batch(std::int64_t micro
   const double step_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   steps_done_ = step;
+  // memory.json's "after_first_step": the first step this run made (a resumed run's too).
+  if (step == resumed_step_ + 1) memory_after_first_step_ = memory_snapshot();
+  // After the snapshot, so "after_first_step" is training's alone; before the counters are
+  // read, so the step's bytes include its evaluation's gathers and all-reduce.
+  const double val_loss =
+      evaluates_after(step) ? validation_loss() : std::numeric_limits<double>::quiet_NaN();
 
   const comm::CommCounters counters = strategy_->comm_counters();
   const auto sent = [&](comm::CollectiveKind kind) {
@@ -445,12 +451,8 @@ StepMetrics Trainer::run_step(const std::function<data::Batch(std::int64_t micro
   metrics.all_reduce_bytes = sent(comm::CollectiveKind::kAllReduce);
   metrics.reduce_scatter_bytes = sent(comm::CollectiveKind::kReduceScatter);
   metrics.all_gather_bytes = sent(comm::CollectiveKind::kAllGather);
+  metrics.val_loss = val_loss;
   counters_before_ = counters;
-  // memory.json's "after_first_step": the first step this run made (a resumed run's too).
-  if (step == resumed_step_ + 1) memory_after_first_step_ = memory_snapshot();
-  // After the snapshot, so memory.json's "after_first_step" is training's alone.
-  metrics.val_loss =
-      evaluates_after(step) ? validation_loss() : std::numeric_limits<double>::quiet_NaN();
   // The profile covers this run's first memory_profile_steps steps (a resumed run's too).
   if (config_.runtime.memory_profile &&
       step == resumed_step_ + config_.runtime.memory_profile_steps) {
