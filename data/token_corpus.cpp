@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <utility>
 
@@ -170,6 +171,16 @@ TokenShard open_token_shard(const fs::path& path, TokenFileFormat format) {
   return whole(open_whole_file(path, format));
 }
 
+namespace {
+
+std::string fraction_text(double fraction) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", fraction);
+  return text;
+}
+
+}  // namespace
+
 ValidationSplit split_off_validation(const TokenShard& shard, double val_fraction,
                                      std::int64_t seq_len) {
   ZT_CHECK(val_fraction > 0 && val_fraction < 1, "validation fraction outside (0, 1)");
@@ -181,9 +192,9 @@ ValidationSplit split_off_validation(const TokenShard& shard, double val_fractio
   split.validation.tokens = held;
   if (std::min(split.training.tokens, held) < seq_len + 1) {
     throw FormatError(
-        name(shard.path) + ": data.val_fraction = " + std::to_string(val_fraction) +
-        " splits its " + std::to_string(shard.tokens) + " tokens into " +
-        std::to_string(split.training.tokens) + " for training and " + std::to_string(held) +
+        name(shard.path) + ": data.val_fraction = " + fraction_text(val_fraction) + " splits its " +
+        std::to_string(shard.tokens) + " tokens into " + std::to_string(split.training.tokens) +
+        " for training and " + std::to_string(held) +
         " for validation; each needs at least seq_len + 1 = " + std::to_string(seq_len + 1) +
         " (a window); change data.val_fraction, or use data.val_path");
   }

@@ -141,11 +141,12 @@ void check_validation_keys(const Config& config) {
                       where_set(config, "data.val_path") + ")");
   }
   if (data.val_fraction > 0 && data.path.empty()) {
-    throw ConfigError(where_set(config, "data.val_fraction") +
-                      ": data.val_fraction = " + std::to_string(data.val_fraction) +
-                      " holds out part of data.path's token files, and data.path is empty (the "
-                      "synthetic data validates on a held-out stream of its own); set "
-                      "data.val_fraction = 0 or set data.path");
+    throw ConfigError(
+        where_set(config, "data.val_fraction") + ": data.val_fraction = " +
+        format_key_value(*find_config_key("data", "val_fraction"), data.val_fraction) +
+        " holds out part of data.path's token files, and data.path is empty (the "
+        "synthetic data validates on a held-out stream of its own); set "
+        "data.val_fraction = 0 or set data.path");
   }
   if (!data.val_path.empty() && config.model.type != ModelType::kGpt) {
     throw ConfigError(where_set(config, "data.val_path") +
