@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
+#include <cstdio>
 #include <string>
 #include <utility>
 
@@ -32,6 +34,15 @@ constexpr const char* kHowToMake =
 bool has_zerotrain_magic(std::span<const unsigned char> bytes) {
   return bytes.size() >= token_format::kMagic.size() &&
          std::equal(token_format::kMagic.begin(), token_format::kMagic.end(), bytes.begin());
+}
+
+TokenShard open_whole_file(const fs::path& path, TokenFileFormat format);
+
+// A shard whose corpus reads every token of the file.
+TokenShard whole(TokenShard shard) {
+  shard.first_token = 0;
+  shard.tokens = shard.token_count;
+  return shard;
 }
 
 TokenShard zerotrain_shard(const fs::path& path, std::span<const unsigned char> first_bytes,
@@ -110,8 +121,11 @@ class TokenCorpusSource final : public BatchSource {
     ZT_CHECK(!shards.empty(), "a token corpus without files");
     std::vector<std::int64_t> sizes;
     for (const TokenShard& shard : shards) {
-      check_holds_a_window(shard.path, shard.token_count, seq_len);
-      sizes.push_back(shard.token_count);
+      ZT_CHECK(shard.first_token >= 0 && shard.tokens >= 0 &&
+                   shard.first_token + shard.tokens <= shard.token_count,
+               "token range outside its file");
+      check_holds_a_window(shard.path, shard.tokens, seq_len);
+      sizes.push_back(shard.tokens);
     }
     return sizes;
   }
@@ -121,7 +135,8 @@ class TokenCorpusSource final : public BatchSource {
                    std::vector<std::int32_t>& window) const {
     const TokenShard& shard = shards_[where.file];
     const std::uint64_t first_byte =
-        shard.first_token_byte + static_cast<std::uint64_t>(where.first_token) * shard.token_bytes;
+        shard.first_token_byte +
+        static_cast<std::uint64_t>(shard.first_token + where.first_token) * shard.token_bytes;
     files_[where.file].read_at(first_byte, bytes.data(), window.size() * shard.token_bytes);
     const std::uint32_t vocab = shard.header_vocab_size.value_or(vocab_size_);
     for (std::size_t t = 0; t < window.size(); ++t) {
@@ -153,6 +168,43 @@ class TokenCorpusSource final : public BatchSource {
 }  // namespace
 
 TokenShard open_token_shard(const fs::path& path, TokenFileFormat format) {
+  return whole(open_whole_file(path, format));
+}
+
+namespace {
+
+std::string fraction_text(double fraction) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", fraction);
+  return text;
+}
+
+}  // namespace
+
+ValidationSplit split_off_validation(const TokenShard& shard, double val_fraction,
+                                     std::int64_t seq_len) {
+  ZT_CHECK(val_fraction > 0 && val_fraction < 1, "validation fraction outside (0, 1)");
+  const auto held =
+      static_cast<std::int64_t>(std::ceil(val_fraction * static_cast<double>(shard.tokens)));
+  ValidationSplit split{shard, shard};
+  split.training.tokens = shard.tokens - held;
+  split.validation.first_token = shard.first_token + split.training.tokens;
+  split.validation.tokens = held;
+  if (std::min(split.training.tokens, held) < seq_len + 1) {
+    throw FormatError(
+        name(shard.path) + ": data.val_fraction = " + fraction_text(val_fraction) + " splits its " +
+        std::to_string(shard.tokens) + " tokens into " + std::to_string(split.training.tokens) +
+        " for training and " + std::to_string(held) +
+        " for validation; each needs at least seq_len + 1 = " + std::to_string(seq_len + 1) +
+        " (a window); change data.val_fraction, or use data.val_path");
+  }
+  return split;
+}
+
+namespace {
+
+// The file's header read and checked, as the format says.
+TokenShard open_whole_file(const fs::path& path, TokenFileFormat format) {
   const InputFile file = InputFile::open(path, "token file", kHowToMake);
   const std::uint64_t file_bytes = file.size_bytes();
   if (format == TokenFileFormat::kNanogpt) return nanogpt_shard(path, file_bytes);
@@ -177,6 +229,8 @@ TokenShard open_token_shard(const fs::path& path, TokenFileFormat format) {
   }
   throw InternalError("unknown token file format");
 }
+
+}  // namespace
 
 std::unique_ptr<BatchSource> make_token_corpus_source(std::vector<TokenShard> shards,
                                                       std::uint32_t vocab_size,

@@ -214,6 +214,14 @@ void ShardedStrategy::after_forward(std::size_t block) {
   if (gatherer_ && block + 1 < layout_.blocks.size()) gatherer_->release(block);
 }
 
+void ShardedStrategy::end_forward_only() {
+  if (!gatherer_) return;
+  // after_forward kept the last block for a backward that will not come; the next forward
+  // starts at block 0, as after an optimizer step.
+  gatherer_->release(layout_.blocks.size() - 1);
+  prefetch_first_blocks();
+}
+
 void ShardedStrategy::before_backward(std::size_t block) {
   if (gatherer_) {
     gatherer_->acquire(block);

@@ -31,6 +31,7 @@ class ShardedStrategy final : public ZeroStrategy {
   void before_forward(std::size_t block) override;
   void after_forward(std::size_t block) override;
   void before_backward(std::size_t block) override;
+  void end_forward_only() override;
   void after_backward(std::size_t block, bool last_micro_batch) override;
   void prepare_update(std::int64_t update_step, float lr) override;
   double finish_gradients() override;

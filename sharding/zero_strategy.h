@@ -39,6 +39,10 @@ class ZeroStrategy {
   virtual void before_backward(std::size_t block) = 0;
   // Block `block` finished its backward; `last_micro_batch` marks the accumulation boundary.
   virtual void after_backward(std::size_t block, bool last_micro_batch) = 0;
+  // A forward that no backward follows (evaluation) finished its last block: drop what
+  // after_forward kept for the backward and ready the next forward, so the next step finds
+  // memory as the optimizer step left it.
+  virtual void end_forward_only() {}
 
   // Called before the last micro-batch's backward when nothing can veto this step's update
   // (no gradient clipping, no loss scaling), with the update's step (from 1) and lr: an

@@ -59,20 +59,29 @@ struct DataConfig {
   DataFormat format = DataFormat::kAuto;  // how the token files are laid out
   std::string tokenizer;  // BPE tokenizer file the token files were made with; "" = bytes
   double synthetic_peakedness = 0;        // GPT synthetic corpus: higher = lower entropy
+  // Validation token files, held like path; empty: none (see val_fraction).
+  std::string val_path;
+  // The fraction of each training file's tokens (its last ones) held out for validation.
+  double val_fraction = 0;
 
   friend bool operator==(const DataConfig&, const DataConfig&) = default;
 };
 
-// The entries of data.path (paths or glob patterns), in order; none when it is empty.
-inline std::vector<std::string> data_path_entries(const DataConfig& data) {
+// The entries of a string-list value (paths or glob patterns), in order; none when empty.
+inline std::vector<std::string> path_entries(const std::string& joined) {
   std::vector<std::string> entries;
   std::size_t begin = 0;
-  while (begin < data.path.size()) {
-    const std::size_t end = std::min(data.path.find('\n', begin), data.path.size());
-    entries.push_back(data.path.substr(begin, end - begin));
+  while (begin < joined.size()) {
+    const std::size_t end = std::min(joined.find('\n', begin), joined.size());
+    entries.push_back(joined.substr(begin, end - begin));
     begin = end + 1;
   }
   return entries;
+}
+
+// The entries of data.path, in order; none when it is empty.
+inline std::vector<std::string> data_path_entries(const DataConfig& data) {
+  return path_entries(data.path);
 }
 
 struct TrainConfig {
@@ -80,6 +89,8 @@ struct TrainConfig {
   std::int64_t micro_batch_size = 0;   // samples per rank per micro-batch
   std::int64_t grad_accum_steps = 0;   // micro-batches per optimizer step
   std::int64_t global_batch_size = 0;  // 0 = micro_batch_size * grad_accum_steps * world_size
+  std::int64_t eval_every = 0;         // steps between validation losses (and the last); 0 = never
+  std::int64_t eval_batches = 0;       // micro-batches per rank per evaluation
 
   friend bool operator==(const TrainConfig&, const TrainConfig&) = default;
 };

@@ -183,6 +183,17 @@ void add_run_model_data(std::vector<SectionSpec>& schema) {
             Range::at_least(0).at_most(50), "",
             "GPT synthetic corpus: how peaked each Markov transition row is; 0 = uniform "
             "(entropy log vocab_size), higher = more predictable.");
+  data.string("val_path", &DataConfig::val_path, "", Emptiness::kMayBeEmpty,
+              "GPT: token files to measure the validation loss on (train.eval_every), given "
+              "as data.path is (a path, a glob pattern or an array of either, in "
+              "data.format); never trained on. Empty: the validation windows come from "
+              "data.val_fraction, or for the synthetic corpus from a stream of samples "
+              "training never reads.")
+      .string_list = true;
+  data.real("val_fraction", &DataConfig::val_fraction, 0.0, Range::at_least(0).below(1), "",
+            "GPT token files: the fraction of each data.path file's tokens, its last ones, "
+            "held out for validation: training windows come from the rest only, validation "
+            "windows from them only. 0 = none. Not with data.val_path.");
 
   auto checkpointing =
       section(schema, "activation_checkpointing", &Config::activation_checkpointing,
@@ -215,6 +226,17 @@ void add_train_optimizer(std::vector<SectionSpec>& schema) {
                 "grad_accum_steps x world size; any two of the three determine the third; 0 "
                 "infers it.",
                 {"train_batch_size"});
+  train.integer("eval_every", &TrainConfig::eval_every, 0, Range::at_least(0), "steps",
+                "Optimizer steps between validation losses (val_loss in metrics.jsonl and the "
+                "progress line), and one after the last step; 0 = never. Evaluation is a "
+                "forward without gradients on the same validation windows every time "
+                "(data.val_path, data.val_fraction or the synthetic corpus's held-out "
+                "stream); it changes no training result.",
+                {"eval_interval", "eval_steps"});
+  train.integer("eval_batches", &TrainConfig::eval_batches, 4, Range::at_least(1), "micro-batches",
+                "Micro-batches of train.micro_batch_size samples each rank evaluates per "
+                "validation loss (eval_batches x micro_batch_size x world size samples in all).",
+                {"eval_iters"});
 
   auto optimizer = section(schema, "optimizer", &Config::optimizer, "The update rule.");
   optimizer.choice("type", &OptimizerConfig::type, kOptimizerTypeNames, OptimizerType::kAdamW,

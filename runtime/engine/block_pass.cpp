@@ -45,6 +45,25 @@ Tensor BlockPass::forward(const Tensor& input) {
   return x;
 }
 
+// Note [Evaluation memory]
+// An evaluation micro-batch holds at once: its input, one block's saved tensors and output,
+// and the gathered parameters forward would hold at that block. Training's forward of the
+// same micro-batch holds all of that plus every earlier block's saved tensors (or input,
+// when checkpointed), so evaluation never raises the peak above training's at the same
+// micro_batch_size; the estimator replays it anyway (memory_estimator.cpp).
+Tensor BlockPass::forward_only(const Tensor& input) {
+  Tensor x = input;
+  for (std::size_t b = 0; b < model_.num_blocks(); ++b) {
+    tracker_.set_phase("evaluation block " + std::to_string(b));
+    strategy_.before_forward(b);
+    Tensor y = run_forward(b, x);
+    saved_[b].clear();
+    strategy_.after_forward(b);
+    x = std::move(y);
+  }
+  return x;
+}
+
 void BlockPass::discard_forward() {
   for (nn::SavedActivations& saved : saved_) saved.clear();
   for (Tensor& input : checkpoint_inputs_) input = Tensor();

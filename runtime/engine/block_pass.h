@@ -24,7 +24,12 @@ class BlockPass {
   // Backward from dL/d(last output); every block's saved tensors are freed on return.
   void backward(Tensor grad_output, bool last_micro_batch);
 
-  // Drops what forward kept for a backward that will not come (evaluation).
+  // The last block's output for `input` with nothing kept for a backward (evaluation): each
+  // block's saved tensors are freed as soon as it is done, so activation memory stays below
+  // forward's (Note [Evaluation memory]). Parameters are gathered per block as in forward;
+  // the caller ends it with the strategy's end_forward_only once the loss is computed.
+  Tensor forward_only(const Tensor& input);
+  // Drops what forward kept for a backward that will not come (a failed step).
   void discard_forward();
 
   bool checkpointed(std::size_t block) const;

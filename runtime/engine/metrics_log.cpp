@@ -55,7 +55,10 @@ void MetricsLog::append(const StepMetrics& m) {
        << ", \"skipped\": " << (m.skipped ? "true" : "false")
        << ", \"all_reduce_bytes\": " << m.all_reduce_bytes
        << ", \"reduce_scatter_bytes\": " << m.reduce_scatter_bytes
-       << ", \"all_gather_bytes\": " << m.all_gather_bytes << "}\n";
+       << ", \"all_gather_bytes\": " << m.all_gather_bytes;
+  // Only steps that evaluated carry a validation loss (a reader treats absent as none).
+  if (!std::isnan(m.val_loss)) out_ << ", \"val_loss\": " << number(m.val_loss);
+  out_ << "}\n";
   out_.flush();
   if (!out_) throw IoError("writing metrics to " + path_.string() + " failed (disk full?)");
 }

@@ -35,13 +35,15 @@ data::TokenFileFormat token_file_format(DataFormat format) {
   throw InternalError("unknown data.format");
 }
 
-// The files of data.path: its entries in order, each glob pattern expanded in sorted order.
-std::vector<fs::path> token_paths(const Config& config) {
+// The files of data.path (or data.val_path, `key`): its entries in order, each glob
+// pattern expanded in sorted order.
+std::vector<fs::path> token_paths(const Config& config, const std::string& joined,
+                                  const std::string& key) {
   std::vector<fs::path> paths;
-  for (const std::string& entry : data_path_entries(config.data)) {
+  for (const std::string& entry : path_entries(joined)) {
     const std::vector<fs::path> matched = data::expand_token_path(entry);
     if (matched.empty()) {
-      throw ConfigError(where_set(config, "data.path") + ": data.path: the pattern '" + entry +
+      throw ConfigError(where_set(config, key) + ": " + key + ": the pattern '" + entry +
                         "' matches no file; check the directory and the pattern");
     }
     paths.insert(paths.end(), matched.begin(), matched.end());
@@ -68,6 +70,30 @@ void check_vocabulary(const Config& config, const data::TokenShard& shard) {
                     "-token vocabulary of data.path '" + shard.path.string() + "'; " + advice);
 }
 
+// The files `joined` names (data.path or data.val_path, `key`), opened and checked.
+std::vector<data::TokenShard> open_shards(const Config& config, const std::string& joined,
+                                          const std::string& key) {
+  std::vector<data::TokenShard> shards;
+  for (const fs::path& path : token_paths(config, joined, key)) {
+    shards.push_back(data::open_token_shard(path, token_file_format(config.data.format)));
+    check_vocabulary(config, shards.back());
+  }
+  return shards;
+}
+
+// data.path's files, cut by data.val_fraction: the training parts, or the validation ones.
+std::vector<data::TokenShard> training_shards(const Config& config, bool validation_parts) {
+  std::vector<data::TokenShard> shards = open_shards(config, config.data.path, "data.path");
+  if (config.data.val_fraction > 0) {
+    for (data::TokenShard& shard : shards) {
+      data::ValidationSplit split =
+          data::split_off_validation(shard, config.data.val_fraction, config.model.seq_len);
+      shard = validation_parts ? std::move(split.validation) : std::move(split.training);
+    }
+  }
+  return shards;
+}
+
 std::unique_ptr<data::BatchSource> make_token_source(const Config& config) {
   const auto seed = static_cast<std::uint64_t>(config.run.seed);
   if (config.data.path.empty()) {
@@ -82,12 +108,8 @@ std::unique_ptr<data::BatchSource> make_token_source(const Config& config) {
                                     config.model.seq_len, config.data.synthetic_peakedness);
   }
   const auto vocab_size = static_cast<std::uint32_t>(config.model.vocab_size);
-  std::vector<data::TokenShard> shards;
-  for (const fs::path& path : token_paths(config)) {
-    shards.push_back(data::open_token_shard(path, token_file_format(config.data.format)));
-    check_vocabulary(config, shards.back());
-  }
-  return data::make_token_corpus_source(std::move(shards), vocab_size, config.model.seq_len, seed);
+  return data::make_token_corpus_source(training_shards(config, false), vocab_size,
+                                        config.model.seq_len, seed);
 }
 
 }  // namespace
@@ -110,7 +132,55 @@ nn::Model make_model(const Config& config) {
   throw InternalError("unknown model type");
 }
 
+void check_validation_keys(const Config& config) {
+  const DataConfig& data = config.data;
+  if (!data.val_path.empty() && data.val_fraction > 0) {
+    throw ConfigError(where_set(config, "data.val_fraction") +
+                      ": data.val_path and data.val_fraction both say where validation "
+                      "windows come from; set one of them (data.val_path is set at " +
+                      where_set(config, "data.val_path") + ")");
+  }
+  if (data.val_fraction > 0 && data.path.empty()) {
+    throw ConfigError(
+        where_set(config, "data.val_fraction") + ": data.val_fraction = " +
+        format_key_value(*find_config_key("data", "val_fraction"), data.val_fraction) +
+        " holds out part of data.path's token files, and data.path is empty (the "
+        "synthetic data validates on a held-out stream of its own); set "
+        "data.val_fraction = 0 or set data.path");
+  }
+  if (!data.val_path.empty() && config.model.type != ModelType::kGpt) {
+    throw ConfigError(where_set(config, "data.val_path") +
+                      ": data.val_path is set, but model.type = \"mlp\" trains and validates "
+                      "on the built-in synthetic classification task; leave data.val_path "
+                      "empty or use model.type = \"gpt\"");
+  }
+  if (config.train.eval_every > 0 && !data.path.empty() && data.val_path.empty() &&
+      data.val_fraction == 0) {
+    throw ConfigError(where_set(config, "train.eval_every") +
+                      ": train.eval_every = " + std::to_string(config.train.eval_every) +
+                      " needs validation windows that training does not read: set "
+                      "data.val_path to validation token files, or data.val_fraction to hold "
+                      "out the last part of each data.path file");
+  }
+}
+
+std::unique_ptr<data::BatchSource> make_validation_source(const Config& config) {
+  check_validation_keys(config);
+  const auto seed = static_cast<std::uint64_t>(config.run.seed);
+  if (config.model.type == ModelType::kGpt &&
+      (!config.data.val_path.empty() || config.data.val_fraction > 0)) {
+    std::vector<data::TokenShard> shards =
+        config.data.val_path.empty() ? training_shards(config, true)
+                                     : open_shards(config, config.data.val_path, "data.val_path");
+    return data::make_token_corpus_source(std::move(shards),
+                                          static_cast<std::uint32_t>(config.model.vocab_size),
+                                          config.model.seq_len, seed);
+  }
+  return data::make_shifted_source(make_batch_source(config), data::kHeldOutFirstSample);
+}
+
 std::unique_ptr<data::BatchSource> make_batch_source(const Config& config) {
+  check_validation_keys(config);
   if (config.model.type == ModelType::kGpt) return make_token_source(config);
   if (!config.data.path.empty()) {
     throw ConfigError(where_set(config, "data.path") + ": data.path = \"" + config.data.path +

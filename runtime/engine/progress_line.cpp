@@ -19,11 +19,14 @@ std::string progress_text(const StepMetrics& m, std::int64_t total_steps, double
   }
   const bool tokens = std::isfinite(m.tokens_per_s);
   const int eta = static_cast<int>(eta_s);
-  char text[256];
+  char validation[48] = "";
+  if (!std::isnan(m.val_loss))
+    std::snprintf(validation, sizeof(validation), "  val_loss %.4f", m.val_loss);
+  char text[320];
   std::snprintf(text, sizeof(text),
-                "step %lld/%lld  loss %.4f  %s  %.0f %s  %.1f ms/step  ETA %dm%02ds",
+                "step %lld/%lld  loss %.4f%s  %s  %.0f %s  %.1f ms/step  ETA %dm%02ds",
                 static_cast<long long>(m.step), static_cast<long long>(total_steps), m.loss,
-                gradient, tokens ? m.tokens_per_s : m.samples_per_s,
+                validation, gradient, tokens ? m.tokens_per_s : m.samples_per_s,
                 tokens ? "tokens/s" : "samples/s", m.step_ms, eta / 60, eta % 60);
   return text;
 }
@@ -36,7 +39,8 @@ ProgressLine::ProgressLine(std::int64_t total_steps, std::int64_t log_every)
 
 void ProgressLine::update(const StepMetrics& m) {
   const bool last = m.step == total_steps_;
-  if (!terminal_ && m.step % log_every_ != 0 && m.step != 1 && !last) return;
+  const bool evaluated = !std::isnan(m.val_loss);
+  if (!terminal_ && m.step % log_every_ != 0 && m.step != 1 && !last && !evaluated) return;
   const double elapsed_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   const double eta_s =

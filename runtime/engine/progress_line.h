@@ -10,11 +10,13 @@
 
 namespace zt::engine {
 
-// One step's line without the terminal control codes: step, loss, grad_norm (or that the
-// step was skipped), throughput (tokens/s for token models, samples/s otherwise), step
-// time and the ETA.
+// One step's line without the terminal control codes: step, loss, the validation loss
+// when the step evaluated, grad_norm (or that the step was skipped), throughput (tokens/s for token
+// models, samples/s otherwise), step time and the ETA.
 std::string progress_text(const StepMetrics& metrics, std::int64_t total_steps, double eta_s);
 
+// A terminal redraws the line every step; elsewhere it is printed on step 1, every log_every
+// steps, steps that evaluated and the last.
 class ProgressLine {
  public:
   ProgressLine(std::int64_t total_steps, std::int64_t log_every);

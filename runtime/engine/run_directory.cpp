@@ -123,10 +123,15 @@ Config with_absolute_paths(const Config& config) {
     return ec ? path : made.lexically_normal().string();
   };
   saved.run.dir = absolute(config.run.dir);
-  saved.data.path.clear();
-  for (const std::string& entry : data_path_entries(config.data)) {
-    saved.data.path += (saved.data.path.empty() ? "" : "\n") + absolute(entry);
-  }
+  const auto absolute_entries = [&](const std::string& joined) {
+    std::string made;
+    for (const std::string& entry : path_entries(joined)) {
+      made += (made.empty() ? "" : "\n") + absolute(entry);
+    }
+    return made;
+  };
+  saved.data.path = absolute_entries(config.data.path);
+  saved.data.val_path = absolute_entries(config.data.val_path);
   if (!config.data.tokenizer.empty()) saved.data.tokenizer = absolute(config.data.tokenizer);
   return saved;
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 
 namespace zt::engine {
 
@@ -19,10 +20,14 @@ struct StepMetrics {
   double loss_scale = 1;  // fp16 dynamic loss scale used by the step
   bool skipped = false;   // the step's gradients overflowed and no update was made
                           // (grad_norm is then NaN, written as null)
-  // Bytes this rank sent in the step, per collective (payload, as the counters count them).
+  // Bytes this rank sent in the step (and the evaluation after it, when it evaluated), per
+  // collective (payload, as the counters count them).
   std::uint64_t all_reduce_bytes = 0;
   std::uint64_t reduce_scatter_bytes = 0;
   std::uint64_t all_gather_bytes = 0;
+  // The validation loss measured after this step (train.eval_every); NaN on steps that do
+  // not evaluate (metrics.jsonl then has no val_loss field).
+  double val_loss = std::numeric_limits<double>::quiet_NaN();
 };
 
 }  // namespace zt::engine

@@ -117,6 +117,7 @@ TrainingParts training_parts_from_config(const Config& config) {
   TrainingParts parts;
   parts.model = make_model(config);
   parts.source = make_batch_source(config);
+  if (config.train.eval_every > 0) parts.validation = make_validation_source(config);
   parts.loss = nn::make_softmax_cross_entropy_loss();
   parts.targets_are_tokens = config.model.type == ModelType::kGpt;
   return parts;
@@ -160,6 +161,7 @@ Trainer::Trainer(const Config& config, TrainingParts parts, comm::CommLanes lane
       options_(std::move(options)),
       model_(std::move(parts.model)),
       source_(std::move(parts.source)),
+      validation_(std::move(parts.validation)),
       loss_(parts.loss ? std::move(parts.loss) : nn::make_softmax_cross_entropy_loss()),
       targets_are_tokens_(parts.targets_are_tokens) {
   // The estimator's meta device opens no file: the NVMe directory need not exist where it runs.
@@ -170,6 +172,12 @@ Trainer::Trainer(const Config& config, TrainingParts parts, comm::CommLanes lane
     std::fprintf(stderr, "zerotrain: warning: %s\n", warning->c_str());
   }
   check_trainable(model_);
+  if (config_.train.eval_every > 0 && !validation_) {
+    throw ConfigError(where_set(config, "train.eval_every") +
+                      ": train.eval_every = " + std::to_string(config_.train.eval_every) +
+                      " needs validation samples, and this trainer's parts have none (set "
+                      "TrainingParts::validation, or train.eval_every = 0)");
+  }
   if (config.runtime.device != device_.device().kind) {
     throw ConfigError(where_set(config, "runtime.device") + ": runtime.device = \"" +
                       std::string(config_name(config.runtime.device)) +
@@ -421,6 +429,12 @@ StepMetrics Trainer::run_step(const std::function<data::Batch(std::int64_t micro
   const double step_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   steps_done_ = step;
+  // memory.json's "after_first_step": the first step this run made (a resumed run's too).
+  if (step == resumed_step_ + 1) memory_after_first_step_ = memory_snapshot();
+  // After the snapshot, so "after_first_step" is training's alone; before the counters are
+  // read, so the step's bytes include its evaluation's gathers and all-reduce.
+  const double val_loss =
+      evaluates_after(step) ? validation_loss() : std::numeric_limits<double>::quiet_NaN();
 
   const comm::CommCounters counters = strategy_->comm_counters();
   const auto sent = [&](comm::CollectiveKind kind) {
@@ -441,9 +455,8 @@ StepMetrics Trainer::run_step(const std::function<data::Batch(std::int64_t micro
   metrics.all_reduce_bytes = sent(comm::CollectiveKind::kAllReduce);
   metrics.reduce_scatter_bytes = sent(comm::CollectiveKind::kReduceScatter);
   metrics.all_gather_bytes = sent(comm::CollectiveKind::kAllGather);
+  metrics.val_loss = val_loss;
   counters_before_ = counters;
-  // memory.json's "after_first_step": the first step this run made (a resumed run's too).
-  if (step == resumed_step_ + 1) memory_after_first_step_ = memory_snapshot();
   // The profile covers this run's first memory_profile_steps steps (a resumed run's too).
   if (config_.runtime.memory_profile &&
       step == resumed_step_ + config_.runtime.memory_profile_steps) {
@@ -464,23 +477,70 @@ StepMetrics Trainer::run_step(const std::function<data::Batch(std::int64_t micro
   return metrics;
 }
 
+std::array<double, 2> Trainer::evaluation_loss(const data::Batch& batch, double global_targets) {
+  nn::LossResult loss;
+  try {
+    loss = forward_loss(batch, static_cast<float>(1.0 / global_targets), steps_done_, 0, false);
+  } catch (...) {
+    pass_->discard_forward();
+    strategy_->end_forward_only();
+    throw;
+  }
+  strategy_->end_forward_only();
+  return {loss.loss_sum, static_cast<double>(loss.rows)};
+}
+
 double Trainer::evaluate(const data::Batch& batch) {
   check_batch(batch, 0, "evaluate(batch)");
   const std::string phase = tracker_.phase();
   const double global_targets =
       static_cast<double>(batch.targets.numel()) * static_cast<double>(comm_.world_size());
-  nn::LossResult loss;
-  try {
-    loss = forward_loss(batch, static_cast<float>(1.0 / global_targets), steps_done_, 0);
-  } catch (...) {
-    pass_->discard_forward();
-    throw;
-  }
-  pass_->discard_forward();
+  const std::array<double, 2> loss = evaluation_loss(batch, global_targets);
   tracker_.set_phase(phase);
-  device_.compute_stream().synchronize();  // the loss read
-  check_loss_finite(loss.loss_sum, steps_done_, 0);
-  return global_mean_loss(loss.loss_sum, loss.rows);
+  return global_mean_loss(loss[0], static_cast<std::int64_t>(loss[1]));
+}
+
+bool Trainer::evaluates_after(std::int64_t step) const {
+  const std::int64_t every = config_.train.eval_every;
+  return every > 0 && (step % every == 0 || step == config_.train.steps);
+}
+
+// Note [Validation samples]
+// Evaluation reads validation samples [0, eval_batches x micro_batch_size x world_size),
+// split over ranks as the sampler splits step 1's global batch with eval_batches
+// micro-batches: rank r's micro-batch m is DistributedSampler(b, eval_batches, world,
+// r).micro_batch(0, m). The same samples every time, whatever step it is, so val_loss
+// moves only with the weights, and a resumed run measures what the uninterrupted one did.
+double Trainer::validation_loss() {
+  if (!validation_) {
+    throw Error(
+        "validation_loss: this trainer has no validation source (TrainingParts::validation)");
+  }
+  const std::string phase = tracker_.phase();
+  const std::int64_t micro_batches = config_.train.eval_batches;
+  const data::DistributedSampler sampler(config_.train.micro_batch_size, micro_batches,
+                                         comm_.world_size(), comm_.rank());
+  double loss_sum = 0.0;
+  double rows = 0.0;
+  for (std::int64_t micro = 0; micro < micro_batches; ++micro) {
+    tracker_.set_phase("evaluation data");
+    data::Batch batch;
+    {
+      const ScopedAllocationName name("validation batch");
+      batch = validation_->load(sampler.micro_batch(0, micro), batch_tracker());
+    }
+    check_batch(batch, config_.train.micro_batch_size, "the validation source's batch");
+    const double global_targets = static_cast<double>(batch.targets.numel()) *
+                                  static_cast<double>(sampler.global_batch_size()) /
+                                  static_cast<double>(batch.samples);
+    const std::array<double, 2> loss = evaluation_loss(batch, global_targets);
+    loss_sum += loss[0];
+    rows += loss[1];
+  }
+  const std::array<float, 2> global = all_reduce_pair(
+      {static_cast<float>(loss_sum), static_cast<float>(rows)}, comm::ReduceOp::kSum);
+  tracker_.set_phase(phase);
+  return static_cast<double>(global[0]) / static_cast<double>(global[1]);
 }
 
 double Trainer::apply_gradients(std::int64_t step, float lr, bool& skipped) {
@@ -553,7 +613,7 @@ data::Batch Trainer::load_from_source(std::int64_t step, std::int64_t micro) {
 }
 
 nn::LossResult Trainer::forward_loss(const data::Batch& batch, float grad_scale, std::int64_t step,
-                                     std::int64_t micro) {
+                                     std::int64_t micro, bool for_backward) {
   Tensor inputs = batch.inputs;
   Tensor targets = batch.targets;
   if (inputs.device() != device_.device()) inputs = on_device(inputs);
@@ -564,8 +624,8 @@ nn::LossResult Trainer::forward_loss(const data::Batch& batch, float grad_scale,
     device_.ops().cast(inputs, cast);
     inputs = cast;
   }
-  Tensor output = pass_->forward(inputs);
-  tracker_.set_phase("loss");
+  Tensor output = for_backward ? pass_->forward(inputs) : pass_->forward_only(inputs);
+  tracker_.set_phase(for_backward ? "loss" : "evaluation loss");
   nn::LossContext ctx{device_, nn::kernel_backend_for(device_.device())};
   nn::LossResult loss = loss_->compute(output, targets, grad_scale, ctx);
   if (loss.rows != targets.numel() || !loss.grad_logits.defined() ||

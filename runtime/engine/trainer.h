@@ -43,6 +43,9 @@ struct TrainingParts {
   nn::Model model{"model"};
   // Batches for run(); may be null when the caller feeds every step through step(batch).
   std::unique_ptr<data::BatchSource> source;
+  // Validation samples for train.eval_every (sample i the same at every evaluation); may be
+  // null when train.eval_every = 0.
+  std::unique_ptr<data::BatchSource> validation;
   std::unique_ptr<nn::Loss> loss;  // null: softmax cross-entropy
   // The targets are tokens, so metrics report tokens/s (a language model); otherwise
   // tokens_per_s is NaN (null in metrics.jsonl) and samples_per_s is the throughput.
@@ -109,9 +112,13 @@ class Trainer {
   // it: its micro-batches one after another, in batch_tracker() memory. For callers that own
   // the loop and want run()'s data order.
   data::Batch load_step_batch(const data::BatchSource& source, std::int64_t step);
-  // The global mean loss on `batch` (any number of samples, the same on every rank) without
-  // changing the model. Collective.
+  // The global mean loss on `batch` (any number of samples on each rank) without changing
+  // the model: a forward that keeps nothing for a backward. Collective.
   double evaluate(const data::Batch& batch);
+  // The validation loss train.eval_every reports: the global mean loss over
+  // train.eval_batches micro-batches per rank of the parts' validation source, the same
+  // samples every time (Note [Validation samples]). Collective; Error without a source.
+  double validation_loss();
   std::int64_t steps_done() const { return steps_done_; }
   // Saves a checkpoint of the state after steps_done() into checkpoint.dir and commits it
   // before returning, whatever checkpoint.every_steps says. Collective. Returns its path.
@@ -157,9 +164,13 @@ class Trainer {
   // non-finite one.
   double read_loss_sums(std::int64_t step);
   void check_loss_finite(double loss_sum, std::int64_t step, std::int64_t micro) const;
-  // The loss of `batch`'s forward as the loss computes it (backward not run).
+  // The loss of `batch`'s forward as the loss computes it (backward not run). With
+  // `for_backward` false the forward keeps nothing (evaluation; the caller ends it).
   nn::LossResult forward_loss(const data::Batch& batch, float grad_scale, std::int64_t step,
-                              std::int64_t micro);
+                              std::int64_t micro, bool for_backward = true);
+  // The summed loss and rows of `batch` on this rank, with a forward that keeps nothing.
+  std::array<double, 2> evaluation_loss(const data::Batch& batch, double global_targets);
+  bool evaluates_after(std::int64_t step) const;
   data::Batch load_from_source(std::int64_t step, std::int64_t micro);
   double global_mean_loss(double local_loss_sum, std::int64_t local_rows);
   // A copy of host tensor `host` on the device, counted as activations.
@@ -183,6 +194,7 @@ class Trainer {
   TrainerOptions options_;
   nn::Model model_;
   std::unique_ptr<data::BatchSource> source_;
+  std::unique_ptr<data::BatchSource> validation_;
   std::unique_ptr<nn::Loss> loss_;
   bool targets_are_tokens_ = false;
   std::optional<MetricsLog> metrics_log_;

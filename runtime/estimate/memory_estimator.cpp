@@ -65,6 +65,9 @@ Config simulated_config(const Config& config, int world_size, bool record_timeli
   simulated.train.global_batch_size =
       sizes.micro_batch_size * simulated.train.grad_accum_steps * world_size;
   simulated.train.steps = kSimulatedSteps;
+  // Evaluation (train.eval_every) runs after the last simulated step at least, as after a
+  // real run's last; its micro-batches repeat like training's.
+  simulated.train.eval_batches = std::min(config.train.eval_batches, kSimulatedMicroBatches);
   simulated.runtime.device_memory_limit_bytes = 0;  // find the peak, refuse nothing
   // The trainer records the meta tracker's timeline, as it records a profiled run's.
   simulated.runtime.memory_profile = record_timeline;
@@ -72,15 +75,15 @@ Config simulated_config(const Config& config, int world_size, bool record_timeli
   return simulated;
 }
 
-}  // namespace
+// What a meta run of `simulated` fills in: the memory figures (and the checkpoint sizes),
+// the bytes moved per step, or both.
+struct Figures {
+  bool memory = true;
+  bool traffic = true;
+};
 
-RankEstimate estimate_rank(const Config& config, int world_size, int rank,
-                           const EstimateOptions& options) {
-  RankEstimate estimate;
-  estimate.rank = rank;
-  estimate.world_size = world_size;
-  const Config simulated = simulated_config(config, world_size, options.record_timeline, estimate);
-
+void simulate(const Config& config, const Config& simulated, int world_size, int rank,
+              const EstimateOptions& options, Figures figures, RankEstimate& estimate) {
   const std::unique_ptr<DeviceContext> device =
       make_meta_device_context(Device{config.runtime.device, 0}, 0);
   // Gloo's scratch is host memory: counted in the rank's tracker on the CPU only (as the
@@ -101,6 +104,8 @@ RankEstimate estimate_rank(const Config& config, int world_size, int rank,
   engine::TrainingParts parts;
   parts.model = options.make_model ? options.make_model() : engine::make_model(simulated);
   parts.source = std::make_unique<ShapeOnlySource>(simulated);
+  if (simulated.train.eval_every > 0)
+    parts.validation = std::make_unique<ShapeOnlySource>(simulated);
   parts.targets_are_tokens = simulated.model.type == ModelType::kGpt;
   estimate.parameters = parts.model.parameter_count();
   check_estimable(config, parts.model, world_size, estimate.micro_batch_size);
@@ -114,13 +119,16 @@ RankEstimate estimate_rank(const Config& config, int world_size, int rank,
                           std::move(trainer_options));
   const engine::TrainResult result = trainer.run();
 
+  if (figures.traffic) {
+    const engine::StepMetrics& last = result.metrics.back();
+    estimate.comm_bytes_per_step =
+        last.all_reduce_bytes + last.reduce_scatter_bytes + last.all_gather_bytes;
+    estimate.offload_bytes_per_step = copied_after_step.back() - copied_after_step.front();
+  }
+  if (!figures.memory) return;
   estimate.memory = trainer.memory_snapshot();
   if (options.record_timeline) estimate.timeline = device->tracker().timeline();
   estimate.after_first_step = result.memory_after_first_step;
-  const engine::StepMetrics& last = result.metrics.back();
-  estimate.comm_bytes_per_step =
-      last.all_reduce_bytes + last.reduce_scatter_bytes + last.all_gather_bytes;
-  estimate.offload_bytes_per_step = copied_after_step.back() - copied_after_step.front();
   const zero::ZeroStrategy& strategy = trainer.strategy();
   const zero::StateShard shard = strategy.state_shard();
   const int tensors = 1 + optim::make_optimizer(simulated.optimizer)->states_per_element() +
@@ -129,6 +137,27 @@ RankEstimate estimate_rank(const Config& config, int world_size, int rank,
       static_cast<std::int64_t>(shard.runs.size()), shard.numel, tensors));
   estimate.checkpoint_save_host_bytes = std::int64_t{4} * tensors * shard.numel;
   estimate.checkpoint_load_host_bytes = std::int64_t{4} * tensors * strategy.load_shard().numel;
+}
+
+}  // namespace
+
+RankEstimate estimate_rank(const Config& config, int world_size, int rank,
+                           const EstimateOptions& options) {
+  RankEstimate estimate;
+  estimate.rank = rank;
+  estimate.world_size = world_size;
+  const Config simulated = simulated_config(config, world_size, options.record_timeline, estimate);
+  if (simulated.train.eval_every == 0) {
+    simulate(config, simulated, world_size, rank, options, {}, estimate);
+    return estimate;
+  }
+  // Evaluation's memory is replayed (Note [Evaluation memory]); its gathers and copies are
+  // not a training step's, so the bytes per step come from a run without it.
+  simulate(config, simulated, world_size, rank, options, {true, false}, estimate);
+  Config training_only = simulated;
+  training_only.train.eval_every = 0;
+  training_only.runtime.memory_profile = false;
+  simulate(config, training_only, world_size, rank, options, {false, true}, estimate);
   return estimate;
 }
 

@@ -23,14 +23,15 @@ struct Case {
   int world;
   const char* dtype;
   bool checkpointing;
-  const char* offload;  // "", "optimizer", "optimizer+params", "nvme"
+  const char* offload;    // "", "optimizer", "optimizer+params", "nvme"
+  bool evaluate = false;  // train.eval_every = 1 (the estimate replays evaluation)
 };
 
 // How GoogleTest names a case in its output.
 void PrintTo(const Case& c, std::ostream* os) {
   *os << "stage " << c.stage << ", world " << c.world << ", " << c.dtype
       << (c.checkpointing ? ", checkpointing" : "") << (c.offload[0] ? ", offload " : "")
-      << c.offload;
+      << c.offload << (c.evaluate ? ", evaluating" : "");
 }
 
 // `nvme_dir`: the state files' directory for offload "nvme" (the estimate opens none).
@@ -43,6 +44,10 @@ std::vector<std::string> settings(const Case& c, const std::string& nvme_dir = "
       "train.steps=2",
       "train.micro_batch_size=4",
       "train.grad_accum_steps=2"};
+  if (c.evaluate) {
+    keys.push_back("train.eval_every=1");
+    keys.push_back("train.eval_batches=3");
+  }
   if (std::string(c.offload).find("optimizer") == 0) keys.push_back("offload.optimizer=cpu");
   if (std::string(c.offload) == "optimizer+params") keys.push_back("offload.params=cpu");
   if (std::string(c.offload) == "nvme") {
@@ -130,6 +135,10 @@ std::vector<Case> cases() {
   list.push_back({3, 2, "fp32", true, "optimizer+params"});
   list.push_back({2, 2, "bf16", false, "nvme"});
   list.push_back({3, 2, "fp32", true, "nvme"});
+  list.push_back({0, 2, "fp32", false, "", true});
+  list.push_back({3, 2, "bf16", true, "", true});
+  list.push_back({3, 4, "fp32", false, "", true});
+  list.push_back({2, 2, "fp32", false, "optimizer", true});
   return list;
 }
 
@@ -143,7 +152,8 @@ INSTANTIATE_TEST_SUITE_P(StagesWorldsDtypes, EstimateVsMeasured, ::testing::Valu
                            return "Stage" + std::to_string(c.stage) + "World" +
                                   std::to_string(c.world) + c.dtype +
                                   (c.checkpointing ? "Checkpointed" : "") +
-                                  (offload.empty() ? "" : "Offload_" + offload);
+                                  (offload.empty() ? "" : "Offload_" + offload) +
+                                  (c.evaluate ? "Evaluating" : "");
                          });
 
 }  // namespace

@@ -260,3 +260,56 @@ TEST(TokenCorpus, ResidentMemoryStaysBoundedOverA256MiBFile) {
 
 }  // namespace
 }  // namespace zt::data
+
+namespace zt::data {
+namespace {
+
+// Note [Validation split]: the last ceil(f x n) tokens of every file are validation's; no
+// training window reads one of them, and validation windows read nothing else.
+TEST(ValidationSplit, TheLastTokensOfEachFileAreHeldOutFromTraining) {
+  TempDir dir;
+  write_nanogpt_file(dir / "a.bin", ramp(200, 0));
+  write_nanogpt_file(dir / "b.bin", ramp(100, 1000));
+  std::vector<TokenShard> training;
+  std::vector<TokenShard> validation;
+  for (const char* file : {"a.bin", "b.bin"}) {
+    const ValidationSplit split =
+        split_off_validation(open_token_shard(dir / file, TokenFileFormat::kNanogpt), 0.25, 8);
+    training.push_back(split.training);
+    validation.push_back(split.validation);
+  }
+  // a: 50 held (150..199); b: 25 held (1075..1099).
+  EXPECT_EQ(training[0].tokens, 150);
+  EXPECT_EQ(validation[0].first_token, 150);
+  EXPECT_EQ(validation[1].tokens, 25);
+  const auto in_validation = [](std::int32_t token) {
+    return (token >= 150 && token < 200) || token >= 1075;
+  };
+  MemoryTracker tracker(Device::cpu());
+  const auto train_source = make_token_corpus_source(training, 2000, 8, kSeed);
+  const Batch train_batch = train_source->load({0, 512}, tracker);
+  for (const std::int32_t start : window_starts(train_batch)) {
+    EXPECT_FALSE(in_validation(start) || in_validation(start + 8)) << "window at " << start;
+  }
+  const auto val_source = make_token_corpus_source(validation, 2000, 8, kSeed);
+  std::set<std::int32_t> seen;
+  for (const std::int32_t start : window_starts(val_source->load({0, 256}, tracker))) {
+    EXPECT_TRUE(in_validation(start) && in_validation(start + 8)) << "window at " << start;
+    seen.insert(start);
+  }
+  // Both files' held-out parts are read: 42 windows in a's, 17 in b's.
+  EXPECT_GT(seen.size(), 45u);
+}
+
+TEST(ValidationSplit, AFileTooShortToSplitIsRefusedByName) {
+  TempDir dir;
+  write_nanogpt_file(dir / "short.bin", ramp(40, 0));
+  const TokenShard shard = open_token_shard(dir / "short.bin", TokenFileFormat::kNanogpt);
+  const std::string message = message_of<FormatError>([&] { split_off_validation(shard, 0.1, 8); });
+  EXPECT_CONTAINS(message, "short.bin");
+  EXPECT_CONTAINS(message, "data.val_fraction");
+  EXPECT_CONTAINS(message, "4 for validation");
+}
+
+}  // namespace
+}  // namespace zt::data

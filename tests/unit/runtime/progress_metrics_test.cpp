@@ -6,11 +6,13 @@
 #include <fstream>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "comm/communicator_factory.h"
 #include "comm/store/memory_store.h"
 #include "core/config/config_loader.h"
 #include "runtime/engine/metrics_log.h"
+#include "runtime/engine/model_factory.h"
 #include "runtime/engine/progress_line.h"
 #include "runtime/engine/trainer.h"
 #include "support/temp_dir.h"
@@ -80,6 +82,34 @@ TEST(MetricsLog, SkippedStepAndAbsentTokensAreExplicit) {
   EXPECT_CONTAINS(line, "\"skipped\": true");
 }
 
+TEST(ProgressText, AStepThatEvaluatedShowsItsValidationLoss) {
+  StepMetrics m = step_metrics();
+  EXPECT_LACKS(progress_text(m, 10, 0), "val_loss");
+  m.val_loss = 2.5;
+  EXPECT_CONTAINS(progress_text(m, 10, 0), "step 7/10  loss 1.2500  val_loss 2.5000  grad_norm");
+}
+
+// Only steps that evaluated carry val_loss, last, so lines of runs without evaluation are
+// unchanged.
+TEST(MetricsLog, ValLossOnlyOnStepsThatEvaluated) {
+  const zt::testing::TempDir dir;
+  StepMetrics evaluated = step_metrics();
+  evaluated.step = 8;
+  evaluated.val_loss = 2.5;
+  {
+    MetricsLog log(dir / "metrics.jsonl");
+    log.append(step_metrics());
+    log.append(evaluated);
+  }
+  std::ifstream in(dir / "metrics.jsonl");
+  std::string plain;
+  std::string with_val;
+  std::getline(in, plain);
+  std::getline(in, with_val);
+  EXPECT_LACKS(plain, "val_loss");
+  EXPECT_TRUE(with_val.ends_with(", \"val_loss\": 2.5}")) << with_val;
+}
+
 TEST(TrainerMetrics, MlpHasSamplesPerSecondAndNoTokensPerSecond) {
   comm::MemoryStore store;
   MemoryTracker tracker{Device::cpu()};
@@ -93,6 +123,35 @@ TEST(TrainerMetrics, MlpHasSamplesPerSecondAndNoTokensPerSecond) {
     EXPECT_TRUE(std::isnan(m.tokens_per_s)) << m.tokens_per_s;
     EXPECT_GT(m.samples_per_s, 0);
   }
+}
+
+// Note [Held-out synthetic stream]: the MLP's synthetic task validates on samples from
+// 2^62 on, which training never reads, and every evaluation reads the same ones.
+TEST(TrainerMetrics, SyntheticDataValidatesOnItsHeldOutStream) {
+  comm::MemoryStore store;
+  MemoryTracker tracker{Device::cpu()};
+  auto comm = comm::create_cpu_communicator(store, 0, 1);
+  const Config config =
+      parse_config_text("", "test.toml",
+                        {"model.input_dim=8", "model.hidden_dim=8", "model.num_classes=2",
+                         "train.micro_batch_size=4", "train.steps=3", "train.eval_every=1"});
+  Trainer trainer(config, *comm, tracker, quiet_trainer_options());
+  const TrainResult result = trainer.run();
+  ASSERT_EQ(result.metrics.size(), 3u);
+  EXPECT_GT(result.metrics[0].val_loss, 0.0);
+  // After the last step the weights stay: the same samples give the same loss again.
+  EXPECT_EQ(trainer.validation_loss(), result.metrics[2].val_loss);
+  EXPECT_EQ(trainer.validation_loss(), result.metrics[2].val_loss);
+  // Validation sample i is training-stream sample 2^62 + i, not sample i.
+  const auto validation = make_validation_source(config);
+  const auto training = make_batch_source(config);
+  const auto floats = [&](const data::BatchSource& source, std::int64_t first) {
+    const data::Batch batch = source.load({first, 4}, tracker);
+    const auto x = batch.inputs.span<float>();
+    return std::vector<float>(x.begin(), x.end());
+  };
+  EXPECT_EQ(floats(*validation, 0), floats(*training, data::kHeldOutFirstSample));
+  EXPECT_NE(floats(*validation, 0), floats(*training, 0));
 }
 
 }  // namespace

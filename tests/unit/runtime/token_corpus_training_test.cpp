@@ -2,6 +2,7 @@
 // shards, nanoGPT files with data.format = "nanogpt", and the errors a config can cause.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,53 @@ TEST(TokenCorpusTraining, AnIdPastModelVocabSizeIsRefusedWithTheFileAndOffset) {
     EXPECT_NE(message.find((dir / "bad.bin").string()), std::string::npos) << message;
     EXPECT_NE(message.find("token 300 at byte offset 1424"), std::string::npos) << message;
   }
+}
+
+}  // namespace
+}  // namespace zt::engine
+
+namespace zt::engine {
+namespace {
+
+std::string error_of(const Config& config) {
+  try {
+    train(config);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "the config was accepted";
+  return {};
+}
+
+TEST(TokenCorpusValidation, ValPathAndValFractionEachGiveAValidationLoss) {
+  TempDir dir;
+  zt::testing::write_nanogpt_file(dir / "train.bin", tokens(400, 3));
+  zt::testing::write_nanogpt_file(dir / "val.bin", tokens(200, 7));
+  const std::string train_path = "data.path=" + (dir / "train.bin").string();
+  for (const std::string& validation :
+       {"data.val_path=" + (dir / "val*.bin").string(), std::string("data.val_fraction=0.2")}) {
+    const TrainResult result =
+        train(gpt_config({train_path, "data.format=nanogpt", validation, "train.eval_every=2"}));
+    ASSERT_EQ(result.metrics.size(), 3u);
+    EXPECT_TRUE(std::isnan(result.metrics[0].val_loss)) << validation;
+    EXPECT_GT(result.metrics[1].val_loss, 0.0) << validation;
+    EXPECT_GT(result.metrics[2].val_loss, 0.0) << validation;
+  }
+}
+
+TEST(TokenCorpusValidation, ConflictingOrMissingValidationKeysAreNamed) {
+  TempDir dir;
+  zt::testing::write_nanogpt_file(dir / "train.bin", tokens(400, 3));
+  const std::string train_path = "data.path=" + (dir / "train.bin").string();
+  const std::string both = error_of(
+      gpt_config({train_path, "data.format=nanogpt",
+                  "data.val_path=" + (dir / "train.bin").string(), "data.val_fraction=0.1"}));
+  EXPECT_NE(both.find("data.val_path and data.val_fraction"), std::string::npos) << both;
+  const std::string none =
+      error_of(gpt_config({train_path, "data.format=nanogpt", "train.eval_every=1"}));
+  EXPECT_NE(none.find("train.eval_every = 1 needs validation windows"), std::string::npos) << none;
+  const std::string synthetic = error_of(gpt_config({"data.val_fraction=0.1"}));
+  EXPECT_NE(synthetic.find("data.path is empty"), std::string::npos) << synthetic;
 }
 
 }  // namespace

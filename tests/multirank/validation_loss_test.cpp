@@ -1,0 +1,146 @@
+// Validation (train.eval_every) on 2 ranks as threads: evaluating changes no training
+// result bit for bit and raises no rank's memory peak (stages 0 and 3), reports val_loss on
+// the steps that evaluate only, and a run resumed from a checkpoint measures the same
+// val_loss as the run that never stopped.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "comm/communicator_factory.h"
+#include "comm/store/memory_store.h"
+#include "core/config/config_loader.h"
+#include "nn/kernels/cpu/gemm_cpu.h"
+#include "rank_threads.h"
+#include "runtime/checkpoint/checkpoint_format.h"
+#include "runtime/engine/trainer.h"
+#include "support/temp_dir.h"
+#include "tiny_gpt_overrides.h"
+
+namespace zt {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kWorld = 2;
+constexpr int kSteps = 5;
+
+Config config_for(int stage, const std::vector<std::string>& extra) {
+  std::vector<std::string> overrides = testing::tiny_gpt_overrides();
+  overrides.insert(overrides.end(),
+                   {"train.steps=" + std::to_string(kSteps), "train.global_batch_size=8",
+                    "train.micro_batch_size=2", "zero.stage=" + std::to_string(stage),
+                    // Stage 3: a small cap, so prefetching and releasing decide what is live.
+                    "zero.prefetch_blocks=1", "zero.param_persistence_threshold=0"});
+  overrides.insert(overrides.end(), extra.begin(), extra.end());
+  return parse_config_text("", "validation_test.toml", overrides);
+}
+
+struct Outcome {
+  std::vector<double> losses;
+  std::vector<double> val_losses;  // per step; NaN where it did not evaluate
+  std::vector<float> parameters;
+  std::vector<std::int64_t> peak_bytes;  // per rank
+};
+
+Outcome train(const Config& config) {
+  nn::cpu::set_blas_threads(1);
+  comm::MemoryStore store;
+  Outcome outcome;
+  outcome.peak_bytes.resize(kWorld);
+  testing::run_ranks(kWorld, [&](int rank) {
+    MemoryTracker tracker(Device::cpu(rank));
+    comm::CommOptions options;
+    options.timeout = std::chrono::seconds(60);
+    auto comm = comm::create_cpu_communicator(store, rank, kWorld, options);
+    engine::Trainer trainer(config, *comm, tracker, engine::quiet_trainer_options());
+    const engine::TrainResult result = trainer.run();
+    std::vector<float> parameters = trainer.strategy().full_parameters();
+    outcome.peak_bytes[static_cast<std::size_t>(rank)] = tracker.total_peak_bytes();
+    if (rank == 0) {
+      outcome.losses = result.losses;
+      for (const auto& m : result.metrics) outcome.val_losses.push_back(m.val_loss);
+      outcome.parameters = std::move(parameters);
+    }
+    comm->barrier()->wait();
+  });
+  return outcome;
+}
+
+bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof(a)) == 0; }
+
+class Validation : public ::testing::TestWithParam<int> {};
+
+TEST_P(Validation, EvaluatingChangesNoTrainingResultAndNoPeak) {
+  const int stage = GetParam();
+  const Outcome plain = train(config_for(stage, {}));
+  const Outcome evaluated =
+      train(config_for(stage, {"train.eval_every=2", "train.eval_batches=2"}));
+  ASSERT_EQ(plain.losses.size(), static_cast<std::size_t>(kSteps));
+  ASSERT_EQ(evaluated.losses.size(), plain.losses.size());
+  for (std::size_t i = 0; i < plain.losses.size(); ++i) {
+    EXPECT_TRUE(same_bits(plain.losses[i], evaluated.losses[i]))
+        << "stage " << stage << " step " << i + 1;
+    EXPECT_TRUE(std::isnan(plain.val_losses[i])) << "step " << i + 1;
+  }
+  ASSERT_EQ(plain.parameters.size(), evaluated.parameters.size());
+  EXPECT_EQ(std::memcmp(plain.parameters.data(), evaluated.parameters.data(),
+                        plain.parameters.size() * sizeof(float)),
+            0)
+      << "stage " << stage << ": final weights differ";
+  // Note [Evaluation memory]: a forward that keeps nothing stays below training's.
+  EXPECT_EQ(evaluated.peak_bytes, plain.peak_bytes) << "stage " << stage;
+
+  // Steps 2 and 4 (eval_every) and 5 (the last) evaluate; the others do not.
+  for (int step = 1; step <= kSteps; ++step) {
+    const double v = evaluated.val_losses[static_cast<std::size_t>(step - 1)];
+    if (step % 2 == 0 || step == kSteps) {
+      EXPECT_TRUE(std::isfinite(v) && v > 0) << "step " << step << ": " << v;
+    } else {
+      EXPECT_TRUE(std::isnan(v)) << "step " << step << ": " << v;
+    }
+  }
+  // The same windows each time: the loss moves with the weights, which training changes.
+  EXPECT_NE(evaluated.val_losses[1], evaluated.val_losses[3]);
+}
+
+INSTANTIATE_TEST_SUITE_P(Stages, Validation, ::testing::Values(0, 3), [](const auto& param_info) {
+  return "Stage" + std::to_string(param_info.param);
+});
+
+TEST(Validation, StagesAgreeOnTheValidationLoss) {
+  const std::vector<std::string> eval = {"train.eval_every=5"};
+  const double ddp = train(config_for(0, eval)).val_losses.back();
+  const double stage3 = train(config_for(3, eval)).val_losses.back();
+  EXPECT_NEAR(ddp, stage3, 1e-5 * std::abs(ddp));
+}
+
+TEST(Validation, AResumedRunMeasuresWhatTheUninterruptedOneDid) {
+  const testing::TempDir dir;
+  const std::vector<std::string> eval = {"train.eval_every=2", "train.eval_batches=3"};
+  std::vector<std::string> saving = eval;
+  saving.insert(saving.end(),
+                {"checkpoint.every_steps=2", "checkpoint.dir=" + (dir / "saved").string(),
+                 "run.dir=" + (dir / "run").string()});
+  const Outcome whole = train(config_for(3, saving));
+  const fs::path step_2 = dir / "saved" / checkpoint::step_directory_name(2);
+  ASSERT_TRUE(fs::exists(step_2 / "manifest.toml"));
+
+  std::vector<std::string> resuming = eval;
+  resuming.insert(resuming.end(), {"checkpoint.resume=" + step_2.string(),
+                                   "run.dir=" + (dir / "resumed").string()});
+  const Outcome resumed = train(config_for(3, resuming));
+  // The resumed run made steps 3..5: it evaluated after 4 and 5, as the whole run did.
+  ASSERT_EQ(resumed.val_losses.size(), 3u);
+  EXPECT_TRUE(std::isnan(resumed.val_losses[0]));
+  EXPECT_TRUE(same_bits(resumed.val_losses[1], whole.val_losses[3]))
+      << resumed.val_losses[1] << " vs " << whole.val_losses[3];
+  EXPECT_TRUE(same_bits(resumed.val_losses[2], whole.val_losses[4]))
+      << resumed.val_losses[2] << " vs " << whole.val_losses[4];
+}
+
+}  // namespace
+}  // namespace zt
