@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -64,17 +65,24 @@ struct GptShape {
 // and value products, 12 · n_layer · seq_len · d_model (Kaplan et al. 2020, PaLM).
 double step_flops(const GptShape& shape, double params);
 
+// The config overrides that make a GPT of `shape` train `steps` steps, then `extra`.
+std::vector<std::string> gpt_overrides(const GptShape& shape, int steps,
+                                       std::initializer_list<std::string> extra) {
+  std::vector<std::string> overrides{"model.type=gpt",
+                                     "model.n_layer=" + std::to_string(shape.n_layer),
+                                     "model.n_head=" + std::to_string(shape.n_head),
+                                     "model.d_model=" + std::to_string(shape.d_model),
+                                     "model.vocab_size=" + std::to_string(shape.vocab),
+                                     "model.seq_len=" + std::to_string(shape.seq_len),
+                                     "train.micro_batch_size=" + std::to_string(shape.micro_batch),
+                                     "train.steps=" + std::to_string(steps)};
+  overrides.insert(overrides.end(), extra);
+  return overrides;
+}
+
 void run_gpt(const GptShape& shape, int steps, double sgemm) {
-  using zt::parse_config_text;
-  const zt::Config config =
-      parse_config_text("", "bench_gpt_step",
-                        {"model.type=gpt", "model.n_layer=" + std::to_string(shape.n_layer),
-                         "model.n_head=" + std::to_string(shape.n_head),
-                         "model.d_model=" + std::to_string(shape.d_model),
-                         "model.vocab_size=" + std::to_string(shape.vocab),
-                         "model.seq_len=" + std::to_string(shape.seq_len),
-                         "train.micro_batch_size=" + std::to_string(shape.micro_batch),
-                         "train.steps=" + std::to_string(steps), "optimizer.lr=0.001"});
+  const zt::Config config = zt::parse_config_text(
+      "", "bench_gpt_step", gpt_overrides(shape, steps, {"optimizer.lr=0.001"}));
   zt::comm::MemoryStore store;
   zt::MemoryTracker tracker(zt::Device::cpu());
   auto comm = zt::comm::create_cpu_communicator(store, 0, 1);
@@ -165,17 +173,12 @@ int run_gpt_cuda(const GptShape& shape, double peak_tflops) {
       static_cast<std::uint64_t>(steps) * shape.micro_batch * (shape.seq_len + 1), 1234);
   const zt::Config config = zt::parse_config_text(
       "", "bench_gpt_step",
-      {"model.type=gpt", "model.n_layer=" + std::to_string(shape.n_layer),
-       "model.n_head=" + std::to_string(shape.n_head),
-       "model.d_model=" + std::to_string(shape.d_model),
-       "model.vocab_size=" + std::to_string(shape.vocab),
-       "model.seq_len=" + std::to_string(shape.seq_len),
-       "train.micro_batch_size=" + std::to_string(shape.micro_batch),
-       "train.steps=" + std::to_string(steps), "optimizer.lr=0.0003", "precision.dtype=bf16",
-       "runtime.device=cuda", "activation_checkpointing.enabled=false",
-       // GPT-2 small's head reads the token embedding: 124M parameters, as PyTorch's side of
-       // the comparison (bench/torch_gpt_step.py) has.
-       "model.tie_embeddings=true", "data.path=" + token_file.path().string()});
+      gpt_overrides(shape, steps,
+                    {"optimizer.lr=0.0003", "precision.dtype=bf16", "runtime.device=cuda",
+                     "activation_checkpointing.enabled=false",
+                     // GPT-2's head reads the token embedding (124M parameters for small), as
+                     // PyTorch's side of the comparison (bench/torch_gpt_step.py) has.
+                     "model.tie_embeddings=true", "data.path=" + token_file.path().string()}));
   const std::unique_ptr<zt::DeviceContext> device = zt::make_device_context(zt::Device::cuda(0));
   zt::comm::MemoryStore store;
   zt::comm::CommOptions options;
