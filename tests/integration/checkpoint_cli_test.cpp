@@ -125,10 +125,15 @@ TEST(MaxRestarts, RecoversFromAFailedRankWithTheLossesOfAnUnfailedRun) {
   EXPECT_NE(run.err.find("zerotrain launch: restart 1 of 1: rank 1 exited with status 3"),
             std::string::npos)
       << run.output();
-  EXPECT_NE(run.err.find("resuming from the newest checkpoint, " +
-                         (run_dir / "checkpoints/step-00000004").string()),
-            std::string::npos)
-      << run.output();
+  // The newest committed checkpoint: step 4's, or step 2's when step 4's files were still
+  // being written at the step boundary before the fault (a checkpoint becomes visible at the
+  // first boundary after its files are written, Note [Checkpoint saving]; which one it is
+  // depends on the machine's speed). Either way the losses are those of an unfailed run.
+  const auto resumed_from = [&](const char* step) {
+    return run.err.find("resuming from the newest checkpoint, " +
+                        (run_dir / "checkpoints" / step).string()) != std::string::npos;
+  };
+  EXPECT_TRUE(resumed_from("step-00000004") || resumed_from("step-00000002")) << run.output();
   EXPECT_EQ(testing::step_numbers(run_dir / "metrics.jsonl"), reference_losses());
 }
 
