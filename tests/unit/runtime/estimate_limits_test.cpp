@@ -10,6 +10,7 @@
 #include "core/config/config_loader.h"
 #include "core/error.h"
 #include "runtime/estimate/memory_estimator.h"
+#include "tests/support/test_paths.h"
 
 namespace zt::estimate {
 namespace {
@@ -55,7 +56,7 @@ TEST(EstimateLimits, HugeGptIsEstimatedWithoutHostMemoryInProportion) {
 }
 
 TEST(EstimateLimits, Gpt70bAtWorld64IsEstimatedWithoutHostMemoryInProportion) {
-  const Config config = load_config_file(std::string(ZT_SOURCE_DIR) + "/configs/gpt-70b.toml", {});
+  const Config config = load_config_file(zt::testing::source_dir() + "/configs/gpt-70b.toml", {});
   RankEstimate estimate;
   expect_fast_and_small("gpt-70b", [&] { estimate = estimate_rank(config, 64, 0); });
   EXPECT_EQ(estimate.parameters, 64990887936);
