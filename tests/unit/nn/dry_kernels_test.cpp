@@ -67,11 +67,14 @@ TEST(DryKernels, ElementwiseAndLayerNorm) {
 }
 
 TEST(DryKernels, Attention) {
+  // grouped-query: 4 query heads over 2 kv heads of 3 elements, read from one fused qkv
   expect_same_workspace("attention", [](DeviceContext& d, const KernelBackend& k, DType t) {
-    const Tensor qkv = make(d, Shape{2, 5, 24}, t), att = make(d, Shape{2, 2, 5, 5}, t);
-    const Tensor y = make(d, Shape{2, 5, 8}, t), dqkv = make(d, Shape{2, 5, 24}, t);
-    k.attention_forward(d, qkv, 2, att, y);
-    k.attention_backward(d, qkv, att, y, 2, dqkv);
+    const Tensor qkv = make(d, Shape{2, 5, 24}, t), dqkv = make(d, Shape{2, 5, 24}, t);
+    const Tensor y = make(d, Shape{2, 5, 12}, t), lse = make(d, Shape{2, 4, 5}, DType::kF32);
+    const QkvHeads x = split_qkv(qkv, 4, 2), dx = split_qkv(dqkv, 4, 2);
+    const AttentionHeads o = AttentionHeads::packed(y, 4);
+    k.attention_forward(d, x.q, x.k, x.v, o, lse);
+    k.attention_backward(d, x.q, x.k, x.v, o, lse, o, dx.q, dx.k, dx.v);
   });
 }
 
