@@ -26,7 +26,7 @@ std::vector<ParameterSpec> Embedding::parameter_specs() const {
 void Embedding::check_input(const Tensor& input) const {
   if (input.dtype() != DType::kI32 || input.rank() != 2) return;  // forward names the shape
   // Only host ids can be read here (the estimator's meta batches hold none); ids a caller
-  // put on a device are the caller's to have checked: the CUDA kernel traps on a bad one.
+  // put on a device are the caller's to have checked: a device backend traps on a bad one.
   if (input.device().kind != DeviceKind::kCpu || input.device().meta) return;
   check_token_ids(input.data_as<std::int32_t>(), input.numel(), input.dim(1), vocab_size_);
 }
