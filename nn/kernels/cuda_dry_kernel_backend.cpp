@@ -79,19 +79,28 @@ class CudaDryKernelBackend final : public KernelBackend {
     expect_meta(device);
   }
 
-  // Two GEMM groups (scores, then att · v) around the softmax, with the f32 copies live.
-  void attention_forward(DeviceContext& device, const Tensor& qkv, std::int64_t, const Tensor& att,
-                         const Tensor& y) const override {
+  // Two GEMM groups (S, then P v) around the softmax, with the f32 copies and the scores
+  // live.
+  void attention_forward(DeviceContext& device, const AttentionHeads& q, const AttentionHeads& k,
+                         const AttentionHeads& v, const AttentionHeads& o,
+                         const Tensor& lse) const override {
     expect_meta(device);
-    const AttentionForwardWorkspace ws = attention_forward_workspace(device, qkv, att, y);
+    attention_shape_of(q, k, v, o, lse);
+    const AttentionForwardWorkspace ws = attention_forward_workspace(device, q, k, v, o);
     gemm_group(device);
     gemm_group(device);
   }
-  // Two GEMM groups (dP and dv, then dq and dk) around the softmax backward.
-  void attention_backward(DeviceContext& device, const Tensor& qkv, const Tensor& att,
-                          const Tensor& dy, std::int64_t, const Tensor& dqkv) const override {
+  // Three GEMM groups (S; dv and dP; dq and dk) around the row kernels, with the f32 copies,
+  // P, dS and D live.
+  void attention_backward(DeviceContext& device, const AttentionHeads& q, const AttentionHeads& k,
+                          const AttentionHeads& v, const AttentionHeads& o, const Tensor& lse,
+                          const AttentionHeads& d_o, const AttentionHeads& dq,
+                          const AttentionHeads& dk, const AttentionHeads& dv) const override {
     expect_meta(device);
-    const AttentionBackwardWorkspace ws = attention_backward_workspace(device, qkv, att, dy, dqkv);
+    check_attention_gradients(attention_shape_of(q, k, v, o, lse), d_o, dq, dk, dv);
+    const AttentionBackwardWorkspace ws =
+        attention_backward_workspace(device, q, k, v, o, d_o, dq, dk, dv);
+    gemm_group(device);
     gemm_group(device);
     gemm_group(device);
   }

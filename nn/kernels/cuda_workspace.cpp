@@ -4,10 +4,9 @@
 namespace zt::nn::cuda {
 namespace {
 
-// `tensor` itself when it is f32, else an uninitialized f32 workspace tensor of its shape.
-Tensor f32_workspace_for(DeviceContext& device, const Tensor& tensor) {
-  if (tensor.dtype() == DType::kF32) return tensor;
-  return Tensor::empty(tensor.shape(), DType::kF32, device.tracker(), MemoryCategory::kWorkspace);
+// An uninitialized f32 workspace tensor.
+Tensor f32_workspace(DeviceContext& device, const Shape& shape) {
+  return Tensor::empty(shape, DType::kF32, device.tracker(), MemoryCategory::kWorkspace);
 }
 
 }  // namespace
@@ -29,20 +28,64 @@ Tensor bias_grad_workspace(DeviceContext& device, std::int64_t out_features) {
                        MemoryCategory::kWorkspace);
 }
 
-AttentionForwardWorkspace attention_forward_workspace(DeviceContext& device, const Tensor& qkv,
-                                                      const Tensor& att, const Tensor& y) {
-  const ScopedAllocationName name("attention f32 workspace");
-  return {f32_workspace_for(device, qkv), f32_workspace_for(device, att),
-          f32_workspace_for(device, y)};
+AttentionHeads AttentionF32Bases::add(DeviceContext& device, const AttentionHeads& heads,
+                                      bool is_output) {
+  if (heads.base.dtype() == DType::kF32) return heads;
+  AttentionHeads widened = heads;
+  for (Copy& copy : copies_) {
+    if (copy.original.data() == heads.base.data() && copy.original.numel() == heads.base.numel()) {
+      copy.is_output = copy.is_output || is_output;
+      widened.base = copy.f32;
+      return widened;
+    }
+  }
+  Tensor f32 =
+      Tensor::empty(heads.base.shape(), DType::kF32, device.tracker(), MemoryCategory::kWorkspace);
+  copies_.push_back({heads.base, f32, is_output});
+  widened.base = f32;
+  return widened;
 }
 
-AttentionBackwardWorkspace attention_backward_workspace(DeviceContext& device, const Tensor& qkv,
-                                                        const Tensor& att, const Tensor& dy,
-                                                        const Tensor& dqkv) {
-  const ScopedAllocationName name("attention f32 workspace");
-  return {f32_workspace_for(device, qkv), f32_workspace_for(device, att),
-          f32_workspace_for(device, dy), f32_workspace_for(device, dqkv),
-          Tensor::empty(att.shape(), DType::kF32, device.tracker(), MemoryCategory::kWorkspace)};
+AttentionForwardWorkspace attention_forward_workspace(DeviceContext& device,
+                                                      const AttentionHeads& q,
+                                                      const AttentionHeads& k,
+                                                      const AttentionHeads& v,
+                                                      const AttentionHeads& o) {
+  AttentionForwardWorkspace ws;
+  {
+    const ScopedAllocationName name("attention f32 workspace");
+    ws.q = ws.bases.add(device, q, false);
+    ws.k = ws.bases.add(device, k, false);
+    ws.v = ws.bases.add(device, v, false);
+    ws.o = ws.bases.add(device, o, true);
+  }
+  const ScopedAllocationName name("attention scores");
+  ws.scores = f32_workspace(device, Shape{q.batch, q.n_heads, q.seq_len, q.seq_len});
+  return ws;
+}
+
+AttentionBackwardWorkspace attention_backward_workspace(
+    DeviceContext& device, const AttentionHeads& q, const AttentionHeads& k,
+    const AttentionHeads& v, const AttentionHeads& o, const AttentionHeads& d_o,
+    const AttentionHeads& dq, const AttentionHeads& dk, const AttentionHeads& dv) {
+  AttentionBackwardWorkspace ws;
+  {
+    const ScopedAllocationName name("attention f32 workspace");
+    ws.o = ws.bases.add(device, o, false);
+    ws.d_o = ws.bases.add(device, d_o, false);
+    ws.q = ws.bases.add(device, q, false);
+    ws.k = ws.bases.add(device, k, false);
+    ws.v = ws.bases.add(device, v, false);
+    ws.dq = ws.bases.add(device, dq, true);
+    ws.dk = ws.bases.add(device, dk, true);
+    ws.dv = ws.bases.add(device, dv, true);
+  }
+  const ScopedAllocationName name("attention scores");
+  const Shape scores{q.batch, q.n_heads, q.seq_len, q.seq_len};
+  ws.p = f32_workspace(device, scores);
+  ws.ds = f32_workspace(device, scores);
+  ws.d = f32_workspace(device, Shape{q.batch, q.n_heads, q.seq_len});
+  return ws;
 }
 
 CrossEntropyWorkspace cross_entropy_workspace(DeviceContext& device, std::int64_t rows) {

@@ -5,10 +5,12 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "core/device/device_context.h"
 #include "core/memory_tracker.h"
 #include "core/tensor.h"
+#include "nn/kernels/attention_heads.h"
 
 namespace zt::nn::cuda {
 
@@ -44,26 +46,54 @@ constexpr bool gelu_fuses_into_gemm(std::int64_t features) { return features % 8
 Tensor dgelu_bias_grad_workspace(DeviceContext& device, std::int64_t in_features, DType dtype);
 Tensor bias_grad_workspace(DeviceContext& device, std::int64_t out_features);
 
-// The attention core computes in f32 (cuda_attention.cpp): each bf16 operand and result
-// has an f32 workspace copy (an f32 tensor is its own), allocated in this order.
-struct AttentionForwardWorkspace {
-  Tensor qkv32;  // (B, T, 3C)
-  Tensor att32;  // (B, nh, T, T)
-  Tensor y32;    // (B, T, C)
-};
-AttentionForwardWorkspace attention_forward_workspace(DeviceContext& device, const Tensor& qkv,
-                                                      const Tensor& att, const Tensor& y);
+// The attention core computes in f32 (cuda_attention.cpp). Each operand that is not f32 is
+// read through an f32 copy of its whole base tensor, made once per base (q, k and v of one
+// qkv share a copy) and addressed with the operand's own strides; an f32 operand is its own.
+// Outputs get copies too, widened on entry and rounded back at the end, so that elements
+// outside the heads keep their values. The copies are allocated in operand order, the
+// scratch after them, and all of it lives until the op returns.
+class AttentionF32Bases {
+ public:
+  struct Copy {
+    Tensor original;
+    Tensor f32;  // original's shape, f32; uninitialized until the backend widens it
+    bool is_output;
+  };
 
-struct AttentionBackwardWorkspace {
-  Tensor qkv32;    // (B, T, 3C)
-  Tensor att32;    // (B, nh, T, T)
-  Tensor dy32;     // (B, T, C)
-  Tensor dqkv32;   // (B, T, 3C)
-  Tensor scratch;  // (B, nh, T, T) f32 always: dP and then dS of every head
+  // `heads` with its base replaced by the f32 copy of that base (allocated at the first
+  // operand that reads it), or `heads` itself when it is f32.
+  AttentionHeads add(DeviceContext& device, const AttentionHeads& heads, bool is_output);
+  const std::vector<Copy>& copies() const { return copies_; }
+
+ private:
+  std::vector<Copy> copies_;
 };
-AttentionBackwardWorkspace attention_backward_workspace(DeviceContext& device, const Tensor& qkv,
-                                                        const Tensor& att, const Tensor& dy,
-                                                        const Tensor& dqkv);
+
+// attention_forward: the f32 q, k, v and o (in that order), then the scores of every head.
+struct AttentionForwardWorkspace {
+  AttentionF32Bases bases;
+  AttentionHeads q, k, v, o;  // f32
+  Tensor scores;              // (B, nh, T, T) f32: S, then P in place
+};
+AttentionForwardWorkspace attention_forward_workspace(DeviceContext& device,
+                                                      const AttentionHeads& q,
+                                                      const AttentionHeads& k,
+                                                      const AttentionHeads& v,
+                                                      const AttentionHeads& o);
+
+// attention_backward: the f32 o, d_o, q, k, v, dq, dk and dv (in that order), then P, dS and
+// D = rowsum(dO ∘ O).
+struct AttentionBackwardWorkspace {
+  AttentionF32Bases bases;
+  AttentionHeads o, d_o, q, k, v, dq, dk, dv;  // f32
+  Tensor p;                                    // (B, nh, T, T) f32: S, then P in place
+  Tensor ds;                                   // (B, nh, T, T) f32: dP, then dS in place
+  Tensor d;                                    // (B, nh, T) f32
+};
+AttentionBackwardWorkspace attention_backward_workspace(
+    DeviceContext& device, const AttentionHeads& q, const AttentionHeads& k,
+    const AttentionHeads& v, const AttentionHeads& o, const AttentionHeads& d_o,
+    const AttentionHeads& dq, const AttentionHeads& dk, const AttentionHeads& dv);
 
 // The fused cross-entropy's workspace: the per-row losses (rows) f32 and their double sum
 // (the bytes of one double), which stay on the device; only the sum is copied to the host.

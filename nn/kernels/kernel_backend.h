@@ -10,6 +10,7 @@
 #include "core/device.h"
 #include "core/device/device_context.h"
 #include "core/tensor.h"
+#include "nn/kernels/attention_heads.h"
 
 namespace zt::nn {
 
@@ -94,17 +95,26 @@ class KernelBackend {
                                    const Tensor& dx, const Tensor& dweight,
                                    const Tensor& dbias) const = 0;
 
-  // The core of causal multi-head self-attention, between the two projections:
-  //   qkv (B, T, 3C) holds q, k, v side by side; head h is columns [h hs, (h+1) hs) of each.
-  //   att (B, nh, T, T) = causal_softmax(q k^T / sqrt(hs)), saved for backward;
-  //   y (B, T, C) = att v, heads side by side.
-  virtual void attention_forward(DeviceContext& device, const Tensor& qkv, std::int64_t n_head,
-                                 const Tensor& att, const Tensor& y) const = 0;
-  // dqkv (B, T, 3C) += the gradient of attention_forward's y at qkv, given dy (B, T, C) and
-  // the att it saved. The per-head products accumulate into dqkv, so it comes zero-filled.
-  virtual void attention_backward(DeviceContext& device, const Tensor& qkv, const Tensor& att,
-                                  const Tensor& dy, std::int64_t n_head,
-                                  const Tensor& dqkv) const = 0;
+  // Causal scaled-dot-product attention, the core of self-attention between its projections.
+  // q (B, T, nh, hs), k and v (B, T, nkv, hs) are strided heads read in place (Note
+  // [Attention operands] in attention_heads.h); nkv divides nh (grouped-query attention;
+  // nkv == nh is multi-head). Query head h of position t sees keys 0..t of kv head
+  // h / (nh / nkv):
+  //   S = q k^T / sqrt(hs);  lse_t = log Σ_{j<=t} exp(S_tj);  P_tj = exp(S_tj - lse_t)
+  //   o (B, T, nh, hs) = P v;  lse (B, nh, T) f32, kept for backward instead of P.
+  // Both are written. No (B, nh, T, T) tensor outlives the call.
+  virtual void attention_forward(DeviceContext& device, const AttentionHeads& q,
+                                 const AttentionHeads& k, const AttentionHeads& v,
+                                 const AttentionHeads& o, const Tensor& lse) const = 0;
+  // The gradients of attention_forward at q, k and v given d_o = dL/do and forward's o and
+  // lse: P is recomputed from q, k and lse, and D_t = Σ_d dO_td O_td stands in for
+  // Σ_j P_tj dP_tj (flash attention's backward). dq, dk and dv (q's, k's and v's shapes)
+  // are written; a kv head's gradient sums over the query heads that read it.
+  virtual void attention_backward(DeviceContext& device, const AttentionHeads& q,
+                                  const AttentionHeads& k, const AttentionHeads& v,
+                                  const AttentionHeads& o, const Tensor& lse,
+                                  const AttentionHeads& d_o, const AttentionHeads& dq,
+                                  const AttentionHeads& dk, const AttentionHeads& dv) const = 0;
 
   // Token + position embedding: ids (B, T) i32, wte (V, C), wpe (maxT, C) -> out (B, T, C)
   // = wte[ids] + wpe[t]. Ids are user data, checked on the host when the batch is read

@@ -1,15 +1,17 @@
 // CausalSelfAttention forward/backward: the qkv projection, the attention core on the
-// kernel backend (per-head softmax(q k^T / sqrt(hs)) v over qkv laid out (B, T, 3C)), and the
-// output projection.
-//   forward:  qkv = x Wqkv^T + bqkv                          (B, T, 3C)
-//             S = q k^T / sqrt(hs);  P = causal_softmax(S)   (B, nh, T, T)
-//             y = P v (heads side by side);  out = y Wp^T + bp (B, T, C)
-//   backward: dP = dy v^T;  dv = P^T dy;  dS = P * (dP - rowsum(P * dP))
-//             dq = dS k / sqrt(hs);  dk = dS^T q / sqrt(hs)
-// Saved: x and y (by the two Linears), qkv and P, all in the activations' dtype.
+// kernel backend (its q, k and v heads read in place from qkv (B, T, 3C)), and the output
+// projection.
+//   forward:  qkv = x Wqkv^T + bqkv                                   (B, T, 3C)
+//             S = q k^T / sqrt(hs);  lse = logsumexp_causal(S)        (B, nh, T)
+//             y = exp(S - lse) v (heads side by side);  out = y Wp^T + bp  (B, T, C)
+//   backward: P = exp(S - lse), recomputed by the kernel;  dv = P^T dy;  dP = dy v^T
+//             dS = P * (dP - rowsum(dy * y));  dq = dS k / sqrt(hs);  dk = dS^T q / sqrt(hs)
+// Saved: x and y (by the two Linears, y also here), qkv in the activations' dtype and lse in
+// f32; nothing of size T x T.
 #include "nn/layers/causal_self_attention.h"
 
 #include "core/error.h"
+#include "nn/kernels/attention_heads.h"
 
 namespace zt::nn {
 
@@ -40,25 +42,33 @@ Tensor CausalSelfAttention::forward(ParameterViews params, const Tensor& input,
   const std::int64_t batch = input.dim(0);
   const std::int64_t seq_len = input.dim(1);
   const Tensor qkv = qkv_.forward(params.subspan(0, 2), input, ctx);  // (B, T, 3C)
-  Tensor att = Tensor::empty(Shape{batch, n_head_, seq_len, seq_len}, input.dtype(), ctx.tracker(),
+  Tensor lse = Tensor::empty(Shape{batch, n_head_, seq_len}, DType::kF32, ctx.tracker(),
                              MemoryCategory::kActivations);
   Tensor y =
       Tensor::empty(input.shape(), input.dtype(), ctx.tracker(), MemoryCategory::kActivations);
-  ctx.kernels.attention_forward(ctx.device, qkv, n_head_, att, y);
+  const QkvHeads heads = split_qkv(qkv, n_head_, n_head_);
+  ctx.kernels.attention_forward(ctx.device, heads.q, heads.k, heads.v,
+                                AttentionHeads::packed(y, n_head_), lse);
   ctx.saved.push(qkv);
-  ctx.saved.push(att);
+  ctx.saved.push(y);  // the tensor proj_ saves too: no second copy
+  ctx.saved.push(lse);
   return proj_.forward(params.subspan(2, 2), y, ctx);
 }
 
 Tensor CausalSelfAttention::backward(ParameterViews params, ParameterViews grads,
                                      const Tensor& grad_output, ModuleContext& ctx) {
   const Tensor dy = proj_.backward(params.subspan(2, 2), grads.subspan(2, 2), grad_output, ctx);
-  const Tensor att = ctx.saved.pop();
+  const Tensor lse = ctx.saved.pop();
+  const Tensor y = ctx.saved.pop();
   const Tensor qkv = ctx.saved.pop();
-  // Zeros: the per-head GEMMs accumulate dq, dk and dv into it.
+  // dq, dk and dv are written side by side into dqkv, as q, k and v sit in qkv.
   Tensor dqkv =
-      Tensor::zeros(qkv.shape(), qkv.dtype(), ctx.tracker(), MemoryCategory::kActivations);
-  ctx.kernels.attention_backward(ctx.device, qkv, att, dy, n_head_, dqkv);
+      Tensor::empty(qkv.shape(), qkv.dtype(), ctx.tracker(), MemoryCategory::kActivations);
+  const QkvHeads heads = split_qkv(qkv, n_head_, n_head_);
+  const QkvHeads grads_qkv = split_qkv(dqkv, n_head_, n_head_);
+  ctx.kernels.attention_backward(
+      ctx.device, heads.q, heads.k, heads.v, AttentionHeads::packed(y, n_head_), lse,
+      AttentionHeads::packed(dy, n_head_), grads_qkv.q, grads_qkv.k, grads_qkv.v);
   return qkv_.backward(params.subspan(0, 2), grads.subspan(0, 2), dqkv, ctx);
 }
 

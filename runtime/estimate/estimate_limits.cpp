@@ -23,8 +23,9 @@ std::optional<std::int64_t> f32_bytes(std::initializer_list<std::int64_t> factor
   return product;
 }
 
-// The largest activations one micro-batch makes: GPT's (B, T, max(4C, V)) and attention's
-// (B, H, T, T); the MLP's (B, max(input, hidden, classes)).
+// The largest tensors one micro-batch makes: GPT's (B, T, max(4C, V)) and the scores of
+// every attention head, (B, H, T, T) (the CUDA backend's workspace); the MLP's
+// (B, max(input, hidden, classes)).
 void check_activation_shapes(const Config& config, std::int64_t micro_batch_size) {
   const ModelConfig& m = config.model;
   const bool fits =

@@ -9,6 +9,7 @@
 
 #include "core/device/device_context.h"
 #include "core/device/meta_device.h"
+#include "nn/kernels/attention_heads.h"
 #include "nn/kernels/cuda_workspace.h"
 #include "nn/kernels/kernel_backend.h"
 #include "tests/gpu/gpu_test_util.h"
@@ -100,10 +101,14 @@ TEST(DryCudaKernels, ElementwiseAndLayerNorm) {
 TEST(DryCudaKernels, Attention) {
   ZT_SKIP_WITHOUT_GPU();
   expect_same_workspace("attention", [](DeviceContext& d, const KernelBackend& k, DType t) {
-    const Tensor qkv = make(d, Shape{2, 5, 24}, t), att = make(d, Shape{2, 2, 5, 5}, t);
-    const Tensor y = make(d, Shape{2, 5, 8}, t), dqkv = make(d, Shape{2, 5, 24}, t);
-    k.attention_forward(d, qkv, 2, att, y);
-    k.attention_backward(d, qkv, att, y, 2, dqkv);
+    // grouped-query: 4 query heads over 2 kv heads of 3 elements, read from one fused qkv
+    const Tensor qkv = make(d, Shape{2, 5, 24}, t), dqkv = make(d, Shape{2, 5, 24}, t);
+    const Tensor y = make(d, Shape{2, 5, 12}, t), dy = make(d, Shape{2, 5, 12}, t);
+    const Tensor lse = make(d, Shape{2, 4, 5}, DType::kF32);
+    const QkvHeads x = split_qkv(qkv, 4, 2), dx = split_qkv(dqkv, 4, 2);
+    const AttentionHeads o = AttentionHeads::packed(y, 4), d_o = AttentionHeads::packed(dy, 4);
+    k.attention_forward(d, x.q, x.k, x.v, o, lse);
+    k.attention_backward(d, x.q, x.k, x.v, o, lse, d_o, dx.q, dx.k, dx.v);
   });
 }
 

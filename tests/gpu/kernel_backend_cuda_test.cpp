@@ -112,21 +112,41 @@ TEST_P(CudaKernelBackend, LayerNormForwardAndBackwardMatchCpu) {
 }
 
 TEST_P(CudaKernelBackend, AttentionForwardAndBackwardMatchCpu) {
-  const Tensor qkv = host(Shape{kBatch, kSeq, 3 * kChannels}, dtype(), 18);
-  const Tensor dy = host(kActivation, dtype(), 19);
-  const Shape att_shape{kBatch, kHeads, kSeq, kSeq};
-  const Tensor att_cpu = host_zeros(att_shape, dtype()), att_gpu = to_gpu(att_cpu);
-  const Tensor y_cpu = host_zeros(kActivation, dtype()), y_gpu = to_gpu(y_cpu);
-  const Tensor qkv_gpu = to_gpu(qkv);
-  cpu_kernels().attention_forward(cpu(), qkv, kHeads, att_cpu, y_cpu);
-  gpu_kernels().attention_forward(gpu(), qkv_gpu, kHeads, att_gpu, y_gpu);
-  expect_same(att_cpu, att_gpu, dtype(), "att");
-  expect_same(y_cpu, y_gpu, dtype(), "y");
+  // q, k, v read in place from one fused projection; multi-head and grouped-query (4 query
+  // heads over 2 kv heads), T = 33 (one past a warp).
+  struct Heads {
+    std::int64_t seq_len, n_head, n_kv_head, head_dim;
+  };
+  for (const Heads c : {Heads{kSeq, kHeads, kHeads, kChannels / kHeads}, Heads{33, 4, 2, 3}}) {
+    SCOPED_TRACE("T " + std::to_string(c.seq_len) + ", " + std::to_string(c.n_head) + " / " +
+                 std::to_string(c.n_kv_head) + " heads");
+    const Shape fused{kBatch, c.seq_len, (c.n_head + 2 * c.n_kv_head) * c.head_dim};
+    const Shape out{kBatch, c.seq_len, c.n_head * c.head_dim};
+    const Shape lse_shape{kBatch, c.n_head, c.seq_len};
+    const Tensor qkv = host(fused, dtype(), 18), qkv_gpu = to_gpu(qkv);
+    const Tensor dy = host(out, dtype(), 19), dy_gpu = to_gpu(dy);
+    const Tensor y_cpu = host_zeros(out, dtype()), y_gpu = to_gpu(y_cpu);
+    const Tensor lse_cpu = host_zeros(lse_shape, DType::kF32), lse_gpu = to_gpu(lse_cpu);
+    const nn::QkvHeads x_cpu = nn::split_qkv(qkv, c.n_head, c.n_kv_head);
+    const nn::QkvHeads x_gpu = nn::split_qkv(qkv_gpu, c.n_head, c.n_kv_head);
+    const auto o_cpu = nn::AttentionHeads::packed(y_cpu, c.n_head);
+    const auto o_gpu = nn::AttentionHeads::packed(y_gpu, c.n_head);
+    cpu_kernels().attention_forward(cpu(), x_cpu.q, x_cpu.k, x_cpu.v, o_cpu, lse_cpu);
+    gpu_kernels().attention_forward(gpu(), x_gpu.q, x_gpu.k, x_gpu.v, o_gpu, lse_gpu);
+    expect_same(y_cpu, y_gpu, dtype(), "o");
+    expect_same(lse_cpu, lse_gpu, DType::kF32, "lse");
 
-  const Tensor dqkv_cpu = host_zeros(qkv.shape(), dtype()), dqkv_gpu = to_gpu(dqkv_cpu);
-  cpu_kernels().attention_backward(cpu(), qkv, att_cpu, dy, kHeads, dqkv_cpu);
-  gpu_kernels().attention_backward(gpu(), qkv_gpu, att_gpu, to_gpu(dy), kHeads, dqkv_gpu);
-  expect_same(dqkv_cpu, dqkv_gpu, dtype(), "dqkv");
+    const Tensor dqkv_cpu = host_zeros(fused, dtype()), dqkv_gpu = to_gpu(dqkv_cpu);
+    const nn::QkvHeads dx_cpu = nn::split_qkv(dqkv_cpu, c.n_head, c.n_kv_head);
+    const nn::QkvHeads dx_gpu = nn::split_qkv(dqkv_gpu, c.n_head, c.n_kv_head);
+    cpu_kernels().attention_backward(cpu(), x_cpu.q, x_cpu.k, x_cpu.v, o_cpu, lse_cpu,
+                                     nn::AttentionHeads::packed(dy, c.n_head), dx_cpu.q, dx_cpu.k,
+                                     dx_cpu.v);
+    gpu_kernels().attention_backward(gpu(), x_gpu.q, x_gpu.k, x_gpu.v, o_gpu, lse_gpu,
+                                     nn::AttentionHeads::packed(dy_gpu, c.n_head), dx_gpu.q,
+                                     dx_gpu.k, dx_gpu.v);
+    expect_same(dqkv_cpu, dqkv_gpu, dtype(), "dqkv");
+  }
 }
 
 TEST_P(CudaKernelBackend, EmbeddingForwardAndBackwardMatchCpu) {

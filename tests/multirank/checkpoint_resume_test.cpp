@@ -19,6 +19,7 @@
 #include "comm/communicator_factory.h"
 #include "comm/store/memory_store.h"
 #include "core/config/config_loader.h"
+#include "key_bias_mask.h"
 #include "nn/kernels/cpu/gemm_cpu.h"
 #include "rank_threads.h"
 #include "runtime/checkpoint/checkpoint_format.h"
@@ -252,9 +253,20 @@ TEST_P(ReshardingResume, ContinuesWithTheSameLossesWithinRoundOff) {
         << what << ", step " << 4 + i;
   }
   ASSERT_EQ(resumed.parameters.size(), saved.parameters.size());
+  // AdamW moves the key bias by its round-off (Note [Adam and the key bias] in
+  // zero_equivalence_test.cpp): up to lr per step after the resume, not within 1e-5.
+  const Config config = config_for(to, checkpoints, 0, "");
+  const bool adam = config.optimizer.type != OptimizerType::kSgd;
+  const std::vector<bool> key_bias = testing::key_bias_mask(config);
+  const auto key_bias_bound = static_cast<float>(config.optimizer.lr * (kSteps - kSaveEvery));
   float worst = 0;
   for (std::size_t i = 0; i < saved.parameters.size(); ++i) {
-    worst = std::max(worst, std::fabs(resumed.parameters[i] - saved.parameters[i]));
+    const float difference = std::fabs(resumed.parameters[i] - saved.parameters[i]);
+    if (adam && key_bias[i]) {
+      EXPECT_LE(difference, key_bias_bound) << what << ": key bias element " << i;
+      continue;
+    }
+    worst = std::max(worst, difference);
   }
   EXPECT_LE(worst, 1e-5f) << what;
 }

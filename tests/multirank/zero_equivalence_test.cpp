@@ -19,6 +19,7 @@
 #include "comm/communicator_factory.h"
 #include "comm/store/memory_store.h"
 #include "core/config/config_loader.h"
+#include "key_bias_mask.h"
 #include "nn/kernels/cpu/gemm_cpu.h"
 #include "rank_threads.h"
 #include "runtime/engine/model_factory.h"
@@ -85,27 +86,10 @@ const Outcome& reference(const std::string& optimizer) {
   return optimizer == "sgd" ? sgd : adamw;
 }
 
-// Whether unpadded parameter `index` is an attention key-bias element (Note [Adam and the
-// key bias]).
-std::vector<bool> key_bias_mask() {
-  const Config config = gpt_config(0, 1, 1);
-  const zero::FlatLayout layout = zero::make_flat_layout(engine::make_model(config), 1);
-  std::vector<bool> mask(static_cast<std::size_t>(layout.numel), false);
-  const std::int64_t c = config.model.d_model;
-  for (const auto& block : layout.blocks) {
-    for (const auto& slot : block.parameters) {
-      if (slot.spec.name != "attn.qkv.bias") continue;
-      for (std::int64_t i = c; i < 2 * c; ++i)
-        mask[static_cast<std::size_t>(slot.offset + i)] = true;
-    }
-  }
-  return mask;
-}
-
 void expect_matches_reference(const Outcome& outcome, const std::string& what,
                               const std::string& optimizer = "sgd") {
   const Outcome& ref = reference(optimizer);
-  static const std::vector<bool> key_bias = key_bias_mask();
+  static const std::vector<bool> key_bias = testing::key_bias_mask(gpt_config(0, 1, 1));
   const float key_bias_bound = 0.01f * kSteps;  // lr × steps
   ASSERT_EQ(outcome.losses.size(), ref.losses.size()) << what;
   for (std::size_t i = 0; i < ref.losses.size(); ++i) {

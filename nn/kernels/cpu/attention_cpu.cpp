@@ -1,17 +1,17 @@
-// CPU attention core. qkv is laid out (B, T, 3C) with q, k, v side by side, so head h of
-// batch row b is a strided (T, hs) sub-matrix (row stride 3C) that the GEMMs read in place.
-//   forward:  S = q k^T / sqrt(hs);  P = causal_softmax(S)   (B, nh, T, T)
-//             y = P v (heads side by side)                     (B, T, C)
-//   backward: dP = dy v^T;  dv = P^T dy;  dS = P * (dP - rowsum(P * dP))
-//             dq = dS k / sqrt(hs);  dk = dS^T q / sqrt(hs)
-// The GEMMs and softmax rows run in f32: bf16/f16 qkv and dy are widened to f32 workspace,
-// P one head at a time; y and P are rounded once. Forward's P v uses the unrounded f32 P.
+// CPU causal attention, one (batch row, query head) at a time. Head h of an operand is a
+// (T, hs) matrix with row stride seq_stride (Note [Attention operands]), which the GEMMs read
+// in place; the scores of one head, (T, T) f32 workspace, are the only T x T memory and live
+// for the call. The row arithmetic is attention_math.h's, as on CUDA:
+//   forward:  S = scale q_h k^T;  lse_t, P_t = attention_softmax_row(S_t);  o_h = P v
+//   backward: S = scale q_h k^T;  P_t = exp(S_t - lse_t);  dv += P^T dO_h;  dP = dO_h v^T
+//             dS_t = P_t ∘ (dP_t - D_t), D_t = dO_t · O_t;  dq_h = scale dS k;
+//             dk += scale dS^T q_h
+// where k, v are kv head h / group. The backward visits the query heads of one kv head in
+// turn, so dk and dv sum over the group in f32 before they are rounded. bf16/f16 operands
+// are widened to f32 workspace (packed (B, T, heads, hs)) and results rounded once.
 #include "nn/kernels/cpu/attention_cpu.h"
 
-#include <cmath>
-
 #include "core/error.h"
-#include "nn/kernels/attention_heads.h"
 #include "nn/kernels/cpu/dtype_io.h"
 #include "nn/kernels/cpu/gemm_cpu.h"
 #include "nn/kernels/math/attention_math.h"
@@ -19,93 +19,184 @@
 namespace zt::nn::cpu {
 namespace {
 
-using Heads = AttentionHeads;
+// The f32 heads a kernel computes with: the operand itself when it is f32, else a packed
+// (B, T, heads, hs) f32 copy in tracked workspace (loaded when `load`), which store() rounds
+// back into the operand's strided rows.
+class F32Heads {
+ public:
+  F32Heads(const AttentionHeads& heads, bool load, MemoryTracker& tracker) : heads_(heads) {
+    if (heads.base.dtype() == DType::kF32) {
+      f32_ = heads;
+      return;
+    }
+    const Tensor packed =
+        Tensor::zeros(Shape{heads.batch, heads.seq_len, heads.n_heads * heads.head_dim},
+                      DType::kF32, tracker, MemoryCategory::kWorkspace);
+    f32_ = AttentionHeads::packed(packed, heads.n_heads);
+    if (!load || heads.base.device().meta) return;  // Note [Dry kernels]
+    for_each_row([&](std::int64_t from, std::int64_t to) {
+      load_f32(heads_.base, from, heads_.head_dim, f32_.base.data_as<float>() + to);
+    });
+  }
 
-// qkv (B, T, 3C) -> att (B, nh, T, T) probabilities (one row of `att` per head), y (B, T, C)
-void forward_heads(const Heads& g, const float* qkv, const F32Rows& att, float* y) {
-  const std::int64_t t_len = g.seq_len;
-  const std::int64_t ld_qkv = 3 * g.channels;
-  for (std::int64_t b = 0; b < g.batch; ++b) {
-    for (std::int64_t h = 0; h < g.n_head; ++h) {
-      const float* q = qkv + b * t_len * ld_qkv + h * g.head_size;
-      const float* k = q + g.channels;
-      const float* v = q + 2 * g.channels;
-      const std::int64_t head = b * g.n_head + h;
-      float* p = att.out(head);
-      // S (T, T) = scale * q (T, hs) · k^T (hs, T); the masked upper triangle is computed
-      // and then overwritten, which costs less than T small GEMMs.
-      gemm_f32(false, true, t_len, t_len, g.head_size, g.scale(), q, ld_qkv, k, ld_qkv, 0.0f, p,
-               t_len);
-      for (std::int64_t t = 0; t < t_len; ++t) math::causal_softmax_row(p + t * t_len, t, t_len);
-      // y_h (T, hs) = P (T, T) · v (T, hs), written into columns [h hs, (h+1) hs) of y.
-      gemm_f32(false, false, t_len, g.head_size, t_len, 1.0f, p, t_len, v, ld_qkv, 0.0f,
-               y + b * t_len * g.channels + h * g.head_size, g.channels);
-      att.store(head);
+  // Head h of batch row b: (T, hs) with row stride ld().
+  float* head(std::int64_t b, std::int64_t h) const {
+    return f32_.base.data_as<float>() + f32_.row_start(b, 0, h);
+  }
+  std::int64_t ld() const { return f32_.strides.seq; }
+
+  void store() const {
+    if (heads_.base.dtype() == DType::kF32 || heads_.base.device().meta) return;
+    for_each_row([&](std::int64_t to, std::int64_t from) {
+      store_from_f32(f32_.base.data_as<float>() + from, heads_.base, to, heads_.head_dim);
+    });
+  }
+
+ private:
+  // fn(start in the operand, start in the f32 copy) for every row of head_dim elements.
+  template <typename Fn>
+  void for_each_row(Fn fn) const {
+    for (std::int64_t b = 0; b < heads_.batch; ++b) {
+      for (std::int64_t t = 0; t < heads_.seq_len; ++t) {
+        for (std::int64_t h = 0; h < heads_.n_heads; ++h) {
+          fn(heads_.row_start(b, t, h), f32_.row_start(b, t, h));
+        }
+      }
+    }
+  }
+
+  AttentionHeads heads_;
+  AttentionHeads f32_;  // heads_ itself, or the packed workspace copy
+};
+
+struct ForwardOperands {
+  const F32Heads& q;
+  const F32Heads& k;
+  const F32Heads& v;
+  const F32Heads& o;
+  float* lse;     // (B, nh, T)
+  float* scores;  // (T, T) workspace
+};
+
+void forward_heads(const AttentionShape& shape, const ForwardOperands& x) {
+  const std::int64_t t_len = shape.seq_len, hs = shape.head_dim;
+  for (std::int64_t b = 0; b < shape.batch; ++b) {
+    for (std::int64_t h = 0; h < shape.n_head; ++h) {
+      const std::int64_t kv = h / shape.group();
+      float* s = x.scores;
+      // S (T, T) = scale q_h (T, hs) · k^T (hs, T); the masked upper triangle is computed and
+      // then overwritten with zeros, which costs less than T short GEMMs.
+      gemm_f32(false, true, t_len, t_len, hs, shape.scale(), x.q.head(b, h), x.q.ld(),
+               x.k.head(b, kv), x.k.ld(), 0.0f, s, t_len);
+      float* lse = x.lse + (b * shape.n_head + h) * t_len;
+      for (std::int64_t t = 0; t < t_len; ++t) {
+        lse[t] = math::attention_softmax_row(s + t * t_len, t, t_len);
+      }
+      // o_h (T, hs) = P (T, T) · v (T, hs)
+      gemm_f32(false, false, t_len, hs, t_len, 1.0f, s, t_len, x.v.head(b, kv), x.v.ld(), 0.0f,
+               x.o.head(b, h), x.o.ld());
     }
   }
 }
 
-// dy (B, T, C), qkv (B, T, 3C), att (B, nh, T, T) -> dqkv (B, T, 3C) accumulated.
-// scratch (T, T) holds dP and then dS of one head.
-void backward_heads(const Heads& g, const float* qkv, const F32Rows& att, const float* dy,
-                    float* scratch, float* dqkv) {
-  const std::int64_t t_len = g.seq_len;
-  const std::int64_t ld_qkv = 3 * g.channels;
-  for (std::int64_t b = 0; b < g.batch; ++b) {
-    for (std::int64_t h = 0; h < g.n_head; ++h) {
-      const std::int64_t head_offset = b * t_len * ld_qkv + h * g.head_size;
-      const float* q = qkv + head_offset;
-      const float* k = q + g.channels;
-      const float* v = q + 2 * g.channels;
-      float* dq = dqkv + head_offset;
-      float* dk = dq + g.channels;
-      float* dv = dq + 2 * g.channels;
-      const float* p = att.load(b * g.n_head + h);
-      const float* dy_h = dy + b * t_len * g.channels + h * g.head_size;
-      // dP (T, T) = dy_h (T, hs) · v^T (hs, T);  dv (T, hs) += P^T (T, T) · dy_h (T, hs)
-      gemm_f32(false, true, t_len, t_len, g.head_size, 1.0f, dy_h, g.channels, v, ld_qkv, 0.0f,
-               scratch, t_len);
-      gemm_f32(true, false, t_len, g.head_size, t_len, 1.0f, p, t_len, dy_h, g.channels, 1.0f, dv,
-               ld_qkv);
-      for (std::int64_t t = 0; t < t_len; ++t) {
-        math::causal_softmax_backward_row(p + t * t_len, scratch + t * t_len, t, t_len);
-      }
-      // dq (T, hs) += scale * dS (T, T) · k (T, hs);  dk (T, hs) += scale * dS^T · q
-      gemm_f32(false, false, t_len, g.head_size, t_len, g.scale(), scratch, t_len, k, ld_qkv, 1.0f,
-               dq, ld_qkv);
-      gemm_f32(true, false, t_len, g.head_size, t_len, g.scale(), scratch, t_len, q, ld_qkv, 1.0f,
-               dk, ld_qkv);
-    }
+struct BackwardOperands {
+  const F32Heads& q;
+  const F32Heads& k;
+  const F32Heads& v;
+  const F32Heads& o;
+  const float* lse;  // (B, nh, T)
+  const F32Heads& d_o;
+  const F32Heads& dq;
+  const F32Heads& dk;
+  const F32Heads& dv;
+  float* p;   // (T, T) workspace: P of one head
+  float* ds;  // (T, T) workspace: dP, then dS, of one head
+};
+
+// The gradients of query head h (of kv head kv) of batch row b; dk and dv are written when
+// `first` (the group's first query head), else accumulated.
+void backward_head(const AttentionShape& shape, const BackwardOperands& x, std::int64_t b,
+                   std::int64_t h, std::int64_t kv, bool first) {
+  const std::int64_t t_len = shape.seq_len, hs = shape.head_dim;
+  const float beta_kv = first ? 0.0f : 1.0f;
+  const float* q = x.q.head(b, h);
+  const float* k = x.k.head(b, kv);
+  const float* d_o = x.d_o.head(b, h);
+  const float* o = x.o.head(b, h);
+  const float* lse = x.lse + (b * shape.n_head + h) * t_len;
+  // P (T, T) = exp(scale q_h k^T - lse), recomputed
+  gemm_f32(false, true, t_len, t_len, hs, shape.scale(), q, x.q.ld(), k, x.k.ld(), 0.0f, x.p,
+           t_len);
+  for (std::int64_t t = 0; t < t_len; ++t) {
+    math::attention_probability_row(x.p + t * t_len, lse[t], t, t_len);
   }
+  // dv (T, hs) (+)= P^T (T, T) · dO_h (T, hs);  dP (T, T) = dO_h (T, hs) · v^T (hs, T)
+  gemm_f32(true, false, t_len, hs, t_len, 1.0f, x.p, t_len, d_o, x.d_o.ld(), beta_kv,
+           x.dv.head(b, kv), x.dv.ld());
+  gemm_f32(false, true, t_len, t_len, hs, 1.0f, d_o, x.d_o.ld(), x.v.head(b, kv), x.v.ld(), 0.0f,
+           x.ds, t_len);
+  for (std::int64_t t = 0; t < t_len; ++t) {
+    const float d = math::attention_output_dot(o + t * x.o.ld(), d_o + t * x.d_o.ld(), hs);
+    math::attention_score_gradient_row(x.p + t * t_len, x.ds + t * t_len, d, t_len);
+  }
+  // dq_h (T, hs) = scale dS (T, T) · k (T, hs);  dk (T, hs) (+)= scale dS^T · q_h (T, hs)
+  gemm_f32(false, false, t_len, hs, t_len, shape.scale(), x.ds, t_len, k, x.k.ld(), 0.0f,
+           x.dq.head(b, h), x.dq.ld());
+  gemm_f32(true, false, t_len, hs, t_len, shape.scale(), x.ds, t_len, q, x.q.ld(), beta_kv,
+           x.dk.head(b, kv), x.dk.ld());
+}
+
+Tensor square_workspace(std::int64_t seq_len, MemoryTracker& tracker) {
+  return Tensor::zeros(Shape{seq_len, seq_len}, DType::kF32, tracker, MemoryCategory::kWorkspace);
 }
 
 }  // namespace
 
-void attention_forward(const Tensor& qkv, std::int64_t n_head, const Tensor& att, const Tensor& y,
-                       MemoryTracker& tracker) {
-  const Heads g = attention_heads_of(qkv, n_head);
-  // the f32 scratch lives only while the heads are computed
-  const Tensor qkv_f32 = to_f32_scratch(qkv, tracker);
-  const F32Rows att_heads(att, g.seq_len * g.seq_len, tracker);
-  const F32Output y_f32(y, tracker);
-  if (qkv.device().meta) return;  // Note [Dry kernels] in cpu_kernel_backend.cpp
-  forward_heads(g, qkv_f32.data_as<float>(), att_heads, y_f32.data());
-  y_f32.store();
+void attention_forward(const AttentionHeads& q, const AttentionHeads& k, const AttentionHeads& v,
+                       const AttentionHeads& o, const Tensor& lse, MemoryTracker& tracker) {
+  const AttentionShape shape = attention_shape_of(q, k, v, o, lse);
+  // the f32 workspace lives only while the heads are computed
+  const F32Heads q32(q, true, tracker), k32(k, true, tracker), v32(v, true, tracker);
+  const F32Heads o32(o, false, tracker);
+  const Tensor scores = square_workspace(shape.seq_len, tracker);
+  if (lse.device().meta) return;  // Note [Dry kernels] in cpu_kernel_backend.cpp
+  forward_heads(shape, {q32, k32, v32, o32, lse.data_as<float>(), scores.data_as<float>()});
+  o32.store();
 }
 
-void attention_backward(const Tensor& qkv, const Tensor& att, const Tensor& dy, std::int64_t n_head,
-                        const Tensor& dqkv, MemoryTracker& tracker) {
-  const Heads g = attention_heads_of(qkv, n_head);
-  Tensor scratch =
-      Tensor::zeros(Shape{g.seq_len, g.seq_len}, DType::kF32, tracker, MemoryCategory::kWorkspace);
-  const Tensor qkv_f32 = to_f32_scratch(qkv, tracker);
-  const Tensor dy_f32 = to_f32_scratch(dy, tracker);
-  const F32Rows att_heads(att, g.seq_len * g.seq_len, tracker);
-  const F32Output dqkv_f32(dqkv, tracker);
-  if (qkv.device().meta) return;
-  backward_heads(g, qkv_f32.data_as<float>(), att_heads, dy_f32.data_as<float>(),
-                 scratch.data_as<float>(), dqkv_f32.data());
-  dqkv_f32.store();
+void attention_backward(const AttentionHeads& q, const AttentionHeads& k, const AttentionHeads& v,
+                        const AttentionHeads& o, const Tensor& lse, const AttentionHeads& d_o,
+                        const AttentionHeads& dq, const AttentionHeads& dk,
+                        const AttentionHeads& dv, MemoryTracker& tracker) {
+  const AttentionShape shape = attention_shape_of(q, k, v, o, lse);
+  check_attention_gradients(shape, d_o, dq, dk, dv);
+  const F32Heads q32(q, true, tracker), k32(k, true, tracker), v32(v, true, tracker);
+  const F32Heads o32(o, true, tracker), d_o32(d_o, true, tracker);
+  const F32Heads dq32(dq, false, tracker), dk32(dk, false, tracker), dv32(dv, false, tracker);
+  const Tensor p = square_workspace(shape.seq_len, tracker);
+  const Tensor ds = square_workspace(shape.seq_len, tracker);
+  if (lse.device().meta) return;
+  const BackwardOperands x{q32,
+                           k32,
+                           v32,
+                           o32,
+                           lse.data_as<float>(),
+                           d_o32,
+                           dq32,
+                           dk32,
+                           dv32,
+                           p.data_as<float>(),
+                           ds.data_as<float>()};
+  for (std::int64_t b = 0; b < shape.batch; ++b) {
+    for (std::int64_t kv = 0; kv < shape.n_kv_head; ++kv) {
+      for (std::int64_t g = 0; g < shape.group(); ++g) {
+        backward_head(shape, x, b, kv * shape.group() + g, kv, g == 0);
+      }
+    }
+  }
+  dq32.store();
+  dk32.store();
+  dv32.store();
 }
 
 }  // namespace zt::nn::cpu

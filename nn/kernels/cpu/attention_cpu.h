@@ -1,19 +1,20 @@
-// The causal self-attention core on the CPU: per-head GEMMs on strided views of qkv and the
-// causal softmax rows shared with CUDA (see KernelBackend::attention_forward).
+// Causal attention on the CPU: per-head GEMMs on the strided heads and the row arithmetic
+// of nn/kernels/math/attention_math.h (see KernelBackend::attention_forward).
 #pragma once
-
-#include <cstdint>
 
 #include "core/memory_tracker.h"
 #include "core/tensor.h"
+#include "nn/kernels/attention_heads.h"
 
 namespace zt::nn::cpu {
 
-// qkv (B, T, 3C) -> att (B, nh, T, T), y (B, T, C); both written.
-void attention_forward(const Tensor& qkv, std::int64_t n_head, const Tensor& att, const Tensor& y,
-                       MemoryTracker& tracker);
-// dqkv (B, T, 3C) += the gradient at qkv of y, given dy (B, T, C) and att.
-void attention_backward(const Tensor& qkv, const Tensor& att, const Tensor& dy, std::int64_t n_head,
-                        const Tensor& dqkv, MemoryTracker& tracker);
+// q (B, T, nh, hs), k, v (B, T, nkv, hs) -> o (B, T, nh, hs), lse (B, nh, T) f32; both written.
+void attention_forward(const AttentionHeads& q, const AttentionHeads& k, const AttentionHeads& v,
+                       const AttentionHeads& o, const Tensor& lse, MemoryTracker& tracker);
+// dq, dk, dv (q's, k's, v's shapes) written, given forward's o and lse and d_o = dL/do.
+void attention_backward(const AttentionHeads& q, const AttentionHeads& k, const AttentionHeads& v,
+                        const AttentionHeads& o, const Tensor& lse, const AttentionHeads& d_o,
+                        const AttentionHeads& dq, const AttentionHeads& dk,
+                        const AttentionHeads& dv, MemoryTracker& tracker);
 
 }  // namespace zt::nn::cpu

@@ -250,14 +250,16 @@ class CpuKernelBackend final : public KernelBackend {
     }
   }
 
-  void attention_forward(DeviceContext& device, const Tensor& qkv, std::int64_t n_head,
-                         const Tensor& att, const Tensor& y) const override {
-    cpu::attention_forward(qkv, n_head, att, y, tracker_of(device));
+  void attention_forward(DeviceContext& device, const AttentionHeads& q, const AttentionHeads& k,
+                         const AttentionHeads& v, const AttentionHeads& o,
+                         const Tensor& lse) const override {
+    cpu::attention_forward(q, k, v, o, lse, tracker_of(device));
   }
-  void attention_backward(DeviceContext& device, const Tensor& qkv, const Tensor& att,
-                          const Tensor& dy, std::int64_t n_head,
-                          const Tensor& dqkv) const override {
-    cpu::attention_backward(qkv, att, dy, n_head, dqkv, tracker_of(device));
+  void attention_backward(DeviceContext& device, const AttentionHeads& q, const AttentionHeads& k,
+                          const AttentionHeads& v, const AttentionHeads& o, const Tensor& lse,
+                          const AttentionHeads& d_o, const AttentionHeads& dq,
+                          const AttentionHeads& dk, const AttentionHeads& dv) const override {
+    cpu::attention_backward(q, k, v, o, lse, d_o, dq, dk, dv, tracker_of(device));
   }
 
   void embedding_forward(DeviceContext& device, const Tensor& ids, const Tensor& wte,

@@ -1,14 +1,17 @@
-// The CUDA attention core: for each batch row, one strided-batched GEMM over the heads per
-// product, and the causal softmax kernels over all rows at once. Everything runs in f32, as
-// the CPU path does: bf16 qkv, dy and att are widened to f32 workspace (cuda_workspace.h
-// allocates it), and y, att and dqkv are rounded once. Head h of batch row b is the (T, hs)
-// sub-matrix of qkv at column h hs with row stride 3C, so consecutive heads are hs apart.
+// CUDA causal attention: strided-batched GEMMs over the heads of each batch row and the row
+// kernels of attention_rows_cuda.cu, all in f32 (bf16 operands are widened to f32 workspace
+// and results rounded once). The scores of every head, (B, nh, T, T) f32, are workspace
+// freed before the call returns; what backward keeps is lse (B, nh, T), and it recomputes P.
+// Head h of an operand is a (T, hs) matrix with row stride seq_stride (Note [Attention
+// operands]); query head h = j group + g reads kv head j, so one batched GEMM per (batch row,
+// g) covers every kv head j, and a kv head's gradient sums over g (beta = 1 after g = 0).
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "core/error.h"
 #include "nn/kernels/attention_heads.h"
-#include "nn/kernels/cuda/causal_softmax_cuda.h"
+#include "nn/kernels/cuda/attention_rows_cuda.h"
 #include "nn/kernels/cuda/cuda_backend_internal.h"
 #include "nn/kernels/cuda/gemm_cublas.h"
 #include "nn/kernels/cuda_workspace.h"
@@ -16,95 +19,134 @@
 namespace zt::nn::cuda::detail {
 namespace {
 
-using Heads = AttentionHeads;
-
-// Widens `src` into its f32 workspace copy (nothing when it is src itself).
-void load(DeviceContext& device, const Tensor& src, const Tensor& f32) {
-  if (src.dtype() != DType::kF32) device.ops().cast(src, f32);
+// Widens every f32 copy from its operand's tensor (outputs too, so that rounding the copy
+// back leaves any element outside the heads as it was).
+void load(DeviceContext& device, const AttentionF32Bases& bases) {
+  for (const AttentionF32Bases::Copy& copy : bases.copies()) {
+    device.ops().cast(copy.original, copy.f32);
+  }
+}
+// Rounds the outputs' copies into their tensors.
+void store(DeviceContext& device, const AttentionF32Bases& bases) {
+  for (const AttentionF32Bases::Copy& copy : bases.copies()) {
+    if (copy.is_output) device.ops().cast(copy.f32, copy.original);
+  }
 }
 
-// Rounds an f32 workspace result into `dst` (nothing when it is dst itself).
-void store(DeviceContext& device, const Tensor& f32, const Tensor& dst) {
-  if (dst.dtype() != DType::kF32) device.ops().cast(f32, dst);
+// The per-head matrices of one operand: head h of batch row b starts at
+// data + b batch_stride + h head_stride, rows ld apart. per_query_head: indexed by query
+// head (q, o, dO, dq, scores), else by kv head (k, v, dk, dv).
+struct HeadMatrices {
+  float* data;
+  std::int64_t ld;
+  std::int64_t batch_stride;
+  std::int64_t head_stride;
+  bool per_query_head;
+};
+
+HeadMatrices matrices_of(const AttentionHeads& heads, bool per_query_head) {
+  return {heads.base.data_as<float>() + heads.strides.offset, heads.strides.seq,
+          heads.strides.batch, heads.strides.head, per_query_head};
+}
+// (B, nh, T, T) scores, one (T, T) matrix per query head
+HeadMatrices scores_of(const Tensor& scores, const AttentionShape& shape) {
+  const std::int64_t square = shape.seq_len * shape.seq_len;
+  return {scores.data_as<float>(), shape.seq_len, shape.n_head * square, square, true};
+}
+
+// For every query head h of every batch row: c_h = alpha op(a_h) op(b_h) + beta c_h, where
+// an operand indexed by kv head is read at kv head h / group. An output indexed by kv head
+// (dk, dv) is written by its group's first query head and accumulated by the others.
+struct HeadGemm {
+  bool transpose_a;
+  bool transpose_b;
+  std::int64_t m;
+  std::int64_t n;
+  std::int64_t k;
+  float alpha;
+};
+void per_head_gemm(CublasHandle& handle, const AttentionShape& shape, const HeadGemm& op,
+                   const HeadMatrices& a, const HeadMatrices& b, const HeadMatrices& c) {
+  const std::int64_t group = shape.group();
+  for (std::int64_t batch = 0; batch < shape.batch; ++batch) {
+    for (std::int64_t g = 0; g < group; ++g) {
+      // query head j group + g, kv head j, for j = 0 .. n_kv_head - 1
+      const auto at = [&](const HeadMatrices& x) {
+        return x.data + batch * x.batch_stride + (x.per_query_head ? g * x.head_stride : 0);
+      };
+      const auto stride = [&](const HeadMatrices& x) {
+        return x.per_query_head ? group * x.head_stride : x.head_stride;
+      };
+      const float beta = !c.per_query_head && g > 0 ? 1.0f : 0.0f;
+      gemm_strided_batched<float, float>(handle, op.transpose_a, op.transpose_b, op.m, op.n, op.k,
+                                         op.alpha, at(a), a.ld, stride(a), at(b), b.ld, stride(b),
+                                         beta, at(c), c.ld, stride(c), shape.n_kv_head);
+    }
+  }
 }
 
 }  // namespace
 
 void attention_forward(DeviceContext& device, const SharedCublasHandle& cublas, void* stream,
-                       const Tensor& qkv, std::int64_t n_head, const Tensor& att, const Tensor& y) {
-  const Heads g = attention_heads_of(qkv, n_head);
-  const std::int64_t t = g.seq_len, hs = g.head_size, c = g.channels, ld_qkv = 3 * c;
-  const AttentionForwardWorkspace ws = attention_forward_workspace(device, qkv, att, y);
-  load(device, qkv, ws.qkv32);
-  const float* qkv_data = ws.qkv32.data_as<float>();
-  float* att_data = ws.att32.data_as<float>();
-  float* y_data = ws.y32.data_as<float>();
+                       const AttentionHeads& q, const AttentionHeads& k, const AttentionHeads& v,
+                       const AttentionHeads& o, const Tensor& lse) {
+  const AttentionShape shape = attention_shape_of(q, k, v, o, lse);
+  const std::int64_t t = shape.seq_len, hs = shape.head_dim;
+  const AttentionForwardWorkspace ws = attention_forward_workspace(device, q, k, v, o);
+  load(device, ws.bases);
+  const HeadMatrices q32 = matrices_of(ws.q, true), k32 = matrices_of(ws.k, false);
+  const HeadMatrices v32 = matrices_of(ws.v, false), o32 = matrices_of(ws.o, true);
+  const HeadMatrices s = scores_of(ws.scores, shape);
   cublas.with_stream(device, stream, [&](CublasHandle& handle) {
-    for (std::int64_t b = 0; b < g.batch; ++b) {
-      // S_h (T, T) = scale q_h (T, hs) · k_h^T (hs, T) for every head h of row b.
-      const float* q = qkv_data + b * t * ld_qkv;
-      gemm_strided_batched<float, float>(handle, false, true, t, t, hs, g.scale(), q, ld_qkv, hs,
-                                         q + c, ld_qkv, hs, 0.0f, att_data + b * n_head * t * t, t,
-                                         t * t, n_head);
-    }
+    // S_h (T, T) = scale q_h (T, hs) · k^T (hs, T)
+    per_head_gemm(handle, shape, {false, true, t, t, hs, shape.scale()}, q32, k32, s);
   });
-  causal_softmax_forward<float>(att_data, g.batch * n_head * t, t, stream);
+  attention_softmax_forward(s.data, lse.data_as<float>(), shape.batch * shape.n_head * t, t,
+                            stream);
   cublas.with_stream(device, stream, [&](CublasHandle& handle) {
-    for (std::int64_t b = 0; b < g.batch; ++b) {
-      // y_h (T, hs) = P_h (T, T) · v_h (T, hs), into columns [h hs, (h+1) hs) of y.
-      const float* v = qkv_data + b * t * ld_qkv + 2 * c;
-      gemm_strided_batched<float, float>(handle, false, false, t, hs, t, 1.0f,
-                                         att_data + b * n_head * t * t, t, t * t, v, ld_qkv, hs,
-                                         0.0f, y_data + b * t * c, c, hs, n_head);
-    }
+    // o_h (T, hs) = P_h (T, T) · v (T, hs)
+    per_head_gemm(handle, shape, {false, false, t, hs, t, 1.0f}, s, v32, o32);
   });
-  store(device, ws.att32, att);
-  store(device, ws.y32, y);
+  store(device, ws.bases);
 }
 
 void attention_backward(DeviceContext& device, const SharedCublasHandle& cublas, void* stream,
-                        const Tensor& qkv, const Tensor& att, const Tensor& dy, std::int64_t n_head,
-                        const Tensor& dqkv) {
-  const Heads g = attention_heads_of(qkv, n_head);
-  const std::int64_t t = g.seq_len, hs = g.head_size, c = g.channels, ld_qkv = 3 * c;
-  const AttentionBackwardWorkspace ws = attention_backward_workspace(device, qkv, att, dy, dqkv);
-  load(device, qkv, ws.qkv32);
-  load(device, att, ws.att32);
-  load(device, dy, ws.dy32);
-  load(device, dqkv, ws.dqkv32);  // dqkv is zero on entry
-  const float* qkv_data = ws.qkv32.data_as<float>();
-  const float* p_data = ws.att32.data_as<float>();
-  const float* dy_data = ws.dy32.data_as<float>();
-  float* dqkv_data = ws.dqkv32.data_as<float>();
-  float* ds_data = ws.scratch.data_as<float>();
+                        const AttentionHeads& q, const AttentionHeads& k, const AttentionHeads& v,
+                        const AttentionHeads& o, const Tensor& lse, const AttentionHeads& d_o,
+                        const AttentionHeads& dq, const AttentionHeads& dk,
+                        const AttentionHeads& dv) {
+  const AttentionShape shape = attention_shape_of(q, k, v, o, lse);
+  check_attention_gradients(shape, d_o, dq, dk, dv);
+  const std::int64_t t = shape.seq_len, hs = shape.head_dim;
+  const std::int64_t rows = shape.batch * shape.n_head * t;
+  const AttentionBackwardWorkspace ws =
+      attention_backward_workspace(device, q, k, v, o, d_o, dq, dk, dv);
+  load(device, ws.bases);  // dq, dk and dv are written in full, but widened as outputs are
+  const HeadMatrices q32 = matrices_of(ws.q, true), k32 = matrices_of(ws.k, false);
+  const HeadMatrices v32 = matrices_of(ws.v, false), d_o32 = matrices_of(ws.d_o, true);
+  const HeadMatrices dq32 = matrices_of(ws.dq, true), dk32 = matrices_of(ws.dk, false);
+  const HeadMatrices dv32 = matrices_of(ws.dv, false);
+  const HeadMatrices p = scores_of(ws.p, shape), ds = scores_of(ws.ds, shape);
+  float* d = ws.d.data_as<float>();  // D = rowsum(dO ∘ O)
   cublas.with_stream(device, stream, [&](CublasHandle& handle) {
-    for (std::int64_t b = 0; b < g.batch; ++b) {
-      const float* v = qkv_data + b * t * ld_qkv + 2 * c;
-      const float* dy_b = dy_data + b * t * c;
-      const float* p_b = p_data + b * n_head * t * t;
-      // dP_h (T, T) = dy_h (T, hs) · v_h^T (hs, T);  dv_h (T, hs) += P_h^T (T, T) · dy_h
-      gemm_strided_batched<float, float>(handle, false, true, t, t, hs, 1.0f, dy_b, c, hs, v,
-                                         ld_qkv, hs, 0.0f, ds_data + b * n_head * t * t, t, t * t,
-                                         n_head);
-      gemm_strided_batched<float, float>(handle, true, false, t, hs, t, 1.0f, p_b, t, t * t, dy_b,
-                                         c, hs, 1.0f, dqkv_data + b * t * ld_qkv + 2 * c, ld_qkv,
-                                         hs, n_head);
-    }
+    // S_h (T, T) = scale q_h · k^T, turned into P below
+    per_head_gemm(handle, shape, {false, true, t, t, hs, shape.scale()}, q32, k32, p);
   });
-  causal_softmax_backward<float>(p_data, ds_data, g.batch * n_head * t, t, stream);
+  attention_probabilities(p.data, lse.data_as<float>(), rows, t, stream);
   cublas.with_stream(device, stream, [&](CublasHandle& handle) {
-    for (std::int64_t b = 0; b < g.batch; ++b) {
-      const float* q = qkv_data + b * t * ld_qkv;
-      const float* ds_b = ds_data + b * n_head * t * t;
-      float* dq = dqkv_data + b * t * ld_qkv;
-      // dq_h (T, hs) += scale dS_h (T, T) · k_h (T, hs);  dk_h += scale dS_h^T · q_h
-      gemm_strided_batched<float, float>(handle, false, false, t, hs, t, g.scale(), ds_b, t, t * t,
-                                         q + c, ld_qkv, hs, 1.0f, dq, ld_qkv, hs, n_head);
-      gemm_strided_batched<float, float>(handle, true, false, t, hs, t, g.scale(), ds_b, t, t * t,
-                                         q, ld_qkv, hs, 1.0f, dq + c, ld_qkv, hs, n_head);
-    }
+    // dv (T, hs) (+)= P_h^T (T, T) · dO_h (T, hs);  dP_h (T, T) = dO_h · v^T
+    per_head_gemm(handle, shape, {true, false, t, hs, t, 1.0f}, p, d_o32, dv32);
+    per_head_gemm(handle, shape, {false, true, t, t, hs, 1.0f}, d_o32, v32, ds);
   });
-  store(device, ws.dqkv32, dqkv);
+  attention_output_dot(ws.o.base.data_as<float>(), ws.o.strides, ws.d_o.base.data_as<float>(),
+                       ws.d_o.strides, shape.batch, shape.n_head, t, hs, d, stream);
+  attention_score_gradient(p.data, ds.data, d, rows, t, stream);
+  cublas.with_stream(device, stream, [&](CublasHandle& handle) {
+    // dq_h (T, hs) = scale dS_h (T, T) · k (T, hs);  dk (+)= scale dS_h^T · q_h
+    per_head_gemm(handle, shape, {false, false, t, hs, t, shape.scale()}, ds, k32, dq32);
+    per_head_gemm(handle, shape, {true, false, t, hs, t, shape.scale()}, ds, q32, dk32);
+  });
+  store(device, ws.bases);
 }
 
 }  // namespace zt::nn::cuda::detail

@@ -10,6 +10,7 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/tensor.h"
+#include "nn/kernels/attention_heads.h"
 #include "nn/kernels/cuda/gemm_cublas.h"
 #include "nn/kernels/cuda_workspace.h"
 
@@ -65,12 +66,16 @@ class SharedCublasHandle {
   mutable std::unique_ptr<CublasHandle> handle_;  // guarded by mutex_
 };
 
-// The attention core (cuda_attention.cpp): batched GEMMs over the heads and the causal
-// softmax kernels, in f32 (bf16 tensors are widened with the context's DeviceOps).
+// Causal attention (cuda_attention.cpp): batched GEMMs over the heads and the attention row
+// kernels, in f32 (bf16 tensors are widened with the context's DeviceOps). The contract is
+// KernelBackend::attention_forward / attention_backward.
 void attention_forward(DeviceContext& device, const SharedCublasHandle& cublas, void* stream,
-                       const Tensor& qkv, std::int64_t n_head, const Tensor& att, const Tensor& y);
+                       const AttentionHeads& q, const AttentionHeads& k, const AttentionHeads& v,
+                       const AttentionHeads& o, const Tensor& lse);
 void attention_backward(DeviceContext& device, const SharedCublasHandle& cublas, void* stream,
-                        const Tensor& qkv, const Tensor& att, const Tensor& dy, std::int64_t n_head,
-                        const Tensor& dqkv);
+                        const AttentionHeads& q, const AttentionHeads& k, const AttentionHeads& v,
+                        const AttentionHeads& o, const Tensor& lse, const AttentionHeads& d_o,
+                        const AttentionHeads& dq, const AttentionHeads& dk,
+                        const AttentionHeads& dv);
 
 }  // namespace zt::nn::cuda::detail

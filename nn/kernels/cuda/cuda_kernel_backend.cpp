@@ -205,14 +205,17 @@ class CudaKernelBackend final : public KernelBackend {
     });
   }
 
-  void attention_forward(DeviceContext& device, const Tensor& qkv, std::int64_t n_head,
-                         const Tensor& att, const Tensor& y) const override {
-    detail::attention_forward(device, cublas_, stream_of(device), qkv, n_head, att, y);
+  void attention_forward(DeviceContext& device, const AttentionHeads& q, const AttentionHeads& k,
+                         const AttentionHeads& v, const AttentionHeads& o,
+                         const Tensor& lse) const override {
+    detail::attention_forward(device, cublas_, stream_of(device), q, k, v, o, lse);
   }
-  void attention_backward(DeviceContext& device, const Tensor& qkv, const Tensor& att,
-                          const Tensor& dy, std::int64_t n_head,
-                          const Tensor& dqkv) const override {
-    detail::attention_backward(device, cublas_, stream_of(device), qkv, att, dy, n_head, dqkv);
+  void attention_backward(DeviceContext& device, const AttentionHeads& q, const AttentionHeads& k,
+                          const AttentionHeads& v, const AttentionHeads& o, const Tensor& lse,
+                          const AttentionHeads& d_o, const AttentionHeads& dq,
+                          const AttentionHeads& dk, const AttentionHeads& dv) const override {
+    detail::attention_backward(device, cublas_, stream_of(device), q, k, v, o, lse, d_o, dq, dk,
+                               dv);
   }
 
   void embedding_forward(DeviceContext& device, const Tensor& ids, const Tensor& wte,

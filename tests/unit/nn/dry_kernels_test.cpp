@@ -83,11 +83,14 @@ TEST(DryKernels, ElementwiseAndLayerNorm) {
 }
 
 TEST(DryKernels, Attention) {
+  // grouped-query: 4 query heads over 2 kv heads of 3 elements, read from one fused qkv
   expect_same_workspace("attention", [](DeviceContext& d, const KernelBackend& k, DType t) {
-    const Tensor qkv = make(d, Shape{2, 5, 24}, t), att = make(d, Shape{2, 2, 5, 5}, t);
-    const Tensor y = make(d, Shape{2, 5, 8}, t), dqkv = make(d, Shape{2, 5, 24}, t);
-    k.attention_forward(d, qkv, 2, att, y);
-    k.attention_backward(d, qkv, att, y, 2, dqkv);
+    const Tensor qkv = make(d, Shape{2, 5, 24}, t), dqkv = make(d, Shape{2, 5, 24}, t);
+    const Tensor y = make(d, Shape{2, 5, 12}, t), lse = make(d, Shape{2, 4, 5}, DType::kF32);
+    const QkvHeads x = split_qkv(qkv, 4, 2), dx = split_qkv(dqkv, 4, 2);
+    const AttentionHeads o = AttentionHeads::packed(y, 4);
+    k.attention_forward(d, x.q, x.k, x.v, o, lse);
+    k.attention_backward(d, x.q, x.k, x.v, o, lse, o, dx.q, dx.k, dx.v);
   });
 }
 
@@ -105,8 +108,9 @@ TEST(DryKernels, EmbeddingAndCrossEntropy) {
 
 // A meta device standing for a GPU replays the CUDA backend's workspace, not the CPU's: one
 // cuBLAS workspace per group of GEMMs (Note [cuBLAS workspace]), attention's f32 copies of its
-// bf16 operands and dS scratch, the cross-entropy's per-row losses, and nothing for the rest.
-// tests/gpu/dry_kernels_cuda_test.cpp holds the same ops to the real CUDA backend.
+// bf16 operands and its scores (forward) or P, dS and D (backward), the cross-entropy's per-row
+// losses, and nothing for the rest. tests/gpu/dry_kernels_cuda_test.cpp holds the same ops to the
+// real CUDA backend.
 TEST(DryKernels, GpuMetaDeviceReplaysTheCudaBackendsWorkspace) {
   const auto meta = make_meta_device_context(Device::cuda(0));
   DeviceContext& d = *meta;
@@ -139,13 +143,20 @@ TEST(DryKernels, GpuMetaDeviceReplaysTheCudaBackendsWorkspace) {
                 k.layer_norm_forward(d, x, w.view(0, Shape{5}), b, 1e-5f, dx, mean, rstd);
               }),
               0);
-    // qkv (2, 5, 24), att (2, 2, 5, 5), y (2, 5, 8): 960, 400 and 320 bytes in f32.
-    const Tensor qkv = make(d, Shape{2, 5, 24}, t), att = make(d, Shape{2, 2, 5, 5}, t);
-    const Tensor ay = make(d, Shape{2, 5, 8}, t), dqkv = make(d, Shape{2, 5, 24}, t);
-    EXPECT_EQ(peak([&] { k.attention_forward(d, qkv, 2, att, ay); }),
-              (bf16 ? 960 + 400 + 320 : 0) + cublas);
-    EXPECT_EQ(peak([&] { k.attention_backward(d, qkv, att, ay, 2, dqkv); }),
-              (bf16 ? 960 + 400 + 320 + 960 : 0) + 400 + cublas);
+    // Grouped-query attention, 4 query heads over 2 kv heads of 3 elements: qkv (2, 5, 24),
+    // y and dy (2, 5, 12), scores (2, 4, 5, 5) and D (2, 4, 5) are 960, 480, 800 and 160
+    // bytes in f32. bf16 operands get one f32 copy per base tensor (q, k and v share qkv's);
+    // forward holds the scores, backward P, dS and D.
+    const Tensor qkv = make(d, Shape{2, 5, 24}, t), dqkv = make(d, Shape{2, 5, 24}, t);
+    const Tensor ay = make(d, Shape{2, 5, 12}, t), day = make(d, Shape{2, 5, 12}, t);
+    const Tensor lse = make(d, Shape{2, 4, 5}, DType::kF32);
+    const QkvHeads x3 = split_qkv(qkv, 4, 2), dx3 = split_qkv(dqkv, 4, 2);
+    const AttentionHeads o = AttentionHeads::packed(ay, 4), d_o = AttentionHeads::packed(day, 4);
+    EXPECT_EQ(peak([&] { k.attention_forward(d, x3.q, x3.k, x3.v, o, lse); }),
+              (bf16 ? 960 + 480 : 0) + 800 + cublas);
+    EXPECT_EQ(
+        peak([&] { k.attention_backward(d, x3.q, x3.k, x3.v, o, lse, d_o, dx3.q, dx3.k, dx3.v); }),
+        (bf16 ? 480 + 480 + 960 + 960 : 0) + 800 + 800 + 160 + cublas);
     const Tensor ids = make(d, Shape{6}, DType::kI32);
     double loss_sum = 0.0;
     // Per-row losses (6 f32) and their double sum on the device (8 bytes).

@@ -1,0 +1,33 @@
+// The row kernels of CUDA attention between its GEMMs, in f32: the softmax that writes the
+// log-sum-exp, the probabilities recomputed from it, D = rowsum(dO ∘ O) and dS; thin loops
+// over nn/kernels/math/attention_math.h.
+#pragma once
+
+#include <cstdint>
+
+#include "nn/kernels/math/attention_math.h"
+
+namespace zt::nn::cuda {
+
+// All pointers are device pointers; work is enqueued on `stream` (a cudaStream_t). A score
+// matrix is (rows, T) with rows = B * heads * T; row r is query t = r % T and sees keys
+// 0..t. P is exactly 0 past the diagonal.
+
+// In place: scores (rows, T) -> P; lse (rows) = log Σ_{j<=t} exp(S_j) is written.
+void attention_softmax_forward(float* scores, float* lse, std::int64_t rows, std::int64_t seq_len,
+                               void* stream);
+
+// In place: scores (rows, T) -> P = exp(S - lse) (the backward's recomputation).
+void attention_probabilities(float* scores, const float* lse, std::int64_t rows,
+                             std::int64_t seq_len, void* stream);
+
+// d (B, n_head, T) = Σ_d dO ∘ O over each row of strided heads o and d_o (B, T, n_head, hs).
+void attention_output_dot(const float* o, math::HeadStrides o_strides, const float* d_o,
+                          math::HeadStrides d_o_strides, std::int64_t batch, std::int64_t n_head,
+                          std::int64_t seq_len, std::int64_t head_dim, float* d, void* stream);
+
+// In place: given P (rows, T), dP (rows, T) and d (rows), writes dS = P ∘ (dP - d) into dp.
+void attention_score_gradient(const float* p, float* dp, const float* d, std::int64_t rows,
+                              std::int64_t seq_len, void* stream);
+
+}  // namespace zt::nn::cuda
