@@ -57,8 +57,8 @@ struct DataConfig {
   // by '\n'; see data_path_entries); empty selects the built-in synthetic data.
   std::string path;
   DataFormat format = DataFormat::kAuto;  // how the token files are laid out
-  std::string tokenizer;  // BPE tokenizer file the token files were made with; "" = bytes
-  double synthetic_peakedness = 0;        // GPT synthetic corpus: higher = lower entropy
+  std::string tokenizer;            // BPE tokenizer file the token files were made with; "" = bytes
+  double synthetic_peakedness = 0;  // GPT synthetic corpus: higher = lower entropy
   // Validation token files, held like path; empty: none (see val_fraction).
   std::string val_path;
   // The fraction of each training file's tokens (its last ones) held out for validation.
