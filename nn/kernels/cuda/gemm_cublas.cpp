@@ -13,25 +13,12 @@
 
 #include "core/error.h"
 #include "nn/kernels/cuda/cublas_check.h"
+#include "nn/kernels/cuda/cuda_data_type_internal.h"
 
 namespace zt::nn::cuda {
 namespace {
 
 cublasHandle_t as_cublas(void* handle) { return static_cast<cublasHandle_t>(handle); }
-
-// BF16 is passed to cuBLAS as CUDA_R_16BF, which needs the same 2-byte layout.
-static_assert(sizeof(BF16) == 2 && alignof(BF16) == 2, "BF16 must be layout-compatible with bf16");
-
-template <typename T>
-constexpr cudaDataType_t cuda_type();
-template <>
-constexpr cudaDataType_t cuda_type<float>() {
-  return CUDA_R_32F;
-}
-template <>
-constexpr cudaDataType_t cuda_type<BF16>() {
-  return CUDA_R_16BF;
-}
 
 int checked_int(std::int64_t value, const char* what) {
   ZT_CHECK(value >= 0 && value <= std::numeric_limits<int>::max(),
@@ -90,9 +77,10 @@ void gemm(CublasHandle& handle, bool transpose_a, bool transpose_b, std::int64_t
   // See Note [Row-major on cuBLAS]: B comes first, and n before m.
   ZT_CUBLAS_CHECK(cublasGemmEx(as_cublas(handle.native()), transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N,
                                transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, checked_int(n, "n"),
-                               checked_int(m, "m"), checked_int(k, "k"), &alpha, b, cuda_type<In>(),
-                               checked_int(ldb, "ldb"), a, cuda_type<In>(), checked_int(lda, "lda"),
-                               &beta, c, cuda_type<Out>(), checked_int(ldc, "ldc"),
+                               checked_int(m, "m"), checked_int(k, "k"), &alpha, b,
+                               detail::cuda_data_type<In>(), checked_int(ldb, "ldb"), a,
+                               detail::cuda_data_type<In>(), checked_int(lda, "lda"), &beta, c,
+                               detail::cuda_data_type<Out>(), checked_int(ldc, "ldc"),
                                CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                   context);
 }
@@ -114,10 +102,10 @@ void gemm_strided_batched(CublasHandle& handle, bool transpose_a, bool transpose
       cublasGemmStridedBatchedEx(
           as_cublas(handle.native()), transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N,
           transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, checked_int(n, "n"), checked_int(m, "m"),
-          checked_int(k, "k"), &alpha, b, cuda_type<In>(), checked_int(ldb, "ldb"), stride_b, a,
-          cuda_type<In>(), checked_int(lda, "lda"), stride_a, &beta, c, cuda_type<Out>(),
-          checked_int(ldc, "ldc"), stride_c, checked_int(batch, "batch"), CUBLAS_COMPUTE_32F,
-          CUBLAS_GEMM_DEFAULT),
+          checked_int(k, "k"), &alpha, b, detail::cuda_data_type<In>(), checked_int(ldb, "ldb"),
+          stride_b, a, detail::cuda_data_type<In>(), checked_int(lda, "lda"), stride_a, &beta, c,
+          detail::cuda_data_type<Out>(), checked_int(ldc, "ldc"), stride_c,
+          checked_int(batch, "batch"), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
       context);
 }
 

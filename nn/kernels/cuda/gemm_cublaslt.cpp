@@ -12,20 +12,10 @@
 
 #include "core/error.h"
 #include "nn/kernels/cuda/cublas_check.h"
+#include "nn/kernels/cuda/cuda_data_type_internal.h"
 
 namespace zt::nn::cuda {
 namespace {
-
-template <typename T>
-constexpr cudaDataType_t lt_type();
-template <>
-constexpr cudaDataType_t lt_type<float>() {
-  return CUDA_R_32F;
-}
-template <>
-constexpr cudaDataType_t lt_type<BF16>() {
-  return CUDA_R_16BF;
-}
 
 // The descriptors of one call, destroyed when it returns (cuBLASLt copies what it needs at
 // enqueue time).
@@ -138,16 +128,16 @@ void gemm_lt(CublasHandle& handle, void* stream, bool transpose_a, bool transpos
   set(d.matmul, CUBLASLT_MATMUL_DESC_TRANSA, op_a, context);
   set(d.matmul, CUBLASLT_MATMUL_DESC_TRANSB, op_b, context);
   // Column-major shapes as stored: our B is (k, n) row-major, so (n, k) column-major.
-  ZT_CUBLAS_CHECK(
-      cublasLtMatrixLayoutCreate(&d.a, lt_type<In>(), checked_u64(transpose_b ? k : n, "k"),
-                                 checked_u64(transpose_b ? n : k, "n"), ldb),
-      context);
-  ZT_CUBLAS_CHECK(
-      cublasLtMatrixLayoutCreate(&d.b, lt_type<In>(), checked_u64(transpose_a ? m : k, "m"),
-                                 checked_u64(transpose_a ? k : m, "k"), lda),
-      context);
-  ZT_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&d.c, lt_type<Out>(), checked_u64(n, "n"),
-                                             checked_u64(m, "m"), ldc),
+  ZT_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&d.a, detail::cuda_data_type<In>(),
+                                             checked_u64(transpose_b ? k : n, "k"),
+                                             checked_u64(transpose_b ? n : k, "n"), ldb),
+                  context);
+  ZT_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&d.b, detail::cuda_data_type<In>(),
+                                             checked_u64(transpose_a ? m : k, "m"),
+                                             checked_u64(transpose_a ? k : m, "k"), lda),
+                  context);
+  ZT_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&d.c, detail::cuda_data_type<Out>(),
+                                             checked_u64(n, "n"), checked_u64(m, "m"), ldc),
                   context);
   set(d.matmul, CUBLASLT_MATMUL_DESC_EPILOGUE, lt, context);
   if (epilogue.bias != nullptr)
