@@ -18,6 +18,7 @@
 #include "data/llmc_token_file.h"
 #include "data/lm_batch.h"
 #include "data/token_file.h"
+#include "support/error_message.h"
 #include "support/foreign_token_files.h"
 #include "support/temp_dir.h"
 
@@ -31,19 +32,7 @@ using zt::testing::write_nanogpt_file;
 
 constexpr std::uint64_t kSeed = 5;
 
-template <typename E, typename F>
-std::string message_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected an exception";
-  return {};
-}
-
-#define EXPECT_CONTAINS(text, part) \
-  EXPECT_NE(std::string(text).find(part), std::string::npos) << "message: " << (text)
+using zt::testing::message_of;
 
 // Tokens first, first + 1, ...: a window's first input shows where it starts.
 std::vector<std::uint32_t> ramp(std::size_t count, std::uint32_t first) {

@@ -13,6 +13,7 @@
 
 #include "core/error.h"
 #include "data/prepare_data.h"
+#include "support/error_message.h"
 #include "support/temp_dir.h"
 
 namespace zt::data {
@@ -34,20 +35,7 @@ void write_bytes(const fs::path& path, const std::vector<unsigned char>& bytes) 
             static_cast<std::streamsize>(bytes.size()));
 }
 
-// The message of the E that `f` throws; fails the test when it throws nothing.
-template <typename E, typename F>
-std::string message_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected an exception";
-  return {};
-}
-
-#define EXPECT_CONTAINS(text, part) \
-  EXPECT_NE(std::string(text).find(part), std::string::npos) << "message: " << (text)
+using zt::testing::message_of;
 
 std::vector<std::int32_t> ramp(std::size_t count, std::int32_t vocab) {
   std::vector<std::int32_t> tokens(count);
