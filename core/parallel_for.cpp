@@ -1,0 +1,222 @@
+// The pool behind parallel_for: parallel_threads() - 1 workers that sleep on a condition
+// variable between loops, and the calling thread, which takes chunks too. Waiting is passive,
+// never spinning: on a 2-core machine shared by ranks and builds, a spinning waiter takes the
+// core the thread it waits for needs (the reason the GEMMs' OpenMP waits passively too,
+// nn/kernels/cpu/gemm_cpu.cpp).
+#include "core/parallel_for.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "core/error.h"
+
+namespace zt {
+namespace {
+
+// Whether this thread is inside a chunk (Note [Chunks fixed by size]); confined to its thread.
+thread_local bool t_in_chunk = false;
+
+// Sets t_in_chunk for a scope and restores the value it found.
+class InChunkScope {
+ public:
+  InChunkScope() : outer_(t_in_chunk) { t_in_chunk = true; }
+  InChunkScope(const InChunkScope&) = delete;
+  InChunkScope& operator=(const InChunkScope&) = delete;
+  ~InChunkScope() { t_in_chunk = outer_; }
+
+  // Whether the thread was in a chunk already when the scope began.
+  bool outer() const { return outer_; }
+
+ private:
+  bool outer_;
+};
+
+struct Job {
+  std::int64_t count = 0;
+  std::int64_t grain = 1;
+  std::int64_t chunks = 0;
+  const void* context = nullptr;
+  detail::ChunkFn fn = nullptr;
+
+  void run_chunk(std::int64_t chunk) const {
+    const std::int64_t begin = chunk * grain;
+    fn(context, chunk, begin, std::min(count, begin + grain));
+  }
+};
+
+// One loop at a time: the caller that wins busy_ owns the pool until its loop is done, and
+// callers that find it busy run their loops alone. The owner publishes a job under mutex_ by
+// bumping generation_; a worker that wakes while the job is open joins it (active_) and the
+// owner returns only when active_ is back to 0, so no worker touches a job (or the caller's
+// stack it points into) after its loop returned. mutex_ guards job_, generation_, open_,
+// active_, stopping_ and error_; next_chunk_ is the lock-free claim counter of the open job;
+// workers_ is touched by the owner (and the destructor) only.
+class ChunkPool {
+ public:
+  ChunkPool() = default;
+  ChunkPool(const ChunkPool&) = delete;
+  ChunkPool& operator=(const ChunkPool&) = delete;
+  ~ChunkPool() { resize(0); }
+
+  void set_threads(int threads) { wanted_threads_.store(threads, std::memory_order_relaxed); }
+  int threads() const { return wanted_threads_.load(std::memory_order_relaxed); }
+
+  // False when another caller owns the pool.
+  bool try_acquire() { return !busy_.exchange(true, std::memory_order_acquire); }
+  void release() { busy_.store(false, std::memory_order_release); }
+
+  // Owner only: runs every chunk of `job` on the workers and this thread.
+  void run(const Job& job) {
+    resize(threads() - 1);
+    {
+      const std::lock_guard lock(mutex_);
+      job_ = job;
+      next_chunk_.store(0, std::memory_order_relaxed);
+      error_ = nullptr;
+      open_ = true;
+      ++generation_;
+    }
+    wake_.notify_all();
+    work_on(job);
+    std::exception_ptr error;
+    {
+      std::unique_lock lock(mutex_);
+      open_ = false;  // a worker waking from now on sits this loop out
+      done_.wait(lock, [this] { return active_ == 0; });
+      std::swap(error, error_);
+    }
+    if (error) std::rethrow_exception(error);
+  }
+
+ private:
+  // Claims chunks of `job` until none is left; the first exception stops further claims.
+  void work_on(const Job& job) {
+    for (;;) {
+      const std::int64_t chunk = next_chunk_.fetch_add(1, std::memory_order_relaxed);
+      if (chunk >= job.chunks) return;
+      try {
+        job.run_chunk(chunk);
+      } catch (...) {
+        const std::lock_guard lock(mutex_);
+        if (!error_) error_ = std::current_exception();
+        next_chunk_.store(job.chunks, std::memory_order_relaxed);
+      }
+    }
+  }
+
+  // `seen`: the generation current when the worker started, which it must not run.
+  void worker_loop(std::uint64_t seen) {
+    t_in_chunk = true;  // a pool thread only ever runs chunks
+    for (;;) {
+      Job job;
+      {
+        std::unique_lock lock(mutex_);
+        wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
+        if (stopping_) return;
+        seen = generation_;
+        if (!open_) continue;
+        job = job_;
+        ++active_;
+      }
+      work_on(job);
+      {
+        const std::lock_guard lock(mutex_);
+        if (--active_ == 0) done_.notify_all();
+      }
+    }
+  }
+
+  // Owner only (or the destructor): `workers` threads, all restarted when the count changes
+  // (a rank sets it once, so this happens once per process in practice).
+  void resize(int workers) {
+    workers = std::max(0, workers);
+    if (static_cast<int>(workers_.size()) == workers) return;
+    {
+      const std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    for (std::thread& worker : workers_) worker.join();
+    workers_.clear();
+    std::uint64_t generation = 0;
+    {
+      const std::lock_guard lock(mutex_);
+      stopping_ = false;
+      generation = generation_;
+    }
+    for (int i = 0; i < workers; ++i) {
+      workers_.emplace_back([this, generation] { worker_loop(generation); });
+    }
+  }
+
+  std::atomic<int> wanted_threads_{1};
+  std::atomic<bool> busy_{false};
+  std::atomic<std::int64_t> next_chunk_{0};
+  std::mutex mutex_;
+  std::condition_variable wake_;  // workers: a new generation, or stopping_
+  std::condition_variable done_;  // the owner: active_ fell to 0
+  Job job_;
+  std::uint64_t generation_ = 0;
+  bool open_ = false;
+  int active_ = 0;
+  bool stopping_ = false;
+  std::exception_ptr error_;
+  std::vector<std::thread> workers_;
+};
+
+ChunkPool& pool() {
+  static ChunkPool instance;
+  return instance;
+}
+
+}  // namespace
+
+void set_parallel_threads(int threads) {
+  ZT_CHECK(threads >= 1, "parallel thread count must be positive, got " + std::to_string(threads));
+  pool().set_threads(threads);
+}
+
+int parallel_threads() { return pool().threads(); }
+
+bool in_parallel_chunk() { return t_in_chunk; }
+
+std::int64_t parallel_chunk_count(std::int64_t count, std::int64_t grain) {
+  ZT_CHECK(count >= 0 && grain >= 1, "parallel_for over " + std::to_string(count) +
+                                         " iterations with grain " + std::to_string(grain));
+  return (count + grain - 1) / grain;
+}
+
+std::int64_t parallel_sum_grain(std::int64_t count, std::int64_t grain) {
+  ZT_CHECK(count >= 0 && grain >= 1, "parallel_sum over " + std::to_string(count) +
+                                         " iterations with grain " + std::to_string(grain));
+  return std::max(grain, (count + kMaxSumChunks - 1) / kMaxSumChunks);
+}
+
+namespace detail {
+
+void run_chunks(std::int64_t count, std::int64_t grain, const void* context, ChunkFn fn) {
+  const Job job{count, grain, parallel_chunk_count(count, grain), context, fn};
+  const InChunkScope in_chunk;
+  ChunkPool& chunk_pool = pool();
+  // t_in_chunk was set by the scope above: read what the caller had.
+  const bool nested = in_chunk.outer();
+  if (job.chunks <= 1 || nested || chunk_pool.threads() <= 1 || !chunk_pool.try_acquire()) {
+    for (std::int64_t chunk = 0; chunk < job.chunks; ++chunk) job.run_chunk(chunk);
+    return;
+  }
+  struct Release {
+    ChunkPool& pool;
+    ~Release() { pool.release(); }
+  } release{chunk_pool};
+  chunk_pool.run(job);
+}
+
+}  // namespace detail
+}  // namespace zt
