@@ -32,10 +32,10 @@ void Sgd::step(const Tensor& params, const Tensor& grads, std::span<const Tensor
   }
   float* p = static_cast<float*>(params.data());
   float* buffer = momentum_ == 0.0f ? nullptr : static_cast<float*>(states[0].data());
-  float unused_buffer = 0.0f;
   detail::with_typed_operands(grads, compute_params, [&](const auto* g, auto* compute) {
     detail::step_elements(
         g, p, compute, static_cast<std::size_t>(params.numel()), [&](std::size_t i, float grad) {
+          float unused_buffer = 0.0f;  // per element: chunks run on several threads
           float& b = buffer == nullptr ? unused_buffer : buffer[i];
           math::sgd_update(p[i], grad, b, lr, momentum_, weight_decay_, nesterov_);
         });

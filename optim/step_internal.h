@@ -9,6 +9,7 @@
 
 #include "core/device/device_context.h"
 #include "core/dtype.h"
+#include "core/parallel_for.h"
 #include "core/tensor.h"
 
 namespace zt::optim::detail {
@@ -58,18 +59,26 @@ void with_typed_operands(const Tensor& grads, const Tensor& compute_params, Fn&&
 // The CPU step over host operands in one pass: for each element i, update(i, grads[i] as f32)
 // updates the master params[i] and the states, then compute[i] (when not null) receives
 // params[i] rounded to P. Widening a gradient and rounding the master are exact and
-// correctly rounded, so this is bitwise a cast, an f32 step and a cast.
+// correctly rounded, so this is bitwise a cast, an f32 step and a cast. Elements are
+// independent: chunks of them run on parallel_for's threads, with the same bits on any count.
 template <typename G, typename P, typename Update>
 void step_elements(const G* grads, const float* params, P* compute, std::size_t n,
-                   Update&& update) {
-  if (compute == nullptr) {
-    for (std::size_t i = 0; i < n; ++i) update(i, static_cast<float>(grads[i]));
-    return;
-  }
-  for (std::size_t i = 0; i < n; ++i) {
-    update(i, static_cast<float>(grads[i]));
-    compute[i] = P(params[i]);
-  }
+                   const Update& update) {
+  parallel_for(static_cast<std::int64_t>(n), kParallelGrainElements,
+               [&](std::int64_t first, std::int64_t last) {
+                 const auto begin = static_cast<std::size_t>(first);
+                 const auto end = static_cast<std::size_t>(last);
+                 if (compute == nullptr) {
+                   for (std::size_t i = begin; i < end; ++i) {
+                     update(i, static_cast<float>(grads[i]));
+                   }
+                   return;
+                 }
+                 for (std::size_t i = begin; i < end; ++i) {
+                   update(i, static_cast<float>(grads[i]));
+                   compute[i] = P(params[i]);
+                 }
+               });
 }
 
 }  // namespace zt::optim::detail

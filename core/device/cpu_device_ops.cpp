@@ -9,6 +9,7 @@
 #include "core/device/cpu_streams.h"
 #include "core/device/math/buffer_math.h"
 #include "core/error.h"
+#include "core/parallel_for.h"
 
 namespace zt {
 namespace {
@@ -22,25 +23,34 @@ void expect_host_floating(const Tensor& values, const char* op) {
   ZT_CHECK(is_floating(values.dtype()), std::string(op) + " needs a floating dtype");
 }
 
-// Calls fn(begin, chunk of f32 values) over `values`, converting when not f32; with
-// `write_back` the (possibly changed) chunk is rounded back into `values`.
+// Calls fn(begin, chunk of f32 values) over elements [first, last) of `values`, converting
+// when not f32; with `write_back` the (possibly changed) chunk is rounded back into `values`.
 template <typename Fn>
-void for_each_chunk(const Tensor& values, bool write_back, Fn&& fn) {
-  const auto total = static_cast<std::size_t>(values.numel());
+void for_each_chunk_in(const Tensor& values, std::size_t first, std::size_t last, bool write_back,
+                       const Fn& fn) {
   if (values.dtype() == DType::kF32) {
-    fn(std::size_t{0}, values.span<float>());
+    fn(first, values.span<float>().subspan(first, last - first));
     return;
   }
   const std::size_t element_bytes = dtype_size(values.dtype());
   auto* bytes = static_cast<std::byte*>(values.data());
   std::array<float, kChunk> chunk;
-  for (std::size_t begin = 0; begin < total; begin += kChunk) {
-    const std::size_t count = std::min(kChunk, total - begin);
+  for (std::size_t begin = first; begin < last; begin += kChunk) {
+    const std::size_t count = std::min(kChunk, last - begin);
     void* at = bytes + begin * element_bytes;
     convert_elements(at, values.dtype(), chunk.data(), DType::kF32, count);
     fn(begin, std::span<float>(chunk.data(), count));
     if (write_back) convert_elements(chunk.data(), DType::kF32, at, values.dtype(), count);
   }
+}
+
+// for_each_chunk_in over all of `values`, parallel_for's chunks of it on its threads.
+template <typename Fn>
+void for_each_chunk(const Tensor& values, bool write_back, const Fn& fn) {
+  parallel_for(values.numel(), kParallelGrainElements, [&](std::int64_t first, std::int64_t last) {
+    for_each_chunk_in(values, static_cast<std::size_t>(first), static_cast<std::size_t>(last),
+                      write_back, fn);
+  });
 }
 
 }  // namespace
@@ -68,11 +78,11 @@ void CpuDeviceOps::axpby(float alpha, const Tensor& x, float beta, const Tensor&
   expect_host_floating(x, "axpby");
   expect_host_floating(y, "axpby");
   ZT_CHECK(x.numel() == y.numel(), "axpby of tensors of different sizes");
-  // x converted chunk by chunk alongside y's chunks.
-  std::array<float, kChunk> x_chunk;
+  // x converted chunk by chunk alongside y's chunks (on the stack of the thread running them).
   const std::size_t x_element_bytes = dtype_size(x.dtype());
   const auto* x_bytes = static_cast<const std::byte*>(x.data());
   for_each_chunk(y, true, [&](std::size_t begin, std::span<float> chunk) {
+    std::array<float, kChunk> x_chunk;
     for (std::size_t done = 0; done < chunk.size(); done += kChunk) {
       const std::size_t count = std::min(kChunk, chunk.size() - done);
       const float* xs = x_chunk.data();
@@ -90,19 +100,32 @@ void CpuDeviceOps::axpby(float alpha, const Tensor& x, float beta, const Tensor&
 
 HostScalar CpuDeviceOps::sum_of_squares(const Tensor& values) {
   expect_host_floating(values, "sum_of_squares");
-  double sum = 0.0;
-  for_each_chunk(values, false, [&](std::size_t, std::span<float> chunk) {
-    for (float v : chunk) sum += buffer_math::square(v);
-  });
-  return sum;
+  // Per chunk, then over the chunks in order: the same bits on any thread count.
+  return parallel_sum(
+      values.numel(), kParallelGrainElements, [&](std::int64_t first, std::int64_t last) {
+        double sum = 0.0;
+        for_each_chunk_in(values, static_cast<std::size_t>(first), static_cast<std::size_t>(last),
+                          false, [&](std::size_t, std::span<float> chunk) {
+                            for (float v : chunk) sum += buffer_math::square(v);
+                          });
+        return sum;
+      });
 }
 
 void CpuDeviceOps::cast(const Tensor& src, const Tensor& dst) {
   expect_host_floating(src, "cast");
   expect_host_floating(dst, "cast");
   ZT_CHECK(src.numel() == dst.numel(), "cast between tensors of different sizes");
-  convert_elements(src.data(), src.dtype(), dst.data(), dst.dtype(),
-                   static_cast<std::size_t>(src.numel()));
+  const auto* src_bytes = static_cast<const std::byte*>(src.data());
+  auto* dst_bytes = static_cast<std::byte*>(dst.data());
+  const std::size_t src_element_bytes = dtype_size(src.dtype());
+  const std::size_t dst_element_bytes = dtype_size(dst.dtype());
+  parallel_for(src.numel(), kParallelGrainElements, [&](std::int64_t first, std::int64_t last) {
+    const auto begin = static_cast<std::size_t>(first);
+    convert_elements(src_bytes + begin * src_element_bytes, src.dtype(),
+                     dst_bytes + begin * dst_element_bytes, dst.dtype(),
+                     static_cast<std::size_t>(last - first));
+  });
 }
 
 void CpuDeviceOps::copy(const Tensor& src, const Tensor& dst) {

@@ -1,4 +1,4 @@
-// Joining a job: store connection, run.dir, device, communicators, BLAS threads; leaving it.
+// Joining a job: store connection, run.dir, device, communicators, CPU threads; leaving it.
 #include "runtime/engine/rank_session.h"
 
 #include <algorithm>
@@ -7,6 +7,7 @@
 
 #include "comm/local_address.h"
 #include "comm/store/memory_store.h"
+#include "core/parallel_for.h"
 #include "nn/kernels/cpu/gemm_cpu.h"
 #include "runtime/engine/device_selection.h"
 #include "runtime/engine/memory_report.h"
@@ -50,7 +51,10 @@ RankSession::RankSession(const Config& config, bool write_run_dir)
   const CommBackendKind backend = resolved_comm_backend(config);
   device_ = make_device_context(rank_device(config, local_rank_),
                                 config.runtime.device_memory_limit_bytes);
-  nn::cpu::set_blas_threads(blas_threads_for(config, local_world_size_));
+  // The GEMMs and the other CPU loops (parallel_for) share the rank's share of the cores.
+  const int cpu_threads = blas_threads_for(config, local_world_size_);
+  nn::cpu::set_blas_threads(cpu_threads);
+  set_parallel_threads(cpu_threads);
 
   comm::CommOptions options;
   options.timeout = timeout_;

@@ -1,7 +1,8 @@
-// CPU causal attention, one (batch row, query head) at a time. Head h of an operand is a
-// (T, hs) matrix with row stride seq_stride (Note [Attention operands]), which the GEMMs read
-// in place; the scores of one head, (T, T) f32 workspace, are the only T x T memory and live
-// for the call. The row arithmetic is attention_math.h's, as on CUDA:
+// CPU causal attention, one (batch row, query head) at a time per thread. Head h of an operand
+// is a (T, hs) matrix with row stride seq_stride (Note [Attention operands]), which the GEMMs
+// read in place; the scores of one head, (T, T) f32 workspace per chunk of heads (Note
+// [Attention chunks]), are the only T x T memory and live for the call. The row arithmetic is
+// attention_math.h's, as on CUDA:
 //   forward:  S = scale q_h k^T;  lse_t, P_t = attention_softmax_row(S_t);  o_h = P v
 //   backward: S = scale q_h k^T;  P_t = exp(S_t - lse_t);  dv += P^T dO_h;  dP = dO_h v^T
 //             dS_t = P_t ∘ (dP_t - D_t), D_t = dO_t · O_t;  dq_h = scale dS k;
@@ -11,13 +12,35 @@
 // are widened to f32 workspace (packed (B, T, heads, hs)) and results rounded once.
 #include "nn/kernels/cpu/attention_cpu.h"
 
+#include <algorithm>
+
 #include "core/error.h"
+#include "core/parallel_for.h"
 #include "nn/kernels/cpu/dtype_io.h"
 #include "nn/kernels/cpu/gemm_cpu.h"
 #include "nn/kernels/math/attention_math.h"
 
 namespace zt::nn::cpu {
 namespace {
+
+// Note [Attention chunks]
+// The heads run in parallel, a chunk of (batch row, head) pairs per thread, each chunk with
+// its own (T, T) workspace. The chunks are cut from the number of pairs alone, into at most
+// kMaxAttentionChunks (Note [Chunks fixed by size]): the workspace is then at most that many
+// T x T matrices on any machine, and the estimator counts what every machine uses. The
+// backward's chunks are (batch row, kv head) pairs, so the query heads that sum into one kv
+// head's dk and dv stay on one thread, in order. GEMMs inside a chunk run on one thread
+// (gemm_cpu.cpp): the heads are the parallelism.
+constexpr std::int64_t kMaxAttentionChunks = 8;
+
+// The grain over `pairs` (batch row, head) pairs: at most kMaxAttentionChunks chunks.
+std::int64_t attention_grain(std::int64_t pairs) {
+  return std::max<std::int64_t>(1, (pairs + kMaxAttentionChunks - 1) / kMaxAttentionChunks);
+}
+
+std::int64_t attention_chunks(std::int64_t pairs) {
+  return std::max<std::int64_t>(1, parallel_chunk_count(pairs, attention_grain(pairs)));
+}
 
 // The f32 heads a kernel computes with: the operand itself when it is f32, else a packed
 // (B, T, heads, hs) f32 copy in tracked workspace (loaded when `load`), which store() rounds
@@ -53,16 +76,20 @@ class F32Heads {
   }
 
  private:
-  // fn(start in the operand, start in the f32 copy) for every row of head_dim elements.
+  // fn(start in the operand, start in the f32 copy) for every row of head_dim elements,
+  // positions (b, t) in parallel.
   template <typename Fn>
   void for_each_row(Fn fn) const {
-    for (std::int64_t b = 0; b < heads_.batch; ++b) {
-      for (std::int64_t t = 0; t < heads_.seq_len; ++t) {
-        for (std::int64_t h = 0; h < heads_.n_heads; ++h) {
-          fn(heads_.row_start(b, t, h), f32_.row_start(b, t, h));
-        }
-      }
-    }
+    const std::int64_t positions = heads_.batch * heads_.seq_len;
+    parallel_for(positions, parallel_row_grain(heads_.n_heads * heads_.head_dim),
+                 [&](std::int64_t first, std::int64_t last) {
+                   for (std::int64_t bt = first; bt < last; ++bt) {
+                     const std::int64_t b = bt / heads_.seq_len, t = bt % heads_.seq_len;
+                     for (std::int64_t h = 0; h < heads_.n_heads; ++h) {
+                       fn(heads_.row_start(b, t, h), f32_.row_start(b, t, h));
+                     }
+                   }
+                 });
   }
 
   AttentionHeads heads_;
@@ -75,28 +102,32 @@ struct ForwardOperands {
   const F32Heads& v;
   const F32Heads& o;
   float* lse;     // (B, nh, T)
-  float* scores;  // (T, T) workspace
+  float* scores;  // (chunks, T, T) workspace: one (T, T) per chunk
 };
 
 void forward_heads(const AttentionShape& shape, const ForwardOperands& x) {
   const std::int64_t t_len = shape.seq_len, hs = shape.head_dim;
-  for (std::int64_t b = 0; b < shape.batch; ++b) {
-    for (std::int64_t h = 0; h < shape.n_head; ++h) {
-      const std::int64_t kv = h / shape.group();
-      float* s = x.scores;
-      // S (T, T) = scale q_h (T, hs) · k^T (hs, T); the masked upper triangle is computed and
-      // then overwritten with zeros, which costs less than T short GEMMs.
-      gemm_f32(false, true, t_len, t_len, hs, shape.scale(), x.q.head(b, h), x.q.ld(),
-               x.k.head(b, kv), x.k.ld(), 0.0f, s, t_len);
-      float* lse = x.lse + (b * shape.n_head + h) * t_len;
-      for (std::int64_t t = 0; t < t_len; ++t) {
-        lse[t] = math::attention_softmax_row(s + t * t_len, t, t_len);
-      }
-      // o_h (T, hs) = P (T, T) · v (T, hs)
-      gemm_f32(false, false, t_len, hs, t_len, 1.0f, s, t_len, x.v.head(b, kv), x.v.ld(), 0.0f,
-               x.o.head(b, h), x.o.ld());
-    }
-  }
+  const std::int64_t pairs = shape.batch * shape.n_head;
+  parallel_for_chunks(pairs, attention_grain(pairs),
+                      [&](std::int64_t chunk, std::int64_t first, std::int64_t last) {
+                        for (std::int64_t pair = first; pair < last; ++pair) {
+                          const std::int64_t b = pair / shape.n_head, h = pair % shape.n_head;
+                          const std::int64_t kv = h / shape.group();
+                          float* s = x.scores + chunk * t_len * t_len;
+                          // S (T, T) = scale q_h (T, hs) · k^T (hs, T); the masked upper triangle
+                          // is computed and then overwritten with zeros, which costs less than T
+                          // short GEMMs.
+                          gemm_f32(false, true, t_len, t_len, hs, shape.scale(), x.q.head(b, h),
+                                   x.q.ld(), x.k.head(b, kv), x.k.ld(), 0.0f, s, t_len);
+                          float* lse = x.lse + (b * shape.n_head + h) * t_len;
+                          for (std::int64_t t = 0; t < t_len; ++t) {
+                            lse[t] = math::attention_softmax_row(s + t * t_len, t, t_len);
+                          }
+                          // o_h (T, hs) = P (T, T) · v (T, hs)
+                          gemm_f32(false, false, t_len, hs, t_len, 1.0f, s, t_len, x.v.head(b, kv),
+                                   x.v.ld(), 0.0f, x.o.head(b, h), x.o.ld());
+                        }
+                      });
 }
 
 struct BackwardOperands {
@@ -109,15 +140,20 @@ struct BackwardOperands {
   const F32Heads& dq;
   const F32Heads& dk;
   const F32Heads& dv;
-  float* p;   // (T, T) workspace: P of one head
-  float* ds;  // (T, T) workspace: dP, then dS, of one head
+  float* p;   // (chunks, T, T) workspace: P of one head per chunk
+  float* ds;  // (chunks, T, T) workspace: dP, then dS, of one head per chunk
 };
 
-// The gradients of query head h (of kv head kv) of batch row b; dk and dv are written when
-// `first` (the group's first query head), else accumulated.
-void backward_head(const AttentionShape& shape, const BackwardOperands& x, std::int64_t b,
-                   std::int64_t h, std::int64_t kv, bool first) {
+// The gradients of query head h (of kv head kv) of batch row b, with chunk `chunk`'s
+// workspace; dk and dv are written when `first` (the group's first query head), else
+// accumulated.
+void backward_head(const AttentionShape& shape, const BackwardOperands& operands,
+                   std::int64_t chunk, std::int64_t b, std::int64_t h, std::int64_t kv,
+                   bool first) {
   const std::int64_t t_len = shape.seq_len, hs = shape.head_dim;
+  BackwardOperands x = operands;
+  x.p += chunk * t_len * t_len;
+  x.ds += chunk * t_len * t_len;
   const float beta_kv = first ? 0.0f : 1.0f;
   const float* q = x.q.head(b, h);
   const float* k = x.k.head(b, kv);
@@ -146,8 +182,10 @@ void backward_head(const AttentionShape& shape, const BackwardOperands& x, std::
            x.dk.head(b, kv), x.dk.ld());
 }
 
-Tensor square_workspace(std::int64_t seq_len, MemoryTracker& tracker) {
-  return Tensor::zeros(Shape{seq_len, seq_len}, DType::kF32, tracker, MemoryCategory::kWorkspace);
+// (chunks, T, T) f32: one (T, T) matrix per chunk of heads (Note [Attention chunks]).
+Tensor square_workspace(std::int64_t chunks, std::int64_t seq_len, MemoryTracker& tracker) {
+  return Tensor::zeros(Shape{chunks, seq_len, seq_len}, DType::kF32, tracker,
+                       MemoryCategory::kWorkspace);
 }
 
 }  // namespace
@@ -158,7 +196,8 @@ void attention_forward(const AttentionHeads& q, const AttentionHeads& k, const A
   // the f32 workspace lives only while the heads are computed
   const F32Heads q32(q, true, tracker), k32(k, true, tracker), v32(v, true, tracker);
   const F32Heads o32(o, false, tracker);
-  const Tensor scores = square_workspace(shape.seq_len, tracker);
+  const Tensor scores =
+      square_workspace(attention_chunks(shape.batch * shape.n_head), shape.seq_len, tracker);
   if (lse.device().meta) return;  // Note [Dry kernels] in cpu_kernel_backend.cpp
   forward_heads(shape, {q32, k32, v32, o32, lse.data_as<float>(), scores.data_as<float>()});
   o32.store();
@@ -173,8 +212,9 @@ void attention_backward(const AttentionHeads& q, const AttentionHeads& k, const 
   const F32Heads q32(q, true, tracker), k32(k, true, tracker), v32(v, true, tracker);
   const F32Heads o32(o, true, tracker), d_o32(d_o, true, tracker);
   const F32Heads dq32(dq, false, tracker), dk32(dk, false, tracker), dv32(dv, false, tracker);
-  const Tensor p = square_workspace(shape.seq_len, tracker);
-  const Tensor ds = square_workspace(shape.seq_len, tracker);
+  const std::int64_t pairs = shape.batch * shape.n_kv_head;
+  const Tensor p = square_workspace(attention_chunks(pairs), shape.seq_len, tracker);
+  const Tensor ds = square_workspace(attention_chunks(pairs), shape.seq_len, tracker);
   if (lse.device().meta) return;
   const BackwardOperands x{q32,
                            k32,
@@ -187,13 +227,16 @@ void attention_backward(const AttentionHeads& q, const AttentionHeads& k, const 
                            dv32,
                            p.data_as<float>(),
                            ds.data_as<float>()};
-  for (std::int64_t b = 0; b < shape.batch; ++b) {
-    for (std::int64_t kv = 0; kv < shape.n_kv_head; ++kv) {
-      for (std::int64_t g = 0; g < shape.group(); ++g) {
-        backward_head(shape, x, b, kv * shape.group() + g, kv, g == 0);
-      }
-    }
-  }
+  parallel_for_chunks(pairs, attention_grain(pairs),
+                      [&](std::int64_t chunk, std::int64_t first, std::int64_t last) {
+                        for (std::int64_t pair = first; pair < last; ++pair) {
+                          const std::int64_t b = pair / shape.n_kv_head;
+                          const std::int64_t kv = pair % shape.n_kv_head;
+                          for (std::int64_t g = 0; g < shape.group(); ++g) {
+                            backward_head(shape, x, chunk, b, kv * shape.group() + g, kv, g == 0);
+                          }
+                        }
+                      });
   dq32.store();
   dk32.store();
   dv32.store();

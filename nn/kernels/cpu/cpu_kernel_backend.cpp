@@ -4,9 +4,11 @@
 // rounded once; a Linear's bias and fused GELU run in one pass over its f32 product.
 #include "nn/kernels/cpu/cpu_kernel_backend.h"
 
+#include <algorithm>
 #include <string>
 
 #include "core/error.h"
+#include "core/parallel_for.h"
 #include "nn/kernels/cpu/attention_cpu.h"
 #include "nn/kernels/cpu/dtype_io.h"
 #include "nn/kernels/cpu/gemm_cpu.h"
@@ -20,6 +22,10 @@
 
 namespace zt::nn::cpu {
 namespace {
+
+// Channels a chunk of the embedding backward takes (Note [Chunks fixed by size]): two cache
+// lines of f32, widened on the stack.
+constexpr std::int64_t kEmbeddingChannelGrain = 32;
 
 // c (m, n) = alpha op(a) (m, k) · op(b) (k, n) + beta · c, a and b in the compute dtype, c f32.
 void gemm_compute(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n,
@@ -59,38 +65,64 @@ MemoryTracker& tracker_of(DeviceContext& device) {
 
 // Forward epilogue over y32 (rows, cols), the f32 product x · W^T: adds the bias (when given)
 // and, when pre_gelu is defined, writes that value rounded into pre_gelu and keeps gelu of it.
+// Rows in parallel (Note [Chunks fixed by size]).
 void linear_forward_epilogue(float* y32, const float* bias, std::int64_t rows, std::int64_t cols,
                              const Tensor& pre_gelu) {
   if (bias == nullptr && !pre_gelu.defined()) return;
   dispatch_floating(pre_gelu.defined() ? pre_gelu.dtype() : DType::kF32, [&](auto tag) {
     using T = decltype(tag);
     T* pre = pre_gelu.defined() ? pre_gelu.data_as<T>() : nullptr;
-    for (std::int64_t n = 0; n < rows; ++n) {
-      float* row = y32 + n * cols;
-      for (std::int64_t c = 0; c < cols; ++c) {
-        float v = bias != nullptr ? math::bias_add(row[c], bias[c]) : row[c];
-        if (pre != nullptr) {
-          pre[n * cols + c] = T(v);
-          v = math::gelu_forward(v);
+    parallel_for(rows, parallel_row_grain(cols), [&](std::int64_t first, std::int64_t last) {
+      for (std::int64_t n = first; n < last; ++n) {
+        float* row = y32 + n * cols;
+        for (std::int64_t c = 0; c < cols; ++c) {
+          float v = bias != nullptr ? math::bias_add(row[c], bias[c]) : row[c];
+          if (pre != nullptr) {
+            pre[n * cols + c] = T(v);
+            v = math::gelu_forward(v);
+          }
+          row[c] = v;
         }
-        row[c] = v;
       }
+    });
+  });
+}
+
+// sums[c] += Σ_n values[n, c] over the rows of values (rows, cols), row after row for every
+// column as one thread would: chunks of columns in parallel, so a bias gradient has the same
+// bits on any thread count.
+template <typename T>
+void add_column_sums(const T* values, std::int64_t rows, std::int64_t cols, float* sums) {
+  const std::int64_t column_grain = std::max<std::int64_t>(16, parallel_row_grain(rows));
+  parallel_for(cols, column_grain, [&](std::int64_t first, std::int64_t last) {
+    for (std::int64_t n = 0; n < rows; ++n) {
+      const T* row = values + n * cols;
+      for (std::int64_t c = first; c < last; ++c) sums[c] += static_cast<float>(row[c]);
     }
   });
 }
 
 // Backward epilogue over dx32 (rows, cols), the f32 product dy · W: the gradient at the GELU's
-// output becomes the gradient at its input, summed into dbias (when given) in the same pass.
+// output becomes the gradient at its input (rows in parallel, pre_rows' scratch per chunk),
+// then is summed into dbias (when given).
 void gelu_backward_epilogue(float* dx32, const F32Rows& pre_rows, std::int64_t rows,
                             std::int64_t cols, float* dbias) {
-  for (std::int64_t n = 0; n < rows; ++n) {
-    const float* pre = pre_rows.load(n);
-    float* row = dx32 + n * cols;
-    for (std::int64_t c = 0; c < cols; ++c) {
-      row[c] = math::gelu_backward(pre[c], row[c]);
-      if (dbias != nullptr) dbias[c] += row[c];
-    }
-  }
+  parallel_for_chunks(rows, parallel_row_grain(cols),
+                      [&](std::int64_t chunk, std::int64_t first, std::int64_t last) {
+                        for (std::int64_t n = first; n < last; ++n) {
+                          const float* pre = pre_rows.load(n, chunk);
+                          float* row = dx32 + n * cols;
+                          for (std::int64_t c = 0; c < cols; ++c) {
+                            row[c] = math::gelu_backward(pre[c], row[c]);
+                          }
+                        }
+                      });
+  if (dbias != nullptr) add_column_sums(dx32, rows, cols, dbias);
+}
+
+// The chunks a row loop over `rows` rows of `row_elements` is cut into (F32Rows' scratch).
+std::int64_t row_chunks(std::int64_t rows, std::int64_t row_elements) {
+  return std::max<std::int64_t>(1, parallel_chunk_count(rows, parallel_row_grain(row_elements)));
 }
 
 class CpuKernelBackend final : public KernelBackend {
@@ -152,7 +184,7 @@ class CpuKernelBackend final : public KernelBackend {
       if (x_pre_gelu.defined()) {
         expect_dtype(x_pre_gelu, x.dtype(), "linear_backward x_pre_gelu");
         ZT_CHECK(x_pre_gelu.numel() == x.numel(), "linear_backward: x_pre_gelu is not x's size");
-        const F32Rows pre_rows(x_pre_gelu, in_features, tracker);
+        const F32Rows pre_rows(x_pre_gelu, in_features, tracker, row_chunks(rows, in_features));
         if (!dry(device)) {
           gelu_backward_epilogue(
               dx32.data(), pre_rows, rows, in_features,
@@ -164,13 +196,11 @@ class CpuKernelBackend final : public KernelBackend {
     gemm_compute(true, false, out_features, in_features, rows, 1.0f, dy, out_features, x,
                  in_features, 1.0f, dweight.data_as<float>(), in_features, tracker);
     if (dbias.defined()) {
-      const F32Rows dy_rows(dy, out_features, tracker);
       if (dry(device)) return;
-      float* db = dbias.data_as<float>();
-      for (std::int64_t n = 0; n < rows; ++n) {
-        const float* dy_row = dy_rows.load(n);
-        for (std::int64_t o = 0; o < out_features; ++o) db[o] += dy_row[o];
-      }
+      dispatch_floating(dy.dtype(), [&](auto tag) {
+        using T = decltype(tag);
+        add_column_sums(dy.data_as<T>(), rows, out_features, dbias.data_as<float>());
+      });
     }
   }
 
@@ -212,18 +242,22 @@ class CpuKernelBackend final : public KernelBackend {
     const std::int64_t rows = x.numel() / channels;
     const Tensor weight32 = to_f32_scratch(weight, tracker);
     const Tensor bias32 = to_f32_scratch(bias, tracker);
-    const F32Rows x_rows(x, channels, tracker);
-    const F32Rows y_rows(y, channels, tracker);
+    const std::int64_t chunks = row_chunks(rows, channels);
+    const F32Rows x_rows(x, channels, tracker, chunks);
+    const F32Rows y_rows(y, channels, tracker, chunks);
     if (dry(device)) return;
     const float* w = weight32.data_as<float>();
     const float* b = bias32.data_as<float>();
     float* m = mean.data_as<float>();
     float* r = rstd.data_as<float>();
-    for (std::int64_t n = 0; n < rows; ++n) {
-      math::layer_norm_forward_row(x_rows.load(n), w, b, channels, eps, y_rows.out(n), m + n,
-                                   r + n);
-      y_rows.store(n);
-    }
+    parallel_for_chunks(rows, parallel_row_grain(channels),
+                        [&](std::int64_t chunk, std::int64_t first, std::int64_t last) {
+                          for (std::int64_t n = first; n < last; ++n) {
+                            math::layer_norm_forward_row(x_rows.load(n, chunk), w, b, channels, eps,
+                                                         y_rows.out(n, chunk), m + n, r + n);
+                            y_rows.store(n, chunk);
+                          }
+                        });
   }
 
   void layer_norm_backward(DeviceContext& device, const Tensor& x, const Tensor& weight,
@@ -234,19 +268,39 @@ class CpuKernelBackend final : public KernelBackend {
     const std::int64_t channels = weight.numel();
     const std::int64_t rows = x.numel() / channels;
     const Tensor weight32 = to_f32_scratch(weight, tracker);
-    const F32Rows x_rows(x, channels, tracker);
-    const F32Rows dy_rows(dy, channels, tracker);
-    const F32Rows dx_rows(dx, channels, tracker);
+    // dweight and dbias sum over rows: each chunk sums its rows into its own (dw, db) pair of
+    // partials, which are then added in chunk order (Note [Chunks fixed by size]).
+    const std::int64_t grain = parallel_sum_grain(rows, parallel_row_grain(channels));
+    const std::int64_t chunks = std::max<std::int64_t>(1, parallel_chunk_count(rows, grain));
+    const F32Rows x_rows(x, channels, tracker, chunks);
+    const F32Rows dy_rows(dy, channels, tracker, chunks);
+    const F32Rows dx_rows(dx, channels, tracker, chunks);
+    const Tensor partials =
+        Tensor::zeros(Shape{chunks, 2, channels}, DType::kF32, tracker, MemoryCategory::kWorkspace);
     if (dry(device)) return;
     const float* w = weight32.data_as<float>();
     const float* m = mean.data_as<float>();
     const float* r = rstd.data_as<float>();
+    float* partial = partials.data_as<float>();
+    parallel_for_chunks(
+        rows, grain, [&](std::int64_t chunk, std::int64_t first, std::int64_t last) {
+          float* dw = partial + chunk * 2 * channels;
+          float* db = dw + channels;
+          for (std::int64_t n = first; n < last; ++n) {
+            math::layer_norm_backward_row(dy_rows.load(n, chunk), x_rows.load(n, chunk), w, m[n],
+                                          r[n], channels, dx_rows.out(n, chunk), dw, db);
+            dx_rows.store(n, chunk);
+          }
+        });
     float* dw = dweight.data_as<float>();
     float* db = dbias.data_as<float>();
-    for (std::int64_t n = 0; n < rows; ++n) {
-      math::layer_norm_backward_row(dy_rows.load(n), x_rows.load(n), w, m[n], r[n], channels,
-                                    dx_rows.out(n), dw, db);
-      dx_rows.store(n);
+    for (std::int64_t chunk = 0; chunk < chunks; ++chunk) {
+      const float* chunk_dw = partial + chunk * 2 * channels;
+      const float* chunk_db = chunk_dw + channels;
+      for (std::int64_t c = 0; c < channels; ++c) {
+        dw[c] += chunk_dw[c];
+        db[c] += chunk_db[c];
+      }
     }
   }
 
@@ -269,31 +323,47 @@ class CpuKernelBackend final : public KernelBackend {
     const std::int64_t channels = wte.dim(1);
     const std::int32_t* id = ids.data_as<std::int32_t>();
     if (!dry(device)) check_token_ids(id, ids.numel(), seq_len, wte.dim(0));
-    const F32Rows wte_rows(wte, channels, tracker);
-    const F32Rows wpe_rows(wpe, channels, tracker);
-    const F32Rows out_rows(out, channels, tracker);
+    const std::int64_t chunks = row_chunks(ids.numel(), channels);
+    const F32Rows wte_rows(wte, channels, tracker, chunks);
+    const F32Rows wpe_rows(wpe, channels, tracker, chunks);
+    const F32Rows out_rows(out, channels, tracker, chunks);
     if (dry(device)) return;
-    for (std::int64_t i = 0; i < ids.numel(); ++i) {
-      math::embedding_forward_row(wte_rows.load(id[i]), wpe_rows.load(i % seq_len), channels,
-                                  out_rows.out(i));
-      out_rows.store(i);
-    }
+    parallel_for_chunks(ids.numel(), parallel_row_grain(channels),
+                        [&](std::int64_t chunk, std::int64_t first, std::int64_t last) {
+                          for (std::int64_t i = first; i < last; ++i) {
+                            math::embedding_forward_row(wte_rows.load(id[i], chunk),
+                                                        wpe_rows.load(i % seq_len, chunk), channels,
+                                                        out_rows.out(i, chunk));
+                            out_rows.store(i, chunk);
+                          }
+                        });
   }
 
   void embedding_backward(DeviceContext& device, const Tensor& ids, const Tensor& dout,
                           const Tensor& dwte, const Tensor& dwpe) const override {
-    MemoryTracker& tracker = tracker_of(device);
+    (void)tracker_of(device);
     const std::int64_t seq_len = ids.dim(1);
     const std::int64_t channels = dwte.dim(1);
     const std::int32_t* id = ids.data_as<std::int32_t>();
-    const F32Rows dout_rows(dout, channels, tracker);
     if (dry(device)) return;
     float* dwte_data = dwte.data_as<float>();
     float* dwpe_data = dwpe.data_as<float>();
-    for (std::int64_t i = 0; i < ids.numel(); ++i) {
-      math::embedding_backward_row(dout_rows.load(i), channels, dwte_data + id[i] * channels,
-                                   dwpe_data + (i % seq_len) * channels);
-    }
+    // Tokens repeat, so rows of dwte are shared: chunks of channels in parallel, every token
+    // in order within each, so no two threads touch an element and the sums have one order.
+    dispatch_floating(dout.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      const T* dout_data = dout.data_as<T>();
+      parallel_for(channels, kEmbeddingChannelGrain, [&](std::int64_t first, std::int64_t last) {
+        float dout_f32[kEmbeddingChannelGrain];
+        const std::int64_t width = last - first;
+        for (std::int64_t i = 0; i < ids.numel(); ++i) {
+          const T* dout_row = dout_data + i * channels + first;
+          for (std::int64_t c = 0; c < width; ++c) dout_f32[c] = static_cast<float>(dout_row[c]);
+          math::embedding_backward_row(dout_f32, width, dwte_data + id[i] * channels + first,
+                                       dwpe_data + (i % seq_len) * channels + first);
+        }
+      });
+    });
   }
 
   void softmax_cross_entropy(DeviceContext& device, const Tensor& logits, const Tensor& targets,
@@ -302,18 +372,26 @@ class CpuKernelBackend final : public KernelBackend {
     MemoryTracker& tracker = tracker_of(device);
     const std::int64_t classes = logits.dim(logits.rank() - 1);
     const std::int64_t rows = logits.numel() / classes;
-    const F32Rows z(logits, classes, tracker);
-    const F32Rows dz(dlogits, classes, tracker);
+    // Rows in parallel; the loss sums per chunk, then over chunks in order (parallel_sum).
+    const std::int64_t grain = parallel_row_grain(classes);
+    const std::int64_t sum_grain = parallel_sum_grain(rows, grain);
+    const std::int64_t chunks = std::max<std::int64_t>(1, parallel_chunk_count(rows, sum_grain));
+    const F32Rows z(logits, classes, tracker, chunks);
+    const F32Rows dz(dlogits, classes, tracker, chunks);
     if (dry(device)) return;
     const std::int32_t* t = targets.data_as<std::int32_t>();
-    double sum = 0.0;
-    for (std::int64_t n = 0; n < rows; ++n) {
-      ZT_CHECK(t[n] >= 0 && t[n] < classes, "cross-entropy target " + std::to_string(t[n]) +
-                                                " outside [0, " + std::to_string(classes) + ")");
-      sum += math::softmax_cross_entropy_row(z.load(n), classes, t[n], grad_scale, dz.out(n));
-      dz.store(n);
-    }
-    *loss_sum = sum;
+    *loss_sum = parallel_sum(rows, grain, [&](std::int64_t first, std::int64_t last) {
+      const std::int64_t chunk = first / sum_grain;
+      double sum = 0.0;
+      for (std::int64_t n = first; n < last; ++n) {
+        ZT_CHECK(t[n] >= 0 && t[n] < classes, "cross-entropy target " + std::to_string(t[n]) +
+                                                  " outside [0, " + std::to_string(classes) + ")");
+        sum += math::softmax_cross_entropy_row(z.load(n, chunk), classes, t[n], grad_scale,
+                                               dz.out(n, chunk));
+        dz.store(n, chunk);
+      }
+      return sum;
+    });
   }
 
  private:

@@ -18,7 +18,9 @@ void load_f32(const Tensor& src, std::int64_t offset, std::int64_t count, float*
   dispatch_floating(src.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T* values = src.data_as<T>() + offset;
-    for (std::int64_t i = 0; i < count; ++i) dst[i] = static_cast<float>(values[i]);
+    parallel_for(count, kParallelGrainElements, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t i = begin; i < end; ++i) dst[i] = static_cast<float>(values[i]);
+    });
   });
 }
 
@@ -29,7 +31,9 @@ void store_from_f32(const float* src, const Tensor& dst, std::int64_t offset, st
     using T = decltype(tag);
     T* values = dst.data_as<T>() + offset;
     if (static_cast<const void*>(values) == static_cast<const void*>(src)) return;
-    for (std::int64_t i = 0; i < count; ++i) values[i] = T(src[i]);
+    parallel_for(count, kParallelGrainElements, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t i = begin; i < end; ++i) values[i] = T(src[i]);
+    });
   });
 }
 
@@ -48,31 +52,41 @@ F32Output::F32Output(const Tensor& dst, MemoryTracker& tracker)
   ZT_CHECK(is_floating(dst.dtype()), "an f32 output for an i32 tensor");
 }
 
-F32Rows::F32Rows(const Tensor& tensor, std::int64_t row_elements, MemoryTracker& tracker)
+F32Rows::F32Rows(const Tensor& tensor, std::int64_t row_elements, MemoryTracker& tracker,
+                 std::int64_t chunks)
     : tensor_(tensor), row_elements_(row_elements) {
+  ZT_CHECK(chunks >= 1, "f32 rows for " + std::to_string(chunks) + " chunks");
   ZT_CHECK(is_floating(tensor.dtype()), "f32 rows of an i32 tensor");
   ZT_CHECK(row_elements > 0 ? tensor.numel() % row_elements == 0 : tensor.numel() == 0,
            "a tensor of " + std::to_string(tensor.numel()) + " elements split into rows of " +
                std::to_string(row_elements));
   if (tensor.dtype() != DType::kF32) {
-    scratch_ = Tensor::zeros(Shape{row_elements}, DType::kF32, tracker, MemoryCategory::kWorkspace);
+    scratch_ = Tensor::zeros(Shape{chunks, row_elements}, DType::kF32, tracker,
+                             MemoryCategory::kWorkspace);
   }
 }
 
-const float* F32Rows::load(std::int64_t row) const {
-  if (!scratch_.defined()) return tensor_.data_as<float>() + row * row_elements_;
-  load_f32(tensor_, row * row_elements_, row_elements_, scratch_.data_as<float>());
-  return scratch_.data_as<float>();
+float* F32Rows::scratch_row(std::int64_t chunk) const {
+  ZT_CHECK(chunk >= 0 && chunk < scratch_.dim(0),
+           "f32 rows: chunk " + std::to_string(chunk) + " of " + std::to_string(scratch_.dim(0)));
+  return scratch_.data_as<float>() + chunk * row_elements_;
 }
 
-float* F32Rows::out(std::int64_t row) const {
+const float* F32Rows::load(std::int64_t row, std::int64_t chunk) const {
   if (!scratch_.defined()) return tensor_.data_as<float>() + row * row_elements_;
-  return scratch_.data_as<float>();
+  float* scratch = scratch_row(chunk);
+  load_f32(tensor_, row * row_elements_, row_elements_, scratch);
+  return scratch;
 }
 
-void F32Rows::store(std::int64_t row) const {
+float* F32Rows::out(std::int64_t row, std::int64_t chunk) const {
+  if (!scratch_.defined()) return tensor_.data_as<float>() + row * row_elements_;
+  return scratch_row(chunk);
+}
+
+void F32Rows::store(std::int64_t row, std::int64_t chunk) const {
   if (!scratch_.defined()) return;
-  store_from_f32(scratch_.data_as<float>(), tensor_, row * row_elements_, row_elements_);
+  store_from_f32(scratch_row(chunk), tensor_, row * row_elements_, row_elements_);
 }
 
 }  // namespace zt::nn::cpu

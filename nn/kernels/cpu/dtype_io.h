@@ -9,6 +9,7 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/memory_tracker.h"
+#include "core/parallel_for.h"
 #include "core/tensor.h"
 #include "nn/dtype_contract.h"
 
@@ -48,24 +49,29 @@ class F32Output {
 
 // Row-at-a-time f32 access to a tensor of `row_elements`-long rows, for row kernels (softmax,
 // layer norm, embedding lookups) that must not widen a whole tensor: f32 rows are used in
-// place; bf16/f16 rows go through one f32 row of tracked workspace. One row at a time: a
-// pointer from load() or out() is valid until the next call.
+// place; bf16/f16 rows go through one f32 row of tracked workspace per chunk of a
+// parallel_for (`chunks` of them, Note [Chunks fixed by size]). One row at a time per chunk:
+// a pointer from load() or out() is valid until that chunk's next call.
 class F32Rows {
  public:
-  F32Rows(const Tensor& tensor, std::int64_t row_elements, MemoryTracker& tracker);
+  F32Rows(const Tensor& tensor, std::int64_t row_elements, MemoryTracker& tracker,
+          std::int64_t chunks = 1);
 
-  const float* load(std::int64_t row) const;
+  const float* load(std::int64_t row, std::int64_t chunk = 0) const;
   // The f32 row to compute row `row` into; store(row) then rounds it into the tensor.
-  float* out(std::int64_t row) const;
-  void store(std::int64_t row) const;
+  float* out(std::int64_t row, std::int64_t chunk = 0) const;
+  void store(std::int64_t row, std::int64_t chunk = 0) const;
 
  private:
+  float* scratch_row(std::int64_t chunk) const;
+
   Tensor tensor_;
   std::int64_t row_elements_;
-  Tensor scratch_;  // (row_elements) f32 workspace; undefined when tensor_ is f32
+  Tensor scratch_;  // (chunks, row_elements) f32 workspace; undefined when tensor_ is f32
 };
 
-// out[i] = round(fn(f32(x[i]))); x and out have the same dtype and size.
+// out[i] = round(fn(f32(x[i]))); x and out have the same dtype and size. Element-wise loops
+// run on parallel_for's threads (chunks of kParallelGrainElements).
 template <typename Fn>
 void map_elements(const Tensor& x, const Tensor& out, Fn fn) {
   expect_dtype(out, x.dtype(), "map_elements output");
@@ -74,7 +80,9 @@ void map_elements(const Tensor& x, const Tensor& out, Fn fn) {
     using T = decltype(tag);
     const T* xs = x.data_as<T>();
     T* ys = out.data_as<T>();
-    for (std::int64_t i = 0; i < x.numel(); ++i) ys[i] = T(fn(static_cast<float>(xs[i])));
+    parallel_for(x.numel(), kParallelGrainElements, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t i = begin; i < end; ++i) ys[i] = T(fn(static_cast<float>(xs[i])));
+    });
   });
 }
 
@@ -90,9 +98,11 @@ void zip_elements(const Tensor& a, const Tensor& b, const Tensor& out, Fn fn) {
     const T* as = a.data_as<T>();
     const T* bs = b.data_as<T>();
     T* ys = out.data_as<T>();
-    for (std::int64_t i = 0; i < a.numel(); ++i) {
-      ys[i] = T(fn(static_cast<float>(as[i]), static_cast<float>(bs[i])));
-    }
+    parallel_for(a.numel(), kParallelGrainElements, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t i = begin; i < end; ++i) {
+        ys[i] = T(fn(static_cast<float>(as[i]), static_cast<float>(bs[i])));
+      }
+    });
   });
 }
 

@@ -16,6 +16,7 @@
 #include <cstdlib>
 
 #include "core/error.h"
+#include "core/parallel_for.h"
 
 namespace zt::nn::cpu {
 namespace {
@@ -37,6 +38,7 @@ struct Dnnl {
   const char* (*isa_name)(dnnl_cpu_isa_t);
   void (*omp_set_num_threads)(int);
   int (*omp_get_max_threads)();
+  int default_threads;  // OpenMP's own count when oneDNN loaded, for "not set"
 };
 
 template <typename Fn>
@@ -63,6 +65,7 @@ const Dnnl& dnnl() {
     // The OpenMP oneDNN was built with, loaded with it.
     bind(handle, "omp_set_num_threads", d.omp_set_num_threads);
     bind(handle, "omp_get_max_threads", d.omp_get_max_threads);
+    d.default_threads = d.omp_get_max_threads();
     return d;
   }();
   return api;
@@ -73,10 +76,17 @@ std::atomic<int> g_threads{0};
 
 // oneDNN (OpenMP build) parallelises over omp_get_max_threads(), an OpenMP setting of the
 // calling thread; the count is process-wide here, so each calling thread adopts it lazily.
+// A GEMM inside a chunk of a parallel_for (per-head attention) runs on one thread: the loop
+// already keeps the rank's threads busy, and a team per chunk would multiply them.
 const Dnnl& dnnl_with_threads() {
   const Dnnl& d = dnnl();
   thread_local int applied = 0;
-  const int wanted = g_threads.load(std::memory_order_relaxed);
+  int wanted = g_threads.load(std::memory_order_relaxed);
+  if (in_parallel_chunk()) {
+    wanted = 1;
+  } else if (wanted == 0 && applied != 0) {
+    wanted = d.default_threads;  // back from a chunk's 1 to OpenMP's own count
+  }
   if (wanted != 0 && wanted != applied) {
     d.omp_set_num_threads(wanted);
     applied = wanted;

@@ -1,7 +1,7 @@
 // The CPU backend's attention ops: forward and backward against the formula the old
 // (B, nh, T, T)-saving kernels computed, written as a double-precision loop; gradients against
 // finite differences; grouped-query heads; heads read and written in place in wider rows; and
-// scores kept one head at a time.
+// scores kept one head per chunk of heads at a time.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -245,9 +245,11 @@ TEST(AttentionKernel, OneTokenAttendsOnlyToItself) {
   }
 }
 
-TEST(AttentionKernel, KeepsScoresOfOneHeadAtATime) {
-  // f32: no widened copies, so the workspace is the (T, T) scores: one block forward, P and
-  // dS backward, whatever the batch and head counts (nothing of (B, nh, T, T)).
+TEST(AttentionKernel, KeepsScoresOfOneHeadPerChunkAtATime) {
+  // f32: no widened copies, so the workspace is the (T, T) scores of one head per chunk of
+  // heads (Note [Attention chunks]): forward 12 (batch, head) pairs in 6 chunks of 2, backward
+  // P and dS for 6 (batch, kv head) pairs in 6 chunks; nothing of (B, nh, T, T), on any
+  // thread count. 24 pairs would still be 8 chunks (of 3).
   const Case c{3, 11, 4, 2, 4, 0};
   MemoryTracker tracker(Device::cpu());
   testing::CpuTestContext cpu(tracker);
@@ -255,10 +257,10 @@ TEST(AttentionKernel, KeepsScoresOfOneHeadAtATime) {
   const std::int64_t square_bytes = c.seq_len * c.seq_len * 4;
   tracker.reset_peaks();
   x.forward(cpu.device());
-  EXPECT_EQ(tracker.peak_bytes(MemoryCategory::kWorkspace), square_bytes);
+  EXPECT_EQ(tracker.peak_bytes(MemoryCategory::kWorkspace), 6 * square_bytes);
   tracker.reset_peaks();
   x.backward(cpu.device());
-  EXPECT_EQ(tracker.peak_bytes(MemoryCategory::kWorkspace), 2 * square_bytes);
+  EXPECT_EQ(tracker.peak_bytes(MemoryCategory::kWorkspace), 2 * 6 * square_bytes);
   EXPECT_EQ(tracker.current_bytes(MemoryCategory::kWorkspace), 0);
 }
 

@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -12,7 +14,9 @@
 #include "core/device/cpu_streams.h"
 #include "core/device/math/buffer_math.h"
 #include "core/memory_tracker.h"
+#include "core/parallel_for.h"
 #include "core/random.h"
+#include "support/parallel_threads.h"
 
 namespace zt {
 namespace {
@@ -113,17 +117,57 @@ TEST(CpuDeviceOps, AxpbyWithBetaZeroIgnoresNanInY) {
   EXPECT_EQ(buffer_math::axpby(3.0f, 2.0f, 0.0f, std::numeric_limits<float>::infinity()), 6.0f);
 }
 
-TEST(CpuDeviceOps, SumOfSquaresIsTheDoubleLoopBitwiseOnEveryCall) {
+// The double loop per parallel_for chunk, then over the chunks in order (Note [Chunks fixed by
+// size]): bitwise, on every call and on any thread count.
+TEST(CpuDeviceOps, SumOfSquaresIsTheChunkOrderedDoubleLoopBitwiseOnAnyThreadCount) {
   DeviceOps& ops = cpu_device_ops();
   for (DType dtype : kDtypes) {
     for (std::int64_t n : {std::int64_t{0}, std::int64_t{22}, std::int64_t{(1 << 20) + 3}}) {
       SCOPED_TRACE(name(dtype, n));
       HostBuffer values(dtype, n, 41);
+      const std::vector<float> f32 = values.as_f32();
+      const std::int64_t grain = parallel_sum_grain(n, kParallelGrainElements);
       double want = 0.0;
-      for (float v : values.as_f32()) want += static_cast<double>(v) * static_cast<double>(v);
-      const double first = ops.sum_of_squares(values.tensor);
-      EXPECT_EQ(first, want);
-      EXPECT_EQ(ops.sum_of_squares(values.tensor), first);
+      for (std::int64_t first = 0; first < n; first += grain) {
+        double chunk_sum = 0.0;
+        for (std::int64_t i = first; i < std::min(n, first + grain); ++i) {
+          const double v = f32[static_cast<std::size_t>(i)];
+          chunk_sum += v * v;
+        }
+        want += chunk_sum;
+      }
+      for (const int threads : testing::kThreadCounts) {
+        const testing::ParallelThreads scope(threads);
+        const double first = ops.sum_of_squares(values.tensor);
+        EXPECT_EQ(first, want) << threads << " threads";
+        EXPECT_EQ(ops.sum_of_squares(values.tensor), first) << threads << " threads";
+      }
+    }
+  }
+}
+
+// Scale, axpby and cast over sizes below and above parallel_for's grain: the same bits on
+// 1, 2 and 4 threads.
+TEST(CpuDeviceOps, ElementwiseOpsGiveTheSameBitsOnAnyThreadCount) {
+  DeviceOps& ops = cpu_device_ops();
+  for (DType dtype : kDtypes) {
+    for (std::int64_t n : {std::int64_t{1023}, 3 * kParallelGrainElements + 7}) {
+      SCOPED_TRACE(name(dtype, n));
+      std::vector<std::vector<float>> results;
+      for (const int threads : testing::kThreadCounts) {
+        const testing::ParallelThreads scope(threads);
+        HostBuffer x(dtype, n, 61), y(dtype, n, 62);
+        HostBuffer cast_to(DType::kF32, n, 63);
+        ops.scale(y.tensor, 0.37f);
+        ops.axpby(1.5f, x.tensor, -0.25f, y.tensor);
+        ops.cast(y.tensor, cast_to.tensor);
+        results.push_back(cast_to.as_f32());
+      }
+      for (std::size_t i = 1; i < results.size(); ++i) {
+        EXPECT_EQ(
+            0, std::memcmp(results[i].data(), results[0].data(), results[0].size() * sizeof(float)))
+            << testing::kThreadCounts[i] << " threads";
+      }
     }
   }
 }
