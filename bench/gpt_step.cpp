@@ -31,6 +31,7 @@
 #include "core/config/config_loader.h"
 #include "core/device/device_context.h"
 #include "core/error.h"
+#include "core/parallel_for.h"
 #include "core/random.h"
 #include "data/token_file_writer.h"
 #include "nn/kernels/cpu/gemm_cpu.h"
@@ -245,6 +246,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const int threads = zt::nn::cpu::blas_threads();
+  zt::set_parallel_threads(threads);  // the other CPU loops share the GEMMs' threads
   const std::int64_t size = quick ? 256 : 1024;
   const double sgemm = sgemm_gflops(size, size, size, quick ? 2 : 5);
   std::printf("# GEMM library: %s; bf16 GEMM %s\n", zt::nn::cpu::gemm_library_description().c_str(),

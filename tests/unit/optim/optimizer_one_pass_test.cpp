@@ -16,6 +16,7 @@
 #include "core/random.h"
 #include "optim/adam.h"
 #include "optim/sgd.h"
+#include "support/parallel_threads.h"
 
 namespace zt::optim {
 namespace {
@@ -115,6 +116,25 @@ TEST(OptimizerOnePass, SgdIsBitwiseCastStepCast) {
 TEST(OptimizerOnePass, AdamAndAdamWAreBitwiseCastStepCast) {
   expect_one_pass_is_the_sequence(Adam(0.9f, 0.999f, 1e-8f, 0.1f, false), "adam");
   expect_one_pass_is_the_sequence(Adam(0.9f, 0.999f, 1e-8f, 0.1f, true), "adamw");
+}
+
+// The CPU step runs chunks of elements on parallel_for's threads: the same bits on 1, 2 and 4.
+TEST(OptimizerOnePass, GivesTheSameBitsOnAnyThreadCount) {
+  const Sgd sgd(0.9f, true, 0.01f);
+  const Adam adamw(0.9f, 0.999f, 1e-8f, 0.1f, true);
+  for (const Optimizer* optimizer :
+       {static_cast<const Optimizer*>(&sgd), static_cast<const Optimizer*>(&adamw)}) {
+    for (const std::int64_t n : {std::int64_t{22}, (std::int64_t{1} << 20) + 3}) {
+      SCOPED_TRACE(std::string(optimizer->name()) + ", n " + std::to_string(n));
+      Bytes one;
+      for (const int threads : zt::testing::kThreadCounts) {
+        const zt::testing::ParallelThreads scope(threads);
+        const Bytes result = run(*optimizer, n, DType::kBF16, DType::kBF16, true);
+        if (threads == 1) one = result;
+        EXPECT_TRUE(result == one) << threads << " threads";
+      }
+    }
+  }
 }
 
 TEST(OptimizerOnePass, TheCopyChangesWithTheMaster) {
