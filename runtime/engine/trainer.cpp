@@ -185,8 +185,12 @@ Trainer::Trainer(const Config& config, TrainingParts parts, comm::CommLanes lane
                       " to train on");
   }
   if (device_.device().kind != DeviceKind::kCpu) {
-    // Batch sources write on the host: batches are read there, then copied over.
-    host_batches_ = std::make_unique<MemoryTracker>(Device::cpu());
+    // Batch sources write on the host: batches are read into its staging memory, then
+    // copied over without a host wait (Note [Batches in staging memory]). A meta device's
+    // staging memory has no bytes to write: its batches stay in plain host memory.
+    host_batches_ = device_.device().meta
+                        ? std::make_unique<MemoryTracker>(Device::cpu())
+                        : std::make_unique<MemoryTracker>(device_.host_staging_allocator());
   }
   tracker_.set_phase("initialization");
   tracker_.set_step(0);
@@ -662,6 +666,7 @@ void Trainer::check_loss_finite(double loss_sum, std::int64_t step, std::int64_t
 // the step's backward passes have run but before any update that a check can still veto.
 double Trainer::read_loss_sums(std::int64_t step) {
   device_.compute_stream().synchronize();
+  uploads_.release_completed();
   double local_loss = 0.0;
   for (std::size_t micro = 0; micro < micro_loss_sums_.size(); ++micro) {
     const double sum = micro_loss_sums_[micro];
@@ -692,11 +697,7 @@ HostScalar Trainer::micro_batch(std::int64_t step, std::int64_t micro, data::Bat
   return loss.loss_sum;
 }
 
-Tensor Trainer::on_device(const Tensor& host) {
-  Tensor copy = Tensor::empty(host.shape(), host.dtype(), tracker_, MemoryCategory::kActivations);
-  device_.ops().copy(host, copy);
-  return copy;
-}
+Tensor Trainer::on_device(const Tensor& host) { return uploads_.upload(host); }
 
 double Trainer::global_mean_loss(double local_loss_sum, std::int64_t local_rows) {
   const std::array<float, 2> values = all_reduce_pair(

@@ -22,6 +22,7 @@
 #include "nn/model.h"
 #include "optim/loss_scaler.h"
 #include "optim/optimizer.h"
+#include "runtime/engine/batch_upload.h"
 #include "runtime/engine/fault_injection.h"
 #include "runtime/engine/metrics_log.h"
 #include "runtime/engine/run_directory.h"
@@ -191,6 +192,7 @@ class Trainer {
   MemoryTracker& tracker_;  // device_'s
   // Off the CPU: batches are loaded into host memory counted here, then copied over.
   std::unique_ptr<MemoryTracker> host_batches_;
+  BatchUploader uploads_{device_};  // batches to the device, held until copied
   TrainerOptions options_;
   nn::Model model_;
   std::unique_ptr<data::BatchSource> source_;
