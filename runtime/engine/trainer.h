@@ -157,7 +157,10 @@ class Trainer {
   void check_batch(const data::Batch& batch, std::int64_t samples, const char* what) const;
   // Unscales, clips and applies the step's gradients unless they overflowed; returns the
   // (unscaled) global gradient norm and sets `skipped`.
-  double apply_gradients(std::int64_t step, float lr, bool& skipped);
+  // Throws when the global gradient norm squared is not finite (and no loss scaler skips).
+  void check_gradients_finite(std::int64_t step, double norm_squared) const;
+  // Given the step's global gradient norm squared (of the scaled gradients).
+  double apply_gradients(std::int64_t step, float lr, double norm_squared, bool& skipped);
   // Forward, loss and backward of one micro-batch; returns its loss sum, which the device
   // may still be writing (Note [One host wait per step]).
   HostScalar micro_batch(std::int64_t step, std::int64_t micro, data::Batch batch);
@@ -179,6 +182,8 @@ class Trainer {
   // Collective on the control lane: two floats reduced over the ranks (the loss sum and
   // rows; the checkpoint's agreement flags), through the loss buffer.
   std::array<float, 2> all_reduce_pair(std::array<float, 2> values, comm::ReduceOp op);
+  // `values` (at most the loss buffer's size) reduced over the ranks in place.
+  void all_reduce_floats(std::span<float> values, comm::ReduceOp op);
   checkpoint::TrainerState trainer_state() const;
   void make_checkpointer();
   void restore(const checkpoint::TrainerState& state);
@@ -209,7 +214,7 @@ class Trainer {
   std::unique_ptr<optim::Optimizer> optimizer_;
   std::unique_ptr<zero::ZeroStrategy> strategy_;
   std::unique_ptr<BlockPass> pass_;
-  Tensor loss_buffer_;                       // (2) f32: loss sum and rows, all-reduced
+  Tensor loss_buffer_;  // (2 or 3) f32: loss sum, rows (and the norm's parts), all-reduced
   std::vector<HostScalar> micro_loss_sums_;  // this step's, read once at its end
   std::int64_t rows_this_step_ = 0;
   double global_rows_ = 0;  // loss rows of the last step over all ranks
