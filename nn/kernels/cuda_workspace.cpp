@@ -60,7 +60,7 @@ AttentionForwardWorkspace attention_forward_workspace(DeviceContext& device,
     ws.o = ws.bases.add(device, o, true);
   }
   const ScopedAllocationName name("attention scores");
-  ws.scores = f32_workspace(device, Shape{q.batch, q.n_heads, q.seq_len, q.seq_len});
+  ws.scores = f32_workspace(device, Shape{q.batch, q.n_heads, q.seq_len, k.seq_len});
   return ws;
 }
 

@@ -73,7 +73,7 @@ class AttentionF32Bases {
 struct AttentionForwardWorkspace {
   AttentionF32Bases bases;
   AttentionHeads q, k, v, o;  // f32
-  Tensor scores;              // (B, nh, T, T) f32: S, then P in place
+  Tensor scores;              // (B, nh, T, T_kv) f32: S, then P in place
 };
 AttentionForwardWorkspace attention_forward_workspace(DeviceContext& device,
                                                       const AttentionHeads& q,

@@ -96,10 +96,11 @@ class KernelBackend {
                                    const Tensor& dbias) const = 0;
 
   // Causal scaled-dot-product attention, the core of self-attention between its projections.
-  // q (B, T, nh, hs), k and v (B, T, nkv, hs) are strided heads read in place (Note
+  // q (B, T, nh, hs), k and v (B, T_kv, nkv, hs) are strided heads read in place (Note
   // [Attention operands] in attention_heads.h); nkv divides nh (grouped-query attention;
-  // nkv == nh is multi-head). Query head h of position t sees keys 0..t of kv head
-  // h / (nh / nkv):
+  // nkv == nh is multi-head). T_kv >= T: the queries are the last T positions (a KV cache,
+  // Note [Longer key sequence]); in training T_kv == T. Query head h of position t (counted
+  // among the keys) sees keys 0..t of kv head h / (nh / nkv):
   //   S = q k^T / sqrt(hs);  lse_t = log Σ_{j<=t} exp(S_tj);  P_tj = exp(S_tj - lse_t)
   //   o (B, T, nh, hs) = P v;  lse (B, nh, T) f32, kept for backward instead of P.
   // Both are written. No (B, nh, T, T) tensor outlives the call.
@@ -108,8 +109,8 @@ class KernelBackend {
                                  const AttentionHeads& o, const Tensor& lse) const = 0;
   // The gradients of attention_forward at q, k and v given d_o = dL/do and forward's o and
   // lse: P is recomputed from q, k and lse, and D_t = Σ_d dO_td O_td stands in for
-  // Σ_j P_tj dP_tj (flash attention's backward). dq, dk and dv (q's, k's and v's shapes)
-  // are written; a kv head's gradient sums over the query heads that read it.
+  // Σ_j P_tj dP_tj (flash attention's backward). Training's only: T_kv == T. dq, dk and dv (q's,
+  // k's and v's shapes) are written; a kv head's gradient sums over the query heads that read it.
   virtual void attention_backward(DeviceContext& device, const AttentionHeads& q,
                                   const AttentionHeads& k, const AttentionHeads& v,
                                   const AttentionHeads& o, const Tensor& lse,
