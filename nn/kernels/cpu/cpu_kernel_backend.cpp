@@ -276,11 +276,13 @@ class CpuKernelBackend final : public KernelBackend {
   }
   void rope_forward(DeviceContext& device, const AttentionHeads& heads, std::int64_t start_position,
                     float theta) const override {
-    cpu::rope_rotate(heads, start_position, theta, false, tracker_of(device));
+    (void)tracker_of(device);
+    cpu::rope_rotate(heads, start_position, theta, false);
   }
   void rope_backward(DeviceContext& device, const AttentionHeads& d_heads,
                      std::int64_t start_position, float theta) const override {
-    cpu::rope_rotate(d_heads, start_position, theta, true, tracker_of(device));
+    (void)tracker_of(device);
+    cpu::rope_rotate(d_heads, start_position, theta, true);
   }
   void swiglu_forward(DeviceContext& device, const Tensor& gate_up,
                       const Tensor& h) const override {

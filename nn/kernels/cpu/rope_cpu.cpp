@@ -1,7 +1,10 @@
-// CPU rotary embedding: one head row (head_dim contiguous values) at a time, turned in place
-// when f32, else widened into one row of tracked workspace and rounded back once. On a meta
-// device only the workspace is allocated (Note [Dry kernels]).
+// CPU rotary embedding: for each (position, pair) the angle's cos and sin are computed once
+// and the pair is turned in every head of every batch row at that position, read from and
+// written to the heads' own storage (widened to f32, rounded once), so no workspace is
+// needed and a meta device has nothing to replay (Note [Dry kernels]).
 #include "nn/kernels/cpu/rope_cpu.h"
+
+#include <cmath>
 
 #include "nn/kernels/cpu/dtype_io.h"
 #include "nn/kernels/llama_op_checks.h"
@@ -10,24 +13,32 @@
 namespace zt::nn::cpu {
 
 void rope_rotate(const AttentionHeads& heads, std::int64_t start_position, float theta,
-                 bool inverse, MemoryTracker& tracker) {
+                 bool inverse) {
   check_rope_heads(heads, start_position, theta, inverse ? "d_heads" : "heads");
-  const bool in_place = heads.base.dtype() == DType::kF32;
-  const Tensor scratch = in_place ? Tensor()
-                                  : Tensor::zeros(Shape{heads.head_dim}, DType::kF32, tracker,
-                                                  MemoryCategory::kWorkspace);
   if (heads.base.device().meta) return;
-  for (std::int64_t b = 0; b < heads.batch; ++b) {
+  const std::int64_t half = heads.head_dim / 2;
+  dispatch_floating(heads.base.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T* base = heads.base.data_as<T>();
     for (std::int64_t t = 0; t < heads.seq_len; ++t) {
-      for (std::int64_t h = 0; h < heads.n_heads; ++h) {
-        const std::int64_t start = heads.row_start(b, t, h);
-        float* row = in_place ? heads.base.data_as<float>() + start : scratch.data_as<float>();
-        if (!in_place) load_f32(heads.base, start, heads.head_dim, row);
-        math::rope_rotate_row(row, heads.head_dim, start_position + t, theta, inverse);
-        if (!in_place) store_from_f32(row, heads.base, start, heads.head_dim);
+      for (std::int64_t i = 0; i < half; ++i) {
+        const float angle = math::rope_angle(start_position + t, i, heads.head_dim, theta);
+        const float cos_angle = std::cos(angle);
+        const float sin_angle = inverse ? -std::sin(angle) : std::sin(angle);
+        for (std::int64_t b = 0; b < heads.batch; ++b) {
+          for (std::int64_t h = 0; h < heads.n_heads; ++h) {
+            T* row = base + heads.row_start(b, t, h);
+            float y0 = 0.0f;
+            float y1 = 0.0f;
+            math::rope_rotate_pair(static_cast<float>(row[i]), static_cast<float>(row[i + half]),
+                                   cos_angle, sin_angle, &y0, &y1);
+            row[i] = T(y0);
+            row[i + half] = T(y1);
+          }
+        }
       }
     }
-  }
+  });
 }
 
 }  // namespace zt::nn::cpu

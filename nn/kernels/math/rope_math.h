@@ -36,16 +36,4 @@ ZT_HOST_DEVICE void rope_rotate_pair(float x0, float x1, float cos_angle, float 
   *y1 = x1 * cos_angle + x0 * sin_angle;
 }
 
-// Rotates one head's head_dim values (even) at `position` in place, pair i being
-// (row[i], row[i + head_dim / 2]); `inverse` turns by -angle.
-ZT_HOST_DEVICE void rope_rotate_row(float* row, std::int64_t head_dim, std::int64_t position,
-                                    float theta, bool inverse) {
-  const std::int64_t half = head_dim / 2;
-  for (std::int64_t i = 0; i < half; ++i) {
-    const float angle = rope_angle(position, i, head_dim, theta);
-    const float sin_angle = inverse ? -sinf(angle) : sinf(angle);
-    rope_rotate_pair(row[i], row[i + half], cosf(angle), sin_angle, &row[i], &row[i + half]);
-  }
-}
-
 }  // namespace zt::nn::math
