@@ -12,16 +12,15 @@ namespace zt::nn::cuda {
 namespace {
 
 using detail::kWarpSize;
+using detail::lane_id;
+using detail::warp_count;
+using detail::warp_id;
 
 // One fp32 array of C in the default 48 KiB of dynamic shared memory; wider rows add to the
 // global gradient directly (correct, just more atomics).
 constexpr std::int64_t kMaxSharedChannels = 12288;
 // Enough resident blocks to fill an H100/H200 (132 SMs x 8 blocks of 256 threads).
 constexpr int kMaxBackwardBlocks = 1056;
-
-__device__ __forceinline__ int lane_id() { return static_cast<int>(threadIdx.x) % kWarpSize; }
-__device__ __forceinline__ std::int64_t warp_id() { return detail::global_thread() / kWarpSize; }
-__device__ __forceinline__ std::int64_t warp_count() { return detail::grid_threads() / kWarpSize; }
 
 template <typename T>
 __global__ void rms_norm_forward_kernel(const T* x, const T* weight, std::int64_t rows,
