@@ -1,11 +1,13 @@
 // The CUDA backend's workspace allocations, op by op, without the GPU: each op below mirrors
 // its namesake in nn/kernels/cuda/ (cuda_kernel_backend.cpp, cuda_attention.cpp), one
 // cublas_workspace() per SharedCublasHandle::with_stream there and one per Linear op, and
-// nothing for the kernels that need no workspace (element-wise, layer norm, embedding, bias).
+// nothing for the kernels that need no workspace (element-wise, layer norm, RMSNorm, rotary
+// embedding, SwiGLU, embedding, bias).
 #include "nn/kernels/cuda_dry_kernel_backend.h"
 
 #include "core/error.h"
 #include "nn/kernels/cuda_workspace.h"
+#include "nn/kernels/llama_op_checks.h"
 
 namespace zt::nn::cuda {
 namespace {
@@ -77,6 +79,40 @@ class CudaDryKernelBackend final : public KernelBackend {
                            const Tensor&, const Tensor&, const Tensor&, const Tensor&,
                            const Tensor&) const override {
     expect_meta(device);
+  }
+
+  // The Llama block's row and element kernels need no workspace; their operands are checked
+  // as the CUDA backend checks them.
+  void rms_norm_forward(DeviceContext& device, const Tensor& x, const Tensor& weight, float,
+                        const Tensor& y, const Tensor& rstd) const override {
+    expect_meta(device);
+    rms_norm_shape(x, weight, y, rstd);
+  }
+  void rms_norm_backward(DeviceContext& device, const Tensor& x, const Tensor& weight,
+                         const Tensor& rstd, const Tensor& dy, const Tensor& dx,
+                         const Tensor& dweight) const override {
+    expect_meta(device);
+    rms_norm_backward_shape(x, weight, rstd, dy, dx, dweight);
+  }
+  void rope_forward(DeviceContext& device, const AttentionHeads& heads, std::int64_t start_position,
+                    float theta) const override {
+    expect_meta(device);
+    check_rope_heads(heads, start_position, theta, "heads");
+  }
+  void rope_backward(DeviceContext& device, const AttentionHeads& d_heads,
+                     std::int64_t start_position, float theta) const override {
+    expect_meta(device);
+    check_rope_heads(d_heads, start_position, theta, "d_heads");
+  }
+  void swiglu_forward(DeviceContext& device, const Tensor& gate_up,
+                      const Tensor& h) const override {
+    expect_meta(device);
+    swiglu_shape(gate_up, h);
+  }
+  void swiglu_backward(DeviceContext& device, const Tensor& gate_up, const Tensor& dh,
+                       const Tensor& d_gate_up) const override {
+    expect_meta(device);
+    swiglu_backward_shape(gate_up, dh, d_gate_up);
   }
 
   // Two GEMM groups (S, then P v) around the softmax, with the f32 copies and the scores

@@ -95,6 +95,50 @@ class KernelBackend {
                                    const Tensor& dx, const Tensor& dweight,
                                    const Tensor& dbias) const = 0;
 
+  // RMSNorm over the last axis (Llama's norm: no mean subtracted, no bias): x, y (N, C);
+  // weight (C); rstd (N) f32, written for backward.
+  //   rstd = 1 / sqrt(Σ_c x^2 / C + eps);  y = x * rstd * weight
+  virtual void rms_norm_forward(DeviceContext& device, const Tensor& x, const Tensor& weight,
+                                float eps, const Tensor& y, const Tensor& rstd) const = 0;
+  // dx (N, C) = rstd * (g - n * mean(g * n)), g = dy * weight, n = x * rstd, is written;
+  // dweight (C) f32 += Σ_n dy * n.
+  virtual void rms_norm_backward(DeviceContext& device, const Tensor& x, const Tensor& weight,
+                                 const Tensor& rstd, const Tensor& dy, const Tensor& dx,
+                                 const Tensor& dweight) const = 0;
+
+  // Note [Rotary pairs]
+  // Rotary position embedding (RoPE) turns pair i of every head of position t by the angle
+  // (start_position + t) * theta^(-2i / head_dim) (Note [Rotary angles] in
+  // nn/kernels/math/rope_math.h). The pairs are Hugging Face's half split, (x_i,
+  // x_{i + head_dim/2}) for i < head_dim / 2 (its rotate_half), not the interleaved
+  // (x_2i, x_2i+1) of GPT-J and Meta's original Llama code: Hugging Face's q_proj and k_proj
+  // rows are already permuted for the half split, so its checkpoints load with their rows
+  // as they are (Meta's original ones would need Hugging Face's conversion permutation).
+  // The op works in place on strided heads (Note [Attention operands]), so attention reads
+  // q and k rotated where the qkv projection wrote them, and the rotated qkv is what
+  // attention's backward needs. positions start at start_position (a decode step of a KV
+  // cache rotates its one new position p with start_position = p); every batch row shares
+  // them. head_dim is even; each value is read, turned in f32 and rounded once.
+  virtual void rope_forward(DeviceContext& device, const AttentionHeads& heads,
+                            std::int64_t start_position, float theta) const = 0;
+  // The gradient through rope_forward, in place: the rotation's transpose, a turn by -angle,
+  // applied to the gradient at the rotated heads gives the gradient at the unrotated ones.
+  virtual void rope_backward(DeviceContext& device, const AttentionHeads& d_heads,
+                             std::int64_t start_position, float theta) const = 0;
+
+  // Note [SwiGLU column order]
+  // SwiGLU (Llama's MLP activation) reads one (N, 2F) GEMM output whose first F columns are
+  // the gate and the last F the up projection, so the fc weight (2F, C) is Hugging Face's
+  // gate_proj.weight rows followed by up_proj.weight rows:
+  //   h (N, F) = silu(gate) * up,  silu(x) = x * sigmoid(x)
+  virtual void swiglu_forward(DeviceContext& device, const Tensor& gate_up,
+                              const Tensor& h) const = 0;
+  // d_gate_up (N, 2F) = [dh * up * silu'(gate) | dh * silu(gate)] is written, silu
+  // recomputed from gate_up. d_gate_up may be gate_up itself (each pair of elements is read
+  // before it is written), which lets a layer reuse its saved gate_up for the gradient.
+  virtual void swiglu_backward(DeviceContext& device, const Tensor& gate_up, const Tensor& dh,
+                               const Tensor& d_gate_up) const = 0;
+
   // Causal scaled-dot-product attention, the core of self-attention between its projections.
   // q (B, T, nh, hs), k and v (B, T_kv, nkv, hs) are strided heads read in place (Note
   // [Attention operands] in attention_heads.h); nkv divides nh (grouped-query attention;

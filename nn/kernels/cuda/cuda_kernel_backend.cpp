@@ -26,7 +26,11 @@
 #include "nn/kernels/cuda/gemm_cublaslt.h"
 #include "nn/kernels/cuda/layer_norm_cuda.h"
 #include "nn/kernels/cuda/residual_cuda.h"
+#include "nn/kernels/cuda/rms_norm_cuda.h"
+#include "nn/kernels/cuda/rope_cuda.h"
+#include "nn/kernels/cuda/swiglu_cuda.h"
 #include "nn/kernels/cuda_workspace.h"
+#include "nn/kernels/llama_op_checks.h"
 
 namespace zt::nn::cuda {
 
@@ -205,6 +209,61 @@ class CudaKernelBackend final : public KernelBackend {
     });
   }
 
+  void rms_norm_forward(DeviceContext& device, const Tensor& x, const Tensor& weight, float eps,
+                        const Tensor& y, const Tensor& rstd) const override {
+    void* stream = stream_of(device);
+    const RowShape shape = rms_norm_shape(x, weight, y, rstd);
+    dispatch_cuda_floating(x.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      cuda::rms_norm_forward<T>(x.data_as<T>(), weight.data_as<T>(), shape.rows, shape.channels,
+                                eps, y.data_as<T>(), rstd.data_as<float>(), stream);
+    });
+  }
+  void rms_norm_backward(DeviceContext& device, const Tensor& x, const Tensor& weight,
+                         const Tensor& rstd, const Tensor& dy, const Tensor& dx,
+                         const Tensor& dweight) const override {
+    void* stream = stream_of(device);
+    const RowShape shape = rms_norm_backward_shape(x, weight, rstd, dy, dx, dweight);
+    dispatch_cuda_floating(x.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      cuda::rms_norm_backward<T>(dy.data_as<T>(), x.data_as<T>(), weight.data_as<T>(),
+                                 rstd.data_as<float>(), shape.rows, shape.channels, dx.data_as<T>(),
+                                 dweight.data_as<float>(), stream);
+    });
+  }
+
+  void rope_forward(DeviceContext& device, const AttentionHeads& heads, std::int64_t start_position,
+                    float theta) const override {
+    check_rope_heads(heads, start_position, theta, "heads");
+    rope_rotate(device, heads, start_position, theta, false);
+  }
+  void rope_backward(DeviceContext& device, const AttentionHeads& d_heads,
+                     std::int64_t start_position, float theta) const override {
+    check_rope_heads(d_heads, start_position, theta, "d_heads");
+    rope_rotate(device, d_heads, start_position, theta, true);
+  }
+
+  void swiglu_forward(DeviceContext& device, const Tensor& gate_up,
+                      const Tensor& h) const override {
+    void* stream = stream_of(device);
+    const RowShape shape = swiglu_shape(gate_up, h);
+    dispatch_cuda_floating(h.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      cuda::swiglu_forward<T>(gate_up.data_as<T>(), shape.rows, shape.channels, h.data_as<T>(),
+                              stream);
+    });
+  }
+  void swiglu_backward(DeviceContext& device, const Tensor& gate_up, const Tensor& dh,
+                       const Tensor& d_gate_up) const override {
+    void* stream = stream_of(device);
+    const RowShape shape = swiglu_backward_shape(gate_up, dh, d_gate_up);
+    dispatch_cuda_floating(dh.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      cuda::swiglu_backward<T>(gate_up.data_as<T>(), dh.data_as<T>(), shape.rows, shape.channels,
+                               d_gate_up.data_as<T>(), stream);
+    });
+  }
+
   void attention_forward(DeviceContext& device, const AttentionHeads& q, const AttentionHeads& k,
                          const AttentionHeads& v, const AttentionHeads& o,
                          const Tensor& lse) const override {
@@ -310,6 +369,16 @@ class CudaKernelBackend final : public KernelBackend {
                          stream);
       }
     }
+  }
+
+  void rope_rotate(DeviceContext& device, const AttentionHeads& heads, std::int64_t start_position,
+                   float theta, bool inverse) const {
+    void* stream = stream_of(device);
+    dispatch_cuda_floating(heads.base.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      cuda::rope_rotate<T>(heads.base.data_as<T>(), heads.strides, heads.batch, heads.seq_len,
+                           heads.n_heads, heads.head_dim, start_position, theta, inverse, stream);
+    });
   }
 
   void* stream_of(DeviceContext& device) const {

@@ -82,6 +82,22 @@ TEST(DryKernels, ElementwiseAndLayerNorm) {
   });
 }
 
+TEST(DryKernels, RmsNormRopeAndSwiglu) {
+  expect_same_workspace("llama", [](DeviceContext& d, const KernelBackend& k, DType t) {
+    const Tensor x = make(d, Shape{4, 8}, t), y = make(d, Shape{4, 8}, t), w = make(d, Shape{8}, t);
+    const Tensor rstd = make(d, Shape{4}, DType::kF32), dw = make(d, Shape{8}, DType::kF32);
+    k.rms_norm_forward(d, x, w, 1e-5f, y, rstd);
+    k.rms_norm_backward(d, x, w, rstd, y, x, dw);
+    const Tensor qkv = make(d, Shape{2, 5, 32}, t);
+    const QkvHeads heads = split_qkv(qkv, 4, 2);
+    k.rope_forward(d, heads.q, 3, 10000.0f);
+    k.rope_backward(d, heads.k, 3, 10000.0f);
+    const Tensor gate_up = make(d, Shape{4, 16}, t);
+    k.swiglu_forward(d, gate_up, y);
+    k.swiglu_backward(d, gate_up, y, gate_up);
+  });
+}
+
 TEST(DryKernels, Attention) {
   // grouped-query: 4 query heads over 2 kv heads of 3 elements, read from one fused qkv
   expect_same_workspace("attention", [](DeviceContext& d, const KernelBackend& k, DType t) {
@@ -157,6 +173,18 @@ TEST(DryKernels, GpuMetaDeviceReplaysTheCudaBackendsWorkspace) {
     EXPECT_EQ(
         peak([&] { k.attention_backward(d, x3.q, x3.k, x3.v, o, lse, d_o, dx3.q, dx3.k, dx3.v); }),
         (bf16 ? 480 + 480 + 960 + 960 : 0) + 800 + 800 + 160 + cublas);
+    // RMSNorm, rotary embedding and SwiGLU: row and element kernels, no workspace.
+    const Tensor gate_up = make(d, Shape{6, 10}, t), rope_qkv = make(d, Shape{2, 5, 32}, t);
+    const QkvHeads rope_heads = split_qkv(rope_qkv, 4, 2);
+    EXPECT_EQ(peak([&] {
+                k.rms_norm_forward(d, x, w.view(0, Shape{5}), 1e-5f, dx, rstd);
+                k.rms_norm_backward(d, x, w.view(0, Shape{5}), rstd, dx, dx, dw.view(0, Shape{5}));
+                k.rope_forward(d, rope_heads.q, 7, 10000.0f);
+                k.rope_backward(d, rope_heads.k, 7, 10000.0f);
+                k.swiglu_forward(d, gate_up, dx);
+                k.swiglu_backward(d, gate_up, dx, gate_up);
+              }),
+              0);
     const Tensor ids = make(d, Shape{6}, DType::kI32);
     double loss_sum = 0.0;
     // Per-row losses (6 f32) and their double sum on the device (8 bytes).
