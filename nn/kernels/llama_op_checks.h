@@ -63,9 +63,9 @@ inline void check_rope_heads(const AttentionHeads& heads, std::int64_t start_pos
   constexpr std::int64_t kExactF32Integers = std::int64_t{1} << 24;
   ZT_CHECK(start_position >= 0 && start_position + heads.seq_len <= kExactF32Integers,
            what + ": positions from " + std::to_string(start_position) + " outside [0, 2^24)");
-  const AttentionShape shape{heads.batch, heads.seq_len, heads.n_heads, heads.n_heads,
-                             heads.head_dim};
-  check_attention_heads(heads, shape, heads.n_heads, what.c_str());
+  const AttentionShape shape{heads.batch,   heads.seq_len,  heads.n_heads,
+                             heads.n_heads, heads.head_dim, heads.seq_len};
+  check_attention_heads(heads, shape, heads.seq_len, heads.n_heads, what.c_str());
 }
 
 // gate_up (N, 2F) and h (N, F) in one floating dtype; returns (N, F).
