@@ -23,10 +23,9 @@ if(ZT_HAVE_CUDA AND ZT_CUDNN STREQUAL "AUTO")
   if(NOT ZT_CUDNN_INCLUDE_DIR OR NOT ZT_CUDNN_LIBRARY)
     list(APPEND zt_cudnn_missing "cuDNN 9 (cudnn_version.h and libcudnn.so.9)")
   endif()
-  if(NOT ZT_CUDNN_FRONTEND_INCLUDE_DIR)
-    list(APPEND zt_cudnn_missing
-         "the cuDNN frontend's cudnn_frontend.h (run scripts/cudnn-frontend, or set "
-         "ZT_CUDNN_FRONTEND_INCLUDE_DIR)")
+  if(NOT EXISTS "${ZT_CUDNN_FRONTEND_INCLUDE_DIR}/cudnn_frontend.h")
+    list(APPEND zt_cudnn_missing "the cuDNN frontend header cudnn_frontend.h (run \
+scripts/cudnn-frontend, or set ZT_CUDNN_FRONTEND_INCLUDE_DIR)")
   endif()
   if(zt_cudnn_missing STREQUAL "")
     file(STRINGS "${ZT_CUDNN_INCLUDE_DIR}/cudnn_version.h" zt_cudnn_major
@@ -47,7 +46,7 @@ if(ZT_HAVE_CUDA AND ZT_CUDNN STREQUAL "AUTO")
                    "${ZT_CUDNN_FRONTEND_INCLUDE_DIR})")
   else()
     list(JOIN zt_cudnn_missing " and " zt_cudnn_missing)
-    set(ZT_CUDNN_MISSING "configure found no ${zt_cudnn_missing}")
+    set(ZT_CUDNN_MISSING "configure did not find ${zt_cudnn_missing}")
     message(STATUS "zerotrain: cuDNN attention OFF: ${ZT_CUDNN_MISSING}; "
                    "runtime.attention = \"cudnn\" will be refused")
   endif()

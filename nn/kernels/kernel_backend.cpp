@@ -26,11 +26,12 @@ std::string cudnn_attention_missing() {
 #if defined(ZT_HAVE_CUDNN)
   return "";
 #elif !defined(ZT_HAVE_CUDA)
-  return "configure found no CUDA compiler (the CUDA backend is off)";
+  return "configure did not find a CUDA compiler (the CUDA backend is off)";
 #elif defined(ZT_CUDNN_MISSING)
   return ZT_CUDNN_MISSING;
 #else
-  return "configure found no cuDNN 9 or no cuDNN frontend (scripts/cudnn-frontend installs it)";
+  return "configure did not find cuDNN 9 or the cuDNN frontend (scripts/cudnn-frontend installs "
+         "it)";
 #endif
 }
 

@@ -152,7 +152,7 @@ const KernelBackend& kernel_backend_for(const Device& device,
 
 // Whether this binary has the cuDNN attention (found cuDNN 9 and its frontend when built).
 bool cudnn_attention_built();
-// Why not, for an error message ("configure found no cuDNN 9 ..."). Empty when built.
+// Why not, for an error message ("configure did not find cuDNN 9 ..."). Empty when built.
 std::string cudnn_attention_missing();
 // "cuDNN 9.19.0 at build, 9.14.0 at run time": the version compiled against (CUDNN_VERSION)
 // and the one the loader found (cudnnGetVersion); empty when the cuDNN attention is not built.
