@@ -2,7 +2,8 @@
 // its namesake in nn/kernels/cuda/ (cuda_kernel_backend.cpp, cuda_attention.cpp), one
 // cublas_workspace() per SharedCublasHandle::with_stream there and one per Linear op, and
 // nothing for the kernels that need no workspace (element-wise, layer norm, RMSNorm, rotary
-// embedding, SwiGLU, embedding, bias).
+// embedding, SwiGLU, embedding, bias); with the cuDNN attention, the bound of Note [cuDNN
+// attention workspace] per attention op.
 #include "nn/kernels/cuda_dry_kernel_backend.h"
 
 #include "core/error.h"
@@ -22,6 +23,8 @@ void gemm_group(DeviceContext& device) { const Allocation workspace = cublas_wor
 
 class CudaDryKernelBackend final : public KernelBackend {
  public:
+  explicit CudaDryKernelBackend(CudaAttention attention) : attention_(attention) {}
+
   const Device& device() const override { return device_; }
 
   void gemm(DeviceContext& device, bool, bool, float, const Tensor&, const Tensor&, float,
@@ -121,7 +124,11 @@ class CudaDryKernelBackend final : public KernelBackend {
                          const AttentionHeads& v, const AttentionHeads& o,
                          const Tensor& lse) const override {
     expect_meta(device);
-    attention_shape_of(q, k, v, o, lse);
+    const AttentionShape shape = attention_shape_of(q, k, v, o, lse);
+    if (runs_cudnn(q, k)) {
+      const Allocation workspace = cudnn_attention_workspace(device, shape, false, 0);
+      return;
+    }
     const AttentionForwardWorkspace ws = attention_forward_workspace(device, q, k, v, o);
     gemm_group(device);
     gemm_group(device);
@@ -133,7 +140,12 @@ class CudaDryKernelBackend final : public KernelBackend {
                           const AttentionHeads& d_o, const AttentionHeads& dq,
                           const AttentionHeads& dk, const AttentionHeads& dv) const override {
     expect_meta(device);
-    check_attention_gradients(attention_shape_of(q, k, v, o, lse), d_o, dq, dk, dv);
+    const AttentionShape shape = attention_shape_of(q, k, v, o, lse);
+    check_attention_gradients(shape, d_o, dq, dk, dv);
+    if (runs_cudnn(q, k)) {
+      const Allocation workspace = cudnn_attention_workspace(device, shape, true, 0);
+      return;
+    }
     const AttentionBackwardWorkspace ws =
         attention_backward_workspace(device, q, k, v, o, d_o, dq, dk, dv);
     gemm_group(device);
@@ -161,14 +173,22 @@ class CudaDryKernelBackend final : public KernelBackend {
   }
 
  private:
+  // As the CUDA backend: cuDNN for bf16 operands of equal lengths when chosen, rows otherwise.
+  bool runs_cudnn(const AttentionHeads& q, const AttentionHeads& k) const {
+    return attention_ == CudaAttention::kCudnn && q.base.dtype() == DType::kBF16 &&
+           k.seq_len == q.seq_len;
+  }
+
   Device device_ = Device::meta_of(Device::cuda(0));
+  CudaAttention attention_;
 };
 
 }  // namespace
 
-const KernelBackend& cuda_dry_kernel_backend() {
-  static const CudaDryKernelBackend backend;
-  return backend;
+const KernelBackend& cuda_dry_kernel_backend(CudaAttention attention) {
+  static const CudaDryKernelBackend rows(CudaAttention::kRows);
+  static const CudaDryKernelBackend cudnn(CudaAttention::kCudnn);
+  return attention == CudaAttention::kCudnn ? cudnn : rows;
 }
 
 }  // namespace zt::nn::cuda

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "core/device.h"
 #include "core/device/device_context.h"
@@ -182,8 +183,24 @@ class KernelBackend {
                                      double* loss_sum) const = 0;
 };
 
-// The backend for `device`, created at its first use and kept for the process. Throws
-// ConfigError for a CUDA device when this binary was built without the CUDA backend.
-const KernelBackend& kernel_backend_for(const Device& device);
+// Which kernels run a CUDA backend's attention (runtime.attention, resolved by the runtime):
+// kRows, the batched cuBLAS GEMMs and row kernels in fp32 (nn/kernels/cuda/cuda_attention.cpp);
+// kCudnn, cuDNN's fused flash attention for bf16 operands (Note [cuDNN attention] in
+// nn/kernels/cuda_workspace.h), f32 operands still on rows. The CPU backend has one attention.
+enum class CudaAttention { kRows, kCudnn };
+
+// The backend for `device` (and, on CUDA, `attention`), created at its first use and kept for
+// the process. Throws ConfigError for a CUDA device when this binary was built without the
+// CUDA backend, and for kCudnn when it was built without the cuDNN attention.
+const KernelBackend& kernel_backend_for(const Device& device,
+                                        CudaAttention attention = CudaAttention::kRows);
+
+// Whether this binary has the cuDNN attention (found cuDNN 9 and its frontend when built).
+bool cudnn_attention_built();
+// Why not, for an error message ("configure did not find cuDNN 9 ..."). Empty when built.
+std::string cudnn_attention_missing();
+// "cuDNN 9.19.0 at build, 9.14.0 at run time": the version compiled against (CUDNN_VERSION)
+// and the one the loader found (cudnnGetVersion); empty when the cuDNN attention is not built.
+std::string cudnn_versions();
 
 }  // namespace zt::nn

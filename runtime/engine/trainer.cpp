@@ -31,6 +31,7 @@ namespace zt::engine {
 
 void check_supported(const Config& config, bool check_files) {
   resolved_comm_backend(config);  // throws for a backend this device or build cannot use
+  resolved_attention(config);     // likewise for attention kernels
   const OffloadConfig& offload = config.offload;
   if (offload.optimizer == OffloadTarget::kNvme && check_files) {
     // The directory is checked here, before run.dir gets any output; direct I/O and space
@@ -198,8 +199,9 @@ Trainer::Trainer(const Config& config, TrainingParts parts, comm::CommLanes lane
   if (config_.runtime.memory_profile) tracker_.start_timeline(kMaxProfileEvents);
   optimizer_ = optim::make_optimizer(config.optimizer);
   strategy_ = zero::make_zero_strategy({model_, config_, lanes_, device_, *optimizer_});
-  pass_ =
-      std::make_unique<BlockPass>(model_, *strategy_, device_, config_.activation_checkpointing);
+  kernels_ = &nn::kernel_backend_for(device_.device(), resolved_attention(config_));
+  pass_ = std::make_unique<BlockPass>(model_, *strategy_, device_, *kernels_,
+                                      config_.activation_checkpointing);
   {
     const ScopedAllocationName name("loss buffer");
     // The loss sum and rows, and in stages 1-3 the gradient norm's parts with them.
@@ -669,7 +671,7 @@ nn::LossResult Trainer::forward_loss(const data::Batch& batch, float grad_scale,
   }
   Tensor output = for_backward ? pass_->forward(inputs) : pass_->forward_only(inputs);
   tracker_.set_phase(for_backward ? "loss" : "evaluation loss");
-  nn::LossContext ctx{device_, nn::kernel_backend_for(device_.device())};
+  nn::LossContext ctx{device_, *kernels_};
   nn::LossResult loss = loss_->compute(output, targets, grad_scale, ctx);
   if (loss.rows != targets.numel() || !loss.grad_logits.defined() ||
       loss.grad_logits.shape() != output.shape() || loss.grad_logits.dtype() != output.dtype()) {

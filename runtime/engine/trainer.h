@@ -18,6 +18,7 @@
 #include "core/device/host_scalar.h"
 #include "core/memory_tracker.h"
 #include "data/batch.h"
+#include "nn/kernels/kernel_backend.h"
 #include "nn/loss/loss.h"
 #include "nn/model.h"
 #include "optim/loss_scaler.h"
@@ -213,6 +214,7 @@ class Trainer {
   MemorySnapshot memory_after_first_step_;
   std::unique_ptr<optim::Optimizer> optimizer_;
   std::unique_ptr<zero::ZeroStrategy> strategy_;
+  const nn::KernelBackend* kernels_ = nullptr;  // the device's, with runtime.attention's kernels
   std::unique_ptr<BlockPass> pass_;
   Tensor loss_buffer_;  // (2 or 3) f32: loss sum, rows (and the norm's parts), all-reduced
   std::vector<HostScalar> micro_loss_sums_;  // this step's, read once at its end

@@ -2,8 +2,10 @@
 // cuBLAS, cuBLASLt and the nn CUDA kernels on the compute stream. A Linear's bias, fused GELU
 // and their gradients run in cuBLASLt's epilogues (Note [GELU in the GEMMs]); embedding and
 // layer-norm parameter gradients use atomics, so their last bits vary from run to run.
-// Workspace (cuBLAS's and cuBLASLt's included) is allocated through nn/kernels/
-// cuda_workspace.h, which the dry run replays.
+// Attention runs the rows kernels (cuda_attention.cpp) or, when runtime.attention chose it,
+// cuDNN's flash attention for bf16 (Note [cuDNN attention]). Workspace (cuBLAS's, cuBLASLt's
+// and cuDNN's included) is allocated through nn/kernels/cuda_workspace.h, which the dry run
+// replays.
 #include "nn/kernels/cuda/cuda_kernel_backend.h"
 
 #include <cuda_runtime.h>
@@ -12,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/error.h"
@@ -31,6 +34,9 @@
 #include "nn/kernels/cuda/swiglu_cuda.h"
 #include "nn/kernels/cuda_workspace.h"
 #include "nn/kernels/llama_op_checks.h"
+#if defined(ZT_HAVE_CUDNN)
+#include "nn/kernels/cuda/cudnn/cudnn_attention.h"
+#endif
 
 namespace zt::nn::cuda {
 
@@ -46,8 +52,14 @@ using detail::dispatch_cuda_floating;
 
 class CudaKernelBackend final : public KernelBackend {
  public:
-  explicit CudaKernelBackend(int device_index)
-      : device_(Device::cuda(device_index)), cublas_(device_index) {}
+  CudaKernelBackend(int device_index, CudaAttention attention)
+      : device_(Device::cuda(device_index)), cublas_(device_index) {
+#if defined(ZT_HAVE_CUDNN)
+    if (attention == CudaAttention::kCudnn) cudnn_ = std::make_unique<CudnnAttention>(device_index);
+#else
+    ZT_CHECK(attention == CudaAttention::kRows, "the cuDNN attention in a build without it");
+#endif
+  }
 
   const Device& device() const override { return device_; }
 
@@ -267,12 +279,20 @@ class CudaKernelBackend final : public KernelBackend {
   void attention_forward(DeviceContext& device, const AttentionHeads& q, const AttentionHeads& k,
                          const AttentionHeads& v, const AttentionHeads& o,
                          const Tensor& lse) const override {
+#if defined(ZT_HAVE_CUDNN)
+    if (runs_cudnn(q, k)) return cudnn_->forward(device, stream_of(device), q, k, v, o, lse);
+#endif
     detail::attention_forward(device, cublas_, stream_of(device), q, k, v, o, lse);
   }
   void attention_backward(DeviceContext& device, const AttentionHeads& q, const AttentionHeads& k,
                           const AttentionHeads& v, const AttentionHeads& o, const Tensor& lse,
                           const AttentionHeads& d_o, const AttentionHeads& dq,
                           const AttentionHeads& dk, const AttentionHeads& dv) const override {
+#if defined(ZT_HAVE_CUDNN)
+    if (runs_cudnn(q, k)) {
+      return cudnn_->backward(device, stream_of(device), q, k, v, o, lse, d_o, dq, dk, dv);
+    }
+#endif
     detail::attention_backward(device, cublas_, stream_of(device), q, k, v, o, lse, d_o, dq, dk,
                                dv);
   }
@@ -385,19 +405,32 @@ class CudaKernelBackend final : public KernelBackend {
     return detail::compute_stream_of(device, device_);
   }
 
+#if defined(ZT_HAVE_CUDNN)
+  // cuDNN's SDPA for bf16 operands when chosen; f32 stays on the rows kernels (cuDNN's flash
+  // attention has no fp32 path), and so does decoding over a KV cache (more keys than
+  // queries: the graphs are built with the causal mask of equal lengths).
+  bool runs_cudnn(const AttentionHeads& q, const AttentionHeads& k) const {
+    return cudnn_ != nullptr && q.base.dtype() == DType::kBF16 && k.seq_len == q.seq_len;
+  }
+#endif
+
   Device device_;
   detail::SharedCublasHandle cublas_;
+#if defined(ZT_HAVE_CUDNN)
+  std::unique_ptr<CudnnAttention> cudnn_;  // set when runtime.attention chose cuDNN
+#endif
 };
 
 }  // namespace
 
-const KernelBackend& cuda_kernel_backend(int device_index) {
+const KernelBackend& cuda_kernel_backend(int device_index, CudaAttention attention) {
   ZT_CHECK(device_index >= 0, "a negative GPU index");
   static std::mutex mutex;
-  static std::map<int, std::unique_ptr<CudaKernelBackend>> backends;  // guarded by mutex
+  // guarded by mutex
+  static std::map<std::pair<int, CudaAttention>, std::unique_ptr<CudaKernelBackend>> backends;
   const std::lock_guard<std::mutex> lock(mutex);
-  std::unique_ptr<CudaKernelBackend>& backend = backends[device_index];
-  if (backend == nullptr) backend = std::make_unique<CudaKernelBackend>(device_index);
+  std::unique_ptr<CudaKernelBackend>& backend = backends[{device_index, attention}];
+  if (backend == nullptr) backend = std::make_unique<CudaKernelBackend>(device_index, attention);
   return *backend;
 }
 

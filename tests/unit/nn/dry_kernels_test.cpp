@@ -233,6 +233,56 @@ TEST(DryKernels, GpuMetaDeviceReplaysTheFusedGeluLinearWorkspace) {
   }
 }
 
+// Note [cuDNN attention workspace]: with runtime.attention = "cudnn" a meta device standing
+// for a GPU replays one allocation per bf16 attention op, the bound computed from the shapes
+// (the real backend allocates the same unless its built graph asks for more), and no f32
+// copies or scores; f32 operands still replay the rows kernels' workspace.
+TEST(DryKernels, GpuMetaDeviceReplaysTheCudnnAttentionWorkspaceBound) {
+  const auto meta = make_meta_device_context(Device::cuda(0));
+  DeviceContext& d = *meta;
+  const KernelBackend& cudnn = kernel_backend_for(d.device(), CudaAttention::kCudnn);
+  const KernelBackend& rows = kernel_backend_for(d.device(), CudaAttention::kRows);
+  EXPECT_NE(&cudnn, &rows);
+  const auto peak = [&](const std::function<void()>& op) {
+    d.tracker().reset_peaks();
+    op();
+    EXPECT_EQ(d.tracker().current_bytes(MemoryCategory::kWorkspace), 0);
+    return d.tracker().peak_bytes(MemoryCategory::kWorkspace);
+  };
+  const std::int64_t batch = 2, seq = 65, n_head = 4, n_kv_head = 2, hs = 16;
+  const AttentionShape shape{batch, seq, n_head, n_kv_head, hs, seq};
+  for (DType t : {DType::kBF16, DType::kF32}) {
+    SCOPED_TRACE(dtype_name(t));
+    const Tensor qkv = make(d, Shape{batch, seq, (n_head + 2 * n_kv_head) * hs}, t);
+    const Tensor dqkv = make(d, qkv.shape(), t);
+    const Tensor y = make(d, Shape{batch, seq, n_head * hs}, t), dy = make(d, y.shape(), t);
+    const Tensor lse = make(d, shape.lse_shape(), DType::kF32);
+    const QkvHeads x = split_qkv(qkv, n_head, n_kv_head), dx = split_qkv(dqkv, n_head, n_kv_head);
+    const AttentionHeads o = AttentionHeads::packed(y, n_head);
+    const AttentionHeads d_o = AttentionHeads::packed(dy, n_head);
+    const auto forward = [&](const KernelBackend& k) {
+      return peak([&] { k.attention_forward(d, x.q, x.k, x.v, o, lse); });
+    };
+    const auto backward = [&](const KernelBackend& k) {
+      return peak([&] { k.attention_backward(d, x.q, x.k, x.v, o, lse, d_o, dx.q, dx.k, dx.v); });
+    };
+    if (t == DType::kBF16) {
+      // forward: the plan allowance; backward: the f32 dQ accumulator and softmax sum too
+      const std::int64_t rows_of_q = batch * n_head * seq;
+      EXPECT_EQ(forward(cudnn), cuda::kCudnnPlanWorkspaceBytes);
+      EXPECT_EQ(backward(cudnn),
+                rows_of_q * hs * 4 + rows_of_q * 4 + cuda::kCudnnPlanWorkspaceBytes);
+      EXPECT_EQ(cuda::cudnn_attention_workspace_bytes(shape, false), forward(cudnn));
+      EXPECT_EQ(cuda::cudnn_attention_workspace_bytes(shape, true), backward(cudnn));
+    } else {
+      EXPECT_EQ(forward(cudnn), forward(rows));
+      EXPECT_EQ(backward(cudnn), backward(rows));
+    }
+    // The rows kernels hold (B, nh, T, T) f32 scores at least, and a cuBLAS workspace.
+    EXPECT_GE(forward(rows), batch * n_head * seq * seq * 4 + cuda::kCublasWorkspaceBytes);
+  }
+}
+
 TEST(MetaDevice, AllocatesDistinctAlignedAddressesWithoutMemory) {
   MetaAllocator allocator(Device::cuda(1));
   EXPECT_TRUE(allocator.device().meta);
