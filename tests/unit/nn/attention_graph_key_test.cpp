@@ -26,7 +26,7 @@ Call call_on(MemoryTracker& tracker, std::int64_t batch, std::int64_t seq_len, s
                                  MemoryCategory::kActivations);
   const QkvHeads heads = split_qkv(qkv, n_head, n_kv_head);
   const AttentionHeads o = AttentionHeads::packed(y, n_head);
-  return {heads, o, {batch, seq_len, n_head, n_kv_head, head_dim}};
+  return {heads, o, {batch, seq_len, n_head, n_kv_head, head_dim, seq_len}};
 }
 
 AttentionGraphKey forward_key(const Call& c) {
