@@ -32,20 +32,8 @@ export:  the full fp32 master weights as one safetensors file, with the model's 
 exit status: 0 success, 1 damaged checkpoint or I/O failure, 2 usage error
 )";
 
-// A checkpoint, or the newest complete one of a checkpoint.dir.
-fs::path checkpoint_path(const std::string& given) {
-  const fs::path path = given;
-  std::error_code ec;
-  if (fs::exists(path / std::string(checkpoint::kManifestName), ec)) return path;
-  const checkpoint::CheckpointListing listing = checkpoint::list_checkpoints(path);
-  if (listing.complete.empty()) return path;  // the reader says what is wrong with it
-  std::fprintf(stderr, "zerotrain: %s is a checkpoint.dir; using its newest checkpoint %s\n",
-               given.c_str(), listing.complete.back().second.string().c_str());
-  return listing.complete.back().second;
-}
-
 int inspect(const std::string& given) {
-  const checkpoint::CheckpointReader reader(checkpoint_path(given));
+  const checkpoint::CheckpointReader reader(resolve_checkpoint_path(given));
   const checkpoint::Manifest& m = reader.manifest();
   std::printf("checkpoint %s\n", reader.path().string().c_str());
   std::printf("  step %lld (%lld optimizer updates applied)",
@@ -114,7 +102,7 @@ int export_weights(const Args& args) {
   if (dtype != "fp32" && dtype != "bf16") {
     throw UsageError("--dtype: expected fp32 or bf16, got '" + dtype + "'");
   }
-  const checkpoint::CheckpointReader reader(checkpoint_path(positional[0]));
+  const checkpoint::CheckpointReader reader(resolve_checkpoint_path(positional[0]));
   const checkpoint::ExportSummary summary = checkpoint::export_safetensors(
       reader, positional[1],
       dtype == "fp32" ? checkpoint::ExportDType::kF32 : checkpoint::ExportDType::kBf16);
@@ -127,6 +115,17 @@ int export_weights(const Args& args) {
 }
 
 }  // namespace
+
+fs::path resolve_checkpoint_path(const std::string& given) {
+  const fs::path path = given;
+  std::error_code ec;
+  if (fs::exists(path / std::string(checkpoint::kManifestName), ec)) return path;
+  const checkpoint::CheckpointListing listing = checkpoint::list_checkpoints(path);
+  if (listing.complete.empty()) return path;  // the reader says what is wrong with it
+  std::fprintf(stderr, "zerotrain: %s is a checkpoint.dir; using its newest checkpoint %s\n",
+               given.c_str(), listing.complete.back().second.string().c_str());
+  return listing.complete.back().second;
+}
 
 int checkpoint_command(const Args& args) {
   if (args.empty()) {

@@ -71,6 +71,25 @@ Without --tokenizer: a byte-level vocabulary, each byte one token in [0, 256).
 exit status: 0 success, 1 I/O failure or bad input, 2 usage error
 )";
 
+constexpr const char* kGenerateUsage =
+    R"(usage: zerotrain generate CONFIG --checkpoint PATH --prompt TEXT --max-new-tokens N
+                          [--temperature T] [--top-k K] [--seed S] [--set section.key=value]...
+
+Samples text from a GPT trained with CONFIG, in one process on runtime.device. PATH is a
+checkpoint (step-N directory) or a checkpoint.dir (its newest checkpoint), saved at any world
+size and ZeRO stage; its model must be CONFIG's. The prompt is encoded with data.tokenizer,
+or, without one, read as whitespace-separated token ids; it is fed once, then N tokens are
+sampled one at a time through a KV cache. Prints the prompt and the new tokens, decoded
+through data.tokenizer (without one: the ids). prompt + N must fit in model.seq_len.
+
+--temperature T   0: greedy (the most likely token); else softmax(logits / T) (default 1)
+--top-k K         draw only among the K most likely tokens (default 0: every token)
+--seed S          the sampling stream (default 0): the same prompt, seed and checkpoint give
+                  the same text on every machine
+
+exit status: 0 success, 1 run-time failure (a damaged checkpoint), 2 usage or config error
+)";
+
 }  // namespace
 
 const char* command_usage(const std::string& command) {
@@ -79,6 +98,7 @@ const char* command_usage(const std::string& command) {
   if (command == "profile") return kProfileUsage;
   if (command == "config") return kConfigUsage;
   if (command == "prepare-data") return kPrepareDataUsage;
+  if (command == "generate") return kGenerateUsage;
   return nullptr;
 }
 

@@ -1,6 +1,7 @@
 // The zerotrain subcommands; each takes the arguments after its name and returns the exit code.
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -15,8 +16,14 @@ int prepare_data_command(const Args& args);
 int estimate_command(const Args& args);
 int profile_command(const Args& args);
 int checkpoint_command(const Args& args);
+int generate_command(const Args& args);
 
-// The `zerotrain COMMAND --help` text of train, estimate, profile, config and prepare-data;
+// A checkpoint given on the command line: PATH itself, or the newest complete checkpoint of
+// a checkpoint.dir (said on stderr). CheckpointReader says what is wrong with any other.
+std::filesystem::path resolve_checkpoint_path(const std::string& given);
+
+// The `zerotrain COMMAND --help` text of train, estimate, profile, config, prepare-data and
+// generate;
 // nullptr for the others (launch and checkpoint answer --help themselves).
 const char* command_usage(const std::string& command);
 

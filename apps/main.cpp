@@ -31,6 +31,9 @@ usage:
   zerotrain checkpoint inspect PATH      what a checkpoint holds, every file verified
   zerotrain checkpoint export PATH OUT.safetensors [--dtype fp32|bf16]
                                         its full weights, with the model's parameter names
+  zerotrain generate CONFIG --checkpoint PATH --prompt TEXT --max-new-tokens N
+                   [--temperature T] [--top-k K] [--seed S] [--set ...]
+                                        text from a trained GPT (KV cache, one process)
   zerotrain prepare-data INPUT OUT.bin  any text file -> byte-level token file (data.path)
   zerotrain config docs                 print docs/CONFIG.md (every key, generated)
   zerotrain config show CONFIG [--set ...]   print the effective config
@@ -79,6 +82,7 @@ int dispatch(int argc, char** argv) {
   if (command == "launch") return zt::apps::launch_command(args, self_executable(argv[0]));
   if (command == "config") return zt::apps::config_command(args);
   if (command == "prepare-data") return zt::apps::prepare_data_command(args);
+  if (command == "generate") return zt::apps::generate_command(args);
   throw zt::UsageError("unknown command '" + command + "'; run `zerotrain --help`");
 }
 

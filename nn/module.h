@@ -28,13 +28,17 @@ class SavedActivations {
   std::vector<Tensor> stack_;
 };
 
+class DecodeState;
+
 // Everything a module call needs besides its parameters: the device it runs on (outputs and
 // saved tensors are allocated as activations through its tracker), that device's kernels,
-// and where forward keeps what backward needs.
+// where forward keeps what backward needs, and, when decoding, the KV cache and position of
+// the tokens given (Note [Decoding with a KV cache] in nn/decode_state.h; null in training).
 struct ModuleContext {
   DeviceContext& device;
   const KernelBackend& kernels;
   SavedActivations& saved;
+  DecodeState* decode = nullptr;
 
   MemoryTracker& tracker() const { return device.tracker(); }
 };

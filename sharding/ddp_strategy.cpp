@@ -87,12 +87,13 @@ void DdpStrategy::after_backward(std::size_t block, bool last_micro_batch) {
   }
 }
 
-double DdpStrategy::finish_gradients() {
+GradientNormSquared DdpStrategy::finish_gradients() {
   ZT_CHECK(buckets_.all_taken(), "a gradient bucket was never launched");
   for (const auto& work : in_flight_) work->wait();
   in_flight_.clear();
   buckets_.reset();
-  return device_.ops().sum_of_squares(grads_.view(0, Shape{layout_.numel}));
+  // Every rank holds the all-reduced gradient: its norm is the global one.
+  return {device_.ops().sum_of_squares(grads_.view(0, Shape{layout_.numel})), false};
 }
 
 void DdpStrategy::scale_gradients(float factor) { device_.ops().scale(grads_, factor); }

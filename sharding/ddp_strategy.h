@@ -22,7 +22,7 @@ class DdpStrategy final : public ZeroStrategy {
   void after_forward(std::size_t) override {}
   void before_backward(std::size_t block) override;
   void after_backward(std::size_t block, bool last_micro_batch) override;
-  double finish_gradients() override;
+  GradientNormSquared finish_gradients() override;
   void scale_gradients(float factor) override;
   void optimizer_step(std::int64_t step, float lr) override;
   void zero_gradients() override;

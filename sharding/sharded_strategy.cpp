@@ -111,7 +111,6 @@ void ShardedStrategy::allocate() {
     }
     // Masters and optimizer states are the offloaded optimizer's, in host memory.
     master_shard_ = ShardBuffer::own(plan_, offloaded_->master());
-    norm_buffer_ = zeros(1, tracker, MemoryCategory::kCommBuffers);
     return;
   }
   if (memory_plan_.separate_master) {
@@ -125,7 +124,6 @@ void ShardedStrategy::allocate() {
   for (int i = 0; i < optimizer_.states_per_element(); ++i) {
     states_.push_back(zeros(shard, tracker, MemoryCategory::kOptimizerStates));
   }
-  norm_buffer_ = zeros(1, tracker, MemoryCategory::kCommBuffers);
 }
 
 // Each rank fills only what it keeps (its master slices), from counter-based streams keyed
@@ -291,11 +289,12 @@ void ShardedStrategy::prepare_update(std::int64_t update_step, float lr) {
   }
 }
 
-double ShardedStrategy::finish_gradients() {
+GradientNormSquared ShardedStrategy::finish_gradients() {
   reducer_->drain();
   // Padding slots hold zero gradients (no parameter reads them), so they add nothing.
   // Each slice's Σg² is enqueued without a wait; one wait then reads them all, added in
-  // slice order in double as before (no host read per slice).
+  // slice order in double (no host read per slice). The sum over the ranks is the caller's,
+  // in the all-reduce that sums the step's loss too.
   slice_squares_.clear();
   grad_shard_.for_each_slice([&](const Segment&, const Tensor& slice) {
     slice_squares_.push_back(device_.ops().sum_of_squares(slice));
@@ -303,11 +302,7 @@ double ShardedStrategy::finish_gradients() {
   device_.compute_stream().synchronize();
   double local = 0.0;
   for (const HostScalar& squares : slice_squares_) local += squares;
-  device_.ops().fill(norm_buffer_, static_cast<float>(local));
-  lanes_.control.all_reduce(norm_buffer_, comm::ReduceOp::kSum)->wait();
-  float global = 0.0f;
-  read_to_host(device_, norm_buffer_, std::span<float>(&global, 1));
-  return global;
+  return {local, true};
 }
 
 void ShardedStrategy::scale_gradients(float factor) {

@@ -34,7 +34,7 @@ class ShardedStrategy final : public ZeroStrategy {
   void end_forward_only() override;
   void after_backward(std::size_t block, bool last_micro_batch) override;
   void prepare_update(std::int64_t update_step, float lr) override;
-  double finish_gradients() override;
+  GradientNormSquared finish_gradients() override;
   void scale_gradients(float factor) override;
   void optimizer_step(std::int64_t step, float lr) override;
   void zero_gradients() override;
@@ -121,7 +121,6 @@ class ShardedStrategy final : public ZeroStrategy {
   ShardBuffer grad_shard_;      // reduced gradients: in place in full_grads_ or its own
   ShardBuffer master_shard_;    // f32 master weights: the parameter storage itself in fp32
   std::vector<Tensor> states_;  // optimizer states, each (shard_numel) f32
-  Tensor norm_buffer_;          // (1) squared gradient norm, all-reduced on the device
   std::vector<HostScalar> slice_squares_;  // finish_gradients's Σg² per slice, read after one wait
   Tensor grad_workspace_;                  // (largest slice) f32: offloaded, gradients not f32
 

@@ -23,6 +23,12 @@ namespace zt::zero {
 
 inline constexpr std::string_view kParametersInUse = "parameters_in_use";
 
+// The squared gradient norm finish_gradients found, and whether it is this rank's part only.
+struct GradientNormSquared {
+  double value = 0.0;
+  bool rank_part = false;  // true: sum `value` over the ranks for the global norm squared
+};
+
 class ZeroStrategy {
  public:
   virtual ~ZeroStrategy() = default;
@@ -52,8 +58,11 @@ class ZeroStrategy {
     (void)update_step;
     (void)lr;
   }
-  // Waits for the step's gradient reductions; returns the global gradient norm squared.
-  virtual double finish_gradients() = 0;
+  // Waits for the step's gradient reductions; returns the gradient norm squared. A strategy
+  // whose ranks hold the whole reduced gradient (stage 0) returns the global value; one whose
+  // ranks hold shards returns this rank's part, and the caller sums it over the ranks, in the
+  // same all-reduce as the step's loss (Note [One host wait per step]).
+  virtual GradientNormSquared finish_gradients() = 0;
   // Multiplies this rank's gradients (or gradient shard) by `factor` (clipping, unscaling).
   virtual void scale_gradients(float factor) = 0;
   // Updates this rank's parameters (or shard) with the optimizer; `step` counts from 1.

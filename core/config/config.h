@@ -23,6 +23,9 @@ enum class PrecisionDType { kFp32, kBf16, kFp16 };
 enum class GradDType { kAuto, kCompute, kFp32 };
 // Which collectives library moves the tensors; kAuto: NCCL on CUDA, Gloo on the CPU.
 enum class CommBackendKind { kAuto, kGloo, kNccl };
+// The CUDA attention kernels (runtime.attention): auto (today: rows), the batched GEMMs and
+// row kernels (rows), or cuDNN's fused flash attention (cudnn, bf16 only).
+enum class AttentionKind { kAuto, kRows, kCudnn };
 // Where offloaded model states live: on the device (none), in host memory, or on NVMe.
 enum class OffloadTarget { kNone, kCpu, kNvme };
 
@@ -152,12 +155,13 @@ struct OffloadConfig {
 
 struct RuntimeConfig {
   DeviceKind device = DeviceKind::kCpu;
-  std::int64_t device_index = -1;              // GPU ordinal; -1 = LOCAL_RANK
-  std::int64_t device_memory_limit_bytes = 0;  // 0 = no limit
-  std::int64_t blas_threads = 0;               // 0 = cores / local ranks
-  double comm_timeout_s = 0;                   // bound on every collective and store wait
-  bool memory_profile = false;                 // record every rank's memory timeline
-  std::int64_t memory_profile_steps = 2;       // steps the timeline covers (after init)
+  std::int64_t device_index = -1;                  // GPU ordinal; -1 = LOCAL_RANK
+  std::int64_t device_memory_limit_bytes = 0;      // 0 = no limit
+  std::int64_t blas_threads = 0;                   // 0 = cores / local ranks
+  double comm_timeout_s = 0;                       // bound on every collective and store wait
+  bool memory_profile = false;                     // record every rank's memory timeline
+  std::int64_t memory_profile_steps = 2;           // steps the timeline covers (after init)
+  AttentionKind attention = AttentionKind::kAuto;  // the CUDA attention kernels
 
   friend bool operator==(const RuntimeConfig&, const RuntimeConfig&) = default;
 };

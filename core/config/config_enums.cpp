@@ -32,4 +32,8 @@ std::string_view config_name(CommBackendKind backend) {
   return name_of(kCommBackendNames, backend);
 }
 
+std::string_view config_name(AttentionKind attention) {
+  return name_of(kAttentionNames, attention);
+}
+
 }  // namespace zt

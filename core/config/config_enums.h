@@ -43,6 +43,10 @@ inline constexpr std::array<EnumName<CommBackendKind>, 3> kCommBackendNames{
     {{"auto", CommBackendKind::kAuto},
      {"gloo", CommBackendKind::kGloo},
      {"nccl", CommBackendKind::kNccl}}};
+inline constexpr std::array<EnumName<AttentionKind>, 3> kAttentionNames{
+    {{"auto", AttentionKind::kAuto},
+     {"rows", AttentionKind::kRows},
+     {"cudnn", AttentionKind::kCudnn}}};
 
 inline constexpr std::array<EnumName<OffloadTarget>, 3> kOptimizerOffloadNames{
     {{"none", OffloadTarget::kNone}, {"cpu", OffloadTarget::kCpu}, {"nvme", OffloadTarget::kNvme}}};
@@ -58,6 +62,7 @@ std::string_view config_name(PrecisionDType dtype);
 std::string_view config_name(GradDType dtype);
 std::string_view config_name(DeviceKind device);
 std::string_view config_name(CommBackendKind backend);
+std::string_view config_name(AttentionKind attention);
 std::string_view config_name(OffloadTarget target);
 
 }  // namespace zt

@@ -370,6 +370,12 @@ void add_precision_zero_runtime(std::vector<SectionSpec>& schema) {
   runtime.integer("memory_profile_steps", &RuntimeConfig::memory_profile_steps, 2,
                   Range::at_least(1), "steps",
                   "Steps the memory profile covers, after initialization.");
+  runtime.choice("attention", &RuntimeConfig::attention, kAttentionNames, AttentionKind::kAuto,
+                 "runtime.device = \"cuda\": the attention kernels. rows = batched cuBLAS "
+                 "GEMMs and row kernels in fp32 over the whole (B, heads, T, T) score matrix; "
+                 "cudnn = cuDNN's fused flash attention (SDPA), bf16 only, in a build that "
+                 "found cuDNN 9 and its frontend (precision.dtype = \"fp32\" keeps rows); auto "
+                 "= rows until cudnn has passed the GPU check.");
 
   auto comm = section(schema, "comm", &Config::comm, "Collective communication.");
   comm.choice("backend", &CommConfig::backend, kCommBackendNames, CommBackendKind::kAuto,

@@ -1,11 +1,14 @@
 // The CUDA backend's workspace allocations, op by op, without the GPU: each op below mirrors
 // its namesake in nn/kernels/cuda/ (cuda_kernel_backend.cpp, cuda_attention.cpp), one
 // cublas_workspace() per SharedCublasHandle::with_stream there and one per Linear op, and
-// nothing for the kernels that need no workspace (element-wise, layer norm, embedding, bias).
+// nothing for the kernels that need no workspace (element-wise, layer norm, RMSNorm, rotary
+// embedding, SwiGLU, embedding, bias); with the cuDNN attention, the bound of Note [cuDNN
+// attention workspace] per attention op.
 #include "nn/kernels/cuda_dry_kernel_backend.h"
 
 #include "core/error.h"
 #include "nn/kernels/cuda_workspace.h"
+#include "nn/kernels/llama_op_checks.h"
 
 namespace zt::nn::cuda {
 namespace {
@@ -20,6 +23,8 @@ void gemm_group(DeviceContext& device) { const Allocation workspace = cublas_wor
 
 class CudaDryKernelBackend final : public KernelBackend {
  public:
+  explicit CudaDryKernelBackend(CudaAttention attention) : attention_(attention) {}
+
   const Device& device() const override { return device_; }
 
   void gemm(DeviceContext& device, bool, bool, float, const Tensor&, const Tensor&, float,
@@ -79,13 +84,51 @@ class CudaDryKernelBackend final : public KernelBackend {
     expect_meta(device);
   }
 
+  // The Llama block's row and element kernels need no workspace; their operands are checked
+  // as the CUDA backend checks them.
+  void rms_norm_forward(DeviceContext& device, const Tensor& x, const Tensor& weight, float,
+                        const Tensor& y, const Tensor& rstd) const override {
+    expect_meta(device);
+    rms_norm_shape(x, weight, y, rstd);
+  }
+  void rms_norm_backward(DeviceContext& device, const Tensor& x, const Tensor& weight,
+                         const Tensor& rstd, const Tensor& dy, const Tensor& dx,
+                         const Tensor& dweight) const override {
+    expect_meta(device);
+    rms_norm_backward_shape(x, weight, rstd, dy, dx, dweight);
+  }
+  void rope_forward(DeviceContext& device, const AttentionHeads& heads, std::int64_t start_position,
+                    float theta) const override {
+    expect_meta(device);
+    check_rope_heads(heads, start_position, theta, "heads");
+  }
+  void rope_backward(DeviceContext& device, const AttentionHeads& d_heads,
+                     std::int64_t start_position, float theta) const override {
+    expect_meta(device);
+    check_rope_heads(d_heads, start_position, theta, "d_heads");
+  }
+  void swiglu_forward(DeviceContext& device, const Tensor& gate_up,
+                      const Tensor& h) const override {
+    expect_meta(device);
+    swiglu_shape(gate_up, h);
+  }
+  void swiglu_backward(DeviceContext& device, const Tensor& gate_up, const Tensor& dh,
+                       const Tensor& d_gate_up) const override {
+    expect_meta(device);
+    swiglu_backward_shape(gate_up, dh, d_gate_up);
+  }
+
   // Two GEMM groups (S, then P v) around the softmax, with the f32 copies and the scores
   // live.
   void attention_forward(DeviceContext& device, const AttentionHeads& q, const AttentionHeads& k,
                          const AttentionHeads& v, const AttentionHeads& o,
                          const Tensor& lse) const override {
     expect_meta(device);
-    attention_shape_of(q, k, v, o, lse);
+    const AttentionShape shape = attention_shape_of(q, k, v, o, lse);
+    if (runs_cudnn(q, k)) {
+      const Allocation workspace = cudnn_attention_workspace(device, shape, false, 0);
+      return;
+    }
     const AttentionForwardWorkspace ws = attention_forward_workspace(device, q, k, v, o);
     gemm_group(device);
     gemm_group(device);
@@ -97,7 +140,12 @@ class CudaDryKernelBackend final : public KernelBackend {
                           const AttentionHeads& d_o, const AttentionHeads& dq,
                           const AttentionHeads& dk, const AttentionHeads& dv) const override {
     expect_meta(device);
-    check_attention_gradients(attention_shape_of(q, k, v, o, lse), d_o, dq, dk, dv);
+    const AttentionShape shape = attention_shape_of(q, k, v, o, lse);
+    check_attention_gradients(shape, d_o, dq, dk, dv);
+    if (runs_cudnn(q, k)) {
+      const Allocation workspace = cudnn_attention_workspace(device, shape, true, 0);
+      return;
+    }
     const AttentionBackwardWorkspace ws =
         attention_backward_workspace(device, q, k, v, o, d_o, dq, dk, dv);
     gemm_group(device);
@@ -125,14 +173,22 @@ class CudaDryKernelBackend final : public KernelBackend {
   }
 
  private:
+  // As the CUDA backend: cuDNN for bf16 operands of equal lengths when chosen, rows otherwise.
+  bool runs_cudnn(const AttentionHeads& q, const AttentionHeads& k) const {
+    return attention_ == CudaAttention::kCudnn && q.base.dtype() == DType::kBF16 &&
+           k.seq_len == q.seq_len;
+  }
+
   Device device_ = Device::meta_of(Device::cuda(0));
+  CudaAttention attention_;
 };
 
 }  // namespace
 
-const KernelBackend& cuda_dry_kernel_backend() {
-  static const CudaDryKernelBackend backend;
-  return backend;
+const KernelBackend& cuda_dry_kernel_backend(CudaAttention attention) {
+  static const CudaDryKernelBackend rows(CudaAttention::kRows);
+  static const CudaDryKernelBackend cudnn(CudaAttention::kCudnn);
+  return attention == CudaAttention::kCudnn ? cudnn : rows;
 }
 
 }  // namespace zt::nn::cuda

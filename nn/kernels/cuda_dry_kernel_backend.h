@@ -8,6 +8,7 @@ namespace zt::nn::cuda {
 
 // Each op makes the workspace allocations of the CUDA backend's op (cuda_workspace.h), in
 // the same order and with the same lifetimes, and computes nothing: its tensors are meta.
-const KernelBackend& cuda_dry_kernel_backend();
+// `attention` is the CUDA backend's attention choice whose workspace it replays.
+const KernelBackend& cuda_dry_kernel_backend(CudaAttention attention = CudaAttention::kRows);
 
 }  // namespace zt::nn::cuda

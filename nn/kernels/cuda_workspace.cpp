@@ -1,6 +1,8 @@
 // The CUDA backend's workspace allocations, shared by the real backend and its dry run.
 #include "nn/kernels/cuda_workspace.h"
 
+#include <algorithm>
+
 namespace zt::nn::cuda {
 namespace {
 
@@ -60,7 +62,7 @@ AttentionForwardWorkspace attention_forward_workspace(DeviceContext& device,
     ws.o = ws.bases.add(device, o, true);
   }
   const ScopedAllocationName name("attention scores");
-  ws.scores = f32_workspace(device, Shape{q.batch, q.n_heads, q.seq_len, q.seq_len});
+  ws.scores = f32_workspace(device, Shape{q.batch, q.n_heads, q.seq_len, k.seq_len});
   return ws;
 }
 
@@ -86,6 +88,24 @@ AttentionBackwardWorkspace attention_backward_workspace(
   ws.ds = f32_workspace(device, scores);
   ws.d = f32_workspace(device, Shape{q.batch, q.n_heads, q.seq_len});
   return ws;
+}
+
+std::int64_t cudnn_attention_workspace_bytes(const AttentionShape& shape, bool backward) {
+  if (!backward) return kCudnnPlanWorkspaceBytes;
+  const std::int64_t query_rows = shape.batch * shape.n_head * shape.seq_len;
+  const auto f32_bytes = static_cast<std::int64_t>(sizeof(float));
+  const std::int64_t dq_accumulator = query_rows * shape.head_dim * f32_bytes;
+  const std::int64_t softmax_sum = query_rows * f32_bytes;
+  return dq_accumulator + softmax_sum + kCudnnPlanWorkspaceBytes;
+}
+
+Allocation cudnn_attention_workspace(DeviceContext& device, const AttentionShape& shape,
+                                     bool backward, std::int64_t graph_bytes) {
+  const ScopedAllocationName name(backward ? "cuDNN attention backward workspace"
+                                           : "cuDNN attention forward workspace");
+  const std::int64_t bytes =
+      std::max(cudnn_attention_workspace_bytes(shape, backward), graph_bytes);
+  return device.tracker().allocate(bytes, MemoryCategory::kWorkspace, Fill::kUninitialized);
 }
 
 CrossEntropyWorkspace cross_entropy_workspace(DeviceContext& device, std::int64_t rows) {

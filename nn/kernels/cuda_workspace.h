@@ -73,7 +73,7 @@ class AttentionF32Bases {
 struct AttentionForwardWorkspace {
   AttentionF32Bases bases;
   AttentionHeads q, k, v, o;  // f32
-  Tensor scores;              // (B, nh, T, T) f32: S, then P in place
+  Tensor scores;              // (B, nh, T, T_kv) f32: S, then P in place
 };
 AttentionForwardWorkspace attention_forward_workspace(DeviceContext& device,
                                                       const AttentionHeads& q,
@@ -94,6 +94,31 @@ AttentionBackwardWorkspace attention_backward_workspace(
     DeviceContext& device, const AttentionHeads& q, const AttentionHeads& k,
     const AttentionHeads& v, const AttentionHeads& o, const AttentionHeads& d_o,
     const AttentionHeads& dq, const AttentionHeads& dk, const AttentionHeads& dv);
+
+// Note [cuDNN attention workspace]
+// cuDNN's SDPA graphs (runtime.attention = "cudnn", nn/kernels/cuda/cudnn/) say how much
+// workspace they need only once built, and building needs the GPU, so the dry run cannot
+// ask. Both backends allocate instead a bound computed from the shapes, one allocation per
+// attention op, live while the graph is enqueued:
+//   forward:  kCudnnPlanWorkspaceBytes;
+//   backward: the frontend's own part for a non-deterministic backward (the f32 dQ
+//             accumulator (B, nh, T, hs) and softmax_sum (B, nh, T) f32, as cudnn_frontend
+//             1.x lays them out) plus kCudnnPlanWorkspaceBytes.
+// Each graph is built with execution plans that need more than its bound deselected
+// (deselect_workspace_greater_than), so the plan fits in the slack. Should a built graph
+// still ask for more than the bound (a frontend that lays its workspace out otherwise), the
+// real backend allocates what the graph asks, the estimate falls short by the difference, and
+// the GPU test CudnnAttention.WorkspaceFitsTheBoundTheEstimatorReplays fails, naming both.
+// The slack is an allowance, not a measurement: Hopper's flash kernels take little or no
+// plan workspace (the GPU test prints the figures the machine's cuDNN asks for).
+inline constexpr std::int64_t kCudnnPlanWorkspaceBytes = std::int64_t{4} << 20;
+
+// The bound above for `shape` in bytes; backward or forward.
+std::int64_t cudnn_attention_workspace_bytes(const AttentionShape& shape, bool backward);
+// The workspace of one cuDNN attention op: max(bound, graph_bytes) bytes. The dry run passes
+// graph_bytes = 0; the real backend what its built graph asks for.
+Allocation cudnn_attention_workspace(DeviceContext& device, const AttentionShape& shape,
+                                     bool backward, std::int64_t graph_bytes);
 
 // The fused cross-entropy's workspace: the per-row losses (rows) f32 and their double sum
 // (the bytes of one double), which stay on the device; only the sum is copied to the host.

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "core/device.h"
 #include "core/device/device_context.h"
@@ -95,11 +96,56 @@ class KernelBackend {
                                    const Tensor& dx, const Tensor& dweight,
                                    const Tensor& dbias) const = 0;
 
+  // RMSNorm over the last axis (Llama's norm: no mean subtracted, no bias): x, y (N, C);
+  // weight (C); rstd (N) f32, written for backward.
+  //   rstd = 1 / sqrt(Σ_c x^2 / C + eps);  y = x * rstd * weight
+  virtual void rms_norm_forward(DeviceContext& device, const Tensor& x, const Tensor& weight,
+                                float eps, const Tensor& y, const Tensor& rstd) const = 0;
+  // dx (N, C) = rstd * (g - n * mean(g * n)), g = dy * weight, n = x * rstd, is written;
+  // dweight (C) f32 += Σ_n dy * n.
+  virtual void rms_norm_backward(DeviceContext& device, const Tensor& x, const Tensor& weight,
+                                 const Tensor& rstd, const Tensor& dy, const Tensor& dx,
+                                 const Tensor& dweight) const = 0;
+
+  // Note [Rotary pairs]
+  // Rotary position embedding (RoPE) turns pair i of every head of position t by the angle
+  // (start_position + t) * theta^(-2i / head_dim) (Note [Rotary angles] in
+  // nn/kernels/math/rope_math.h). The pairs are Hugging Face's half split, (x_i,
+  // x_{i + head_dim/2}) for i < head_dim / 2 (its rotate_half), not the interleaved
+  // (x_2i, x_2i+1) of GPT-J and Meta's original Llama code: Hugging Face's q_proj and k_proj
+  // rows are already permuted for the half split, so its checkpoints load with their rows
+  // as they are (Meta's original ones would need Hugging Face's conversion permutation).
+  // The op works in place on strided heads (Note [Attention operands]), so attention reads
+  // q and k rotated where the qkv projection wrote them, and the rotated qkv is what
+  // attention's backward needs. positions start at start_position (a decode step of a KV
+  // cache rotates its one new position p with start_position = p); every batch row shares
+  // them. head_dim is even; each value is read, turned in f32 and rounded once.
+  virtual void rope_forward(DeviceContext& device, const AttentionHeads& heads,
+                            std::int64_t start_position, float theta) const = 0;
+  // The gradient through rope_forward, in place: the rotation's transpose, a turn by -angle,
+  // applied to the gradient at the rotated heads gives the gradient at the unrotated ones.
+  virtual void rope_backward(DeviceContext& device, const AttentionHeads& d_heads,
+                             std::int64_t start_position, float theta) const = 0;
+
+  // Note [SwiGLU column order]
+  // SwiGLU (Llama's MLP activation) reads one (N, 2F) GEMM output whose first F columns are
+  // the gate and the last F the up projection, so the fc weight (2F, C) is Hugging Face's
+  // gate_proj.weight rows followed by up_proj.weight rows:
+  //   h (N, F) = silu(gate) * up,  silu(x) = x * sigmoid(x)
+  virtual void swiglu_forward(DeviceContext& device, const Tensor& gate_up,
+                              const Tensor& h) const = 0;
+  // d_gate_up (N, 2F) = [dh * up * silu'(gate) | dh * silu(gate)] is written, silu
+  // recomputed from gate_up. d_gate_up may be gate_up itself (each pair of elements is read
+  // before it is written), which lets a layer reuse its saved gate_up for the gradient.
+  virtual void swiglu_backward(DeviceContext& device, const Tensor& gate_up, const Tensor& dh,
+                               const Tensor& d_gate_up) const = 0;
+
   // Causal scaled-dot-product attention, the core of self-attention between its projections.
-  // q (B, T, nh, hs), k and v (B, T, nkv, hs) are strided heads read in place (Note
+  // q (B, T, nh, hs), k and v (B, T_kv, nkv, hs) are strided heads read in place (Note
   // [Attention operands] in attention_heads.h); nkv divides nh (grouped-query attention;
-  // nkv == nh is multi-head). Query head h of position t sees keys 0..t of kv head
-  // h / (nh / nkv):
+  // nkv == nh is multi-head). T_kv >= T: the queries are the last T positions (a KV cache,
+  // Note [Longer key sequence]); in training T_kv == T. Query head h of position t (counted
+  // among the keys) sees keys 0..t of kv head h / (nh / nkv):
   //   S = q k^T / sqrt(hs);  lse_t = log Σ_{j<=t} exp(S_tj);  P_tj = exp(S_tj - lse_t)
   //   o (B, T, nh, hs) = P v;  lse (B, nh, T) f32, kept for backward instead of P.
   // Both are written. No (B, nh, T, T) tensor outlives the call.
@@ -108,8 +154,8 @@ class KernelBackend {
                                  const AttentionHeads& o, const Tensor& lse) const = 0;
   // The gradients of attention_forward at q, k and v given d_o = dL/do and forward's o and
   // lse: P is recomputed from q, k and lse, and D_t = Σ_d dO_td O_td stands in for
-  // Σ_j P_tj dP_tj (flash attention's backward). dq, dk and dv (q's, k's and v's shapes)
-  // are written; a kv head's gradient sums over the query heads that read it.
+  // Σ_j P_tj dP_tj (flash attention's backward). Training's only: T_kv == T. dq, dk and dv (q's,
+  // k's and v's shapes) are written; a kv head's gradient sums over the query heads that read it.
   virtual void attention_backward(DeviceContext& device, const AttentionHeads& q,
                                   const AttentionHeads& k, const AttentionHeads& v,
                                   const AttentionHeads& o, const Tensor& lse,
@@ -137,8 +183,24 @@ class KernelBackend {
                                      double* loss_sum) const = 0;
 };
 
-// The backend for `device`, created at its first use and kept for the process. Throws
-// ConfigError for a CUDA device when this binary was built without the CUDA backend.
-const KernelBackend& kernel_backend_for(const Device& device);
+// Which kernels run a CUDA backend's attention (runtime.attention, resolved by the runtime):
+// kRows, the batched cuBLAS GEMMs and row kernels in fp32 (nn/kernels/cuda/cuda_attention.cpp);
+// kCudnn, cuDNN's fused flash attention for bf16 operands (Note [cuDNN attention] in
+// nn/kernels/cuda_workspace.h), f32 operands still on rows. The CPU backend has one attention.
+enum class CudaAttention { kRows, kCudnn };
+
+// The backend for `device` (and, on CUDA, `attention`), created at its first use and kept for
+// the process. Throws ConfigError for a CUDA device when this binary was built without the
+// CUDA backend, and for kCudnn when it was built without the cuDNN attention.
+const KernelBackend& kernel_backend_for(const Device& device,
+                                        CudaAttention attention = CudaAttention::kRows);
+
+// Whether this binary has the cuDNN attention (found cuDNN 9 and its frontend when built).
+bool cudnn_attention_built();
+// Why not, for an error message ("configure did not find cuDNN 9 ..."). Empty when built.
+std::string cudnn_attention_missing();
+// "cuDNN 9.19.0 at build, 9.14.0 at run time": the version compiled against (CUDNN_VERSION)
+// and the one the loader found (cudnnGetVersion); empty when the cuDNN attention is not built.
+std::string cudnn_versions();
 
 }  // namespace zt::nn

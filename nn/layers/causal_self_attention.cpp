@@ -7,10 +7,12 @@
 //   backward: P = exp(S - lse), recomputed by the kernel;  dv = P^T dy;  dP = dy v^T
 //             dS = P * (dP - rowsum(dy * y));  dq = dS k / sqrt(hs);  dk = dS^T q / sqrt(hs)
 // Saved: x and y (by the two Linears, y also here), qkv in the activations' dtype and lse in
-// f32; nothing of size T x T.
+// f32; nothing of size T x T. Decoding (ModuleContext::decode) reads and extends a KV cache
+// instead and saves nothing of its own.
 #include "nn/layers/causal_self_attention.h"
 
 #include "core/error.h"
+#include "nn/decode_state.h"
 #include "nn/kernels/attention_heads.h"
 
 namespace zt::nn {
@@ -39,6 +41,7 @@ Tensor CausalSelfAttention::forward(ParameterViews params, const Tensor& input,
   ZT_CHECK(params.size() == 4, name_ + " given the wrong number of parameters");
   ZT_CHECK(input.rank() == 3 && input.dim(2) == channels_,
            name_ + ": input must be (B, T, C), got " + input.shape().to_string());
+  if (ctx.decode != nullptr) return forward_with_cache(params, input, ctx);
   const std::int64_t batch = input.dim(0);
   const std::int64_t seq_len = input.dim(1);
   const Tensor qkv = qkv_.forward(params.subspan(0, 2), input, ctx);  // (B, T, 3C)
@@ -52,6 +55,28 @@ Tensor CausalSelfAttention::forward(ParameterViews params, const Tensor& input,
   ctx.saved.push(qkv);
   ctx.saved.push(y);  // the tensor proj_ saves too: no second copy
   ctx.saved.push(lse);
+  return proj_.forward(params.subspan(2, 2), y, ctx);
+}
+
+// Note [Decoding with a KV cache]: this call's k and v join the cache at positions
+// [position, position + T), and its T queries attend over every cached key up to their own.
+Tensor CausalSelfAttention::forward_with_cache(ParameterViews params, const Tensor& input,
+                                               ModuleContext& ctx) {
+  const std::int64_t batch = input.dim(0);
+  const std::int64_t seq_len = input.dim(1);
+  const std::int64_t position = ctx.decode->position();
+  const Tensor qkv = qkv_.forward(params.subspan(0, 2), input, ctx);  // (B, T, 3C)
+  const QkvHeads heads = split_qkv(qkv, n_head_, n_head_);
+  const LayerKvCache& cache =
+      ctx.decode->layer_cache(this, n_head_, heads.k.head_dim, input.dtype(), ctx.tracker());
+  cache.write(ctx.device, heads.k, heads.v, position);
+  const Tensor lse = Tensor::empty(Shape{batch, n_head_, seq_len}, DType::kF32, ctx.tracker(),
+                                   MemoryCategory::kActivations);
+  const Tensor y =
+      Tensor::empty(input.shape(), input.dtype(), ctx.tracker(), MemoryCategory::kActivations);
+  ctx.kernels.attention_forward(ctx.device, heads.q, cache.keys(position + seq_len),
+                                cache.values(position + seq_len),
+                                AttentionHeads::packed(y, n_head_), lse);
   return proj_.forward(params.subspan(2, 2), y, ctx);
 }
 

@@ -26,6 +26,9 @@ class CausalSelfAttention final : public Module {
                   ModuleContext& ctx) override;
 
  private:
+  // forward when decoding: k and v through the KV cache, nothing saved
+  Tensor forward_with_cache(ParameterViews params, const Tensor& input, ModuleContext& ctx);
+
   std::string name_;
   std::int64_t channels_;
   std::int64_t n_head_;

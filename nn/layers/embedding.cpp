@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "nn/decode_state.h"
 #include "nn/dtype_contract.h"
 #include "nn/kernels/token_ids.h"
 
@@ -45,6 +46,16 @@ Tensor Embedding::forward(ParameterViews params, const Tensor& input, ModuleCont
   expect_dtype(params[1], compute, "Embedding wpe");
   Tensor output = Tensor::empty(Shape{batch, seq_len, channels_}, compute, ctx.tracker(),
                                 MemoryCategory::kActivations);
+  if (ctx.decode != nullptr) {
+    // Note [Decoding with a KV cache]: the tokens sit at absolute positions [position,
+    // position + T), so they read those rows of wpe; nothing is kept for a backward.
+    const std::int64_t position = ctx.decode->position();
+    ZT_CHECK(position + seq_len <= max_seq_len_,
+             "decoding past max_seq_len " + std::to_string(max_seq_len_));
+    ctx.kernels.embedding_forward(ctx.device, input, params[0],
+                                  params[1].slice_rows(position, position + seq_len), output);
+    return output;
+  }
   ctx.kernels.embedding_forward(ctx.device, input, params[0], params[1], output);
   ctx.saved.push(input);
   return output;

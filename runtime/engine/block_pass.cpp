@@ -8,12 +8,13 @@
 namespace zt::engine {
 
 BlockPass::BlockPass(nn::Model& model, zero::ZeroStrategy& strategy, DeviceContext& device,
+                     const nn::KernelBackend& kernels,
                      const ActivationCheckpointingConfig& checkpointing)
     : model_(model),
       strategy_(strategy),
       device_(device),
       tracker_(device.tracker()),
-      kernels_(nn::kernel_backend_for(device.device())),
+      kernels_(kernels),
       checkpointing_(checkpointing),
       saved_(model.num_blocks()),
       checkpoint_inputs_(model.num_blocks()) {}

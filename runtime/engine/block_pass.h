@@ -16,8 +16,9 @@ namespace zt::engine {
 
 class BlockPass {
  public:
+  // `kernels` is the device's backend (nn::kernel_backend_for, with the run's attention).
   BlockPass(nn::Model& model, zero::ZeroStrategy& strategy, DeviceContext& device,
-            const ActivationCheckpointingConfig& checkpointing);
+            const nn::KernelBackend& kernels, const ActivationCheckpointingConfig& checkpointing);
 
   // The last block's output for `input`.
   Tensor forward(const Tensor& input);

@@ -9,6 +9,7 @@
 #include "core/config/byte_size.h"
 #include "core/config/config_enums.h"
 #include "core/error.h"
+#include "runtime/engine/device_selection.h"
 #include "runtime/engine/json_text.h"
 
 namespace zt::engine {
@@ -95,7 +96,8 @@ std::string publish_memory_report(comm::Store& store, const MemoryReportRun& run
       "{\"format\": \"zerotrain-memory/1\", \"world_size\": " + std::to_string(run.world_size) +
       ", \"stage\": " + std::to_string(config.zero.stage) +
       ", \"dtype\": " + json_string(config_name(config.precision.dtype)) +
-      ", \"parameters\": " + std::to_string(run.parameters) + ", \"ranks\": [\n";
+      ", \"parameters\": " + std::to_string(run.parameters) +
+      ", \"attention\": " + json_string(attention_description(config)) + ", \"ranks\": [\n";
   int largest_rank = 0;
   std::int64_t largest_peak = -1;
   std::string largest_numbers;

@@ -31,6 +31,7 @@ namespace zt::engine {
 
 void check_supported(const Config& config, bool check_files) {
   resolved_comm_backend(config);  // throws for a backend this device or build cannot use
+  resolved_attention(config);     // likewise for attention kernels
   const OffloadConfig& offload = config.offload;
   if (offload.optimizer == OffloadTarget::kNvme && check_files) {
     // The directory is checked here, before run.dir gets any output; direct I/O and space
@@ -185,8 +186,12 @@ Trainer::Trainer(const Config& config, TrainingParts parts, comm::CommLanes lane
                       " to train on");
   }
   if (device_.device().kind != DeviceKind::kCpu) {
-    // Batch sources write on the host: batches are read there, then copied over.
-    host_batches_ = std::make_unique<MemoryTracker>(Device::cpu());
+    // Batch sources write on the host: batches are read into its staging memory, then
+    // copied over without a host wait (Note [Batches in staging memory]). A meta device's
+    // staging memory has no bytes to write: its batches stay in plain host memory.
+    host_batches_ = device_.device().meta
+                        ? std::make_unique<MemoryTracker>(Device::cpu())
+                        : std::make_unique<MemoryTracker>(device_.host_staging_allocator());
   }
   tracker_.set_phase("initialization");
   tracker_.set_step(0);
@@ -194,11 +199,15 @@ Trainer::Trainer(const Config& config, TrainingParts parts, comm::CommLanes lane
   if (config_.runtime.memory_profile) tracker_.start_timeline(kMaxProfileEvents);
   optimizer_ = optim::make_optimizer(config.optimizer);
   strategy_ = zero::make_zero_strategy({model_, config_, lanes_, device_, *optimizer_});
-  pass_ =
-      std::make_unique<BlockPass>(model_, *strategy_, device_, config_.activation_checkpointing);
+  kernels_ = &nn::kernel_backend_for(device_.device(), resolved_attention(config_));
+  pass_ = std::make_unique<BlockPass>(model_, *strategy_, device_, *kernels_,
+                                      config_.activation_checkpointing);
   {
     const ScopedAllocationName name("loss buffer");
-    loss_buffer_ = Tensor::zeros(Shape{2}, DType::kF32, tracker_, MemoryCategory::kCommBuffers);
+    // The loss sum and rows, and in stages 1-3 the gradient norm's parts with them.
+    const std::int64_t floats = config_.zero.stage == 0 ? 2 : 3;
+    loss_buffer_ =
+        Tensor::zeros(Shape{floats}, DType::kF32, tracker_, MemoryCategory::kCommBuffers);
   }
   compute_dtype_ = zero::compute_dtype(config_);
   if (config_.precision.dtype == PrecisionDType::kFp16) {
@@ -273,14 +282,22 @@ void Trainer::restore(const checkpoint::TrainerState& state) {
   }
 }
 
-std::array<float, 2> Trainer::all_reduce_pair(std::array<float, 2> values, comm::ReduceOp op) {
+void Trainer::all_reduce_floats(std::span<float> values, comm::ReduceOp op) {
+  ZT_CHECK(values.size() <= static_cast<std::size_t>(loss_buffer_.numel()),
+           "more floats to all-reduce than the loss buffer holds");
   // The loss buffer lives on the device the collectives run on: the host's values go over
   // and come back through a host view (a plain copy on the CPU).
-  const Tensor host_values = Tensor::wrap(values.data(), Shape{2}, DType::kF32);
-  device_.ops().copy(host_values, loss_buffer_);
-  comm_.all_reduce(loss_buffer_, op)->wait();
-  device_.ops().copy(loss_buffer_, host_values);
+  const Shape shape{static_cast<std::int64_t>(values.size())};
+  const Tensor host_values = Tensor::wrap(values.data(), shape, DType::kF32);
+  const Tensor buffer = loss_buffer_.view(0, shape);
+  device_.ops().copy(host_values, buffer);
+  comm_.all_reduce(buffer, op)->wait();
+  device_.ops().copy(buffer, host_values);
   device_.compute_stream().synchronize();
+}
+
+std::array<float, 2> Trainer::all_reduce_pair(std::array<float, 2> values, comm::ReduceOp op) {
+  all_reduce_floats(values, op);
   return values;
 }
 
@@ -423,9 +440,34 @@ StepMetrics Trainer::run_step(const std::function<data::Batch(std::int64_t micro
     throw;
   }
   const double local_loss = read_loss_sums(step);
+  const zero::GradientNormSquared norm_squared = strategy_->finish_gradients();
+  // One all-reduce for the step's loss, its rows and, where the ranks hold gradient shards,
+  // the norm's parts (Note [One host wait per step]).
+  std::array<float, 3> sums{static_cast<float>(local_loss), static_cast<float>(rows_this_step_),
+                            static_cast<float>(norm_squared.value)};
+  const std::span<float> reduced(sums.data(), norm_squared.rank_part ? 3 : 2);
+  const auto global_norm_squared = [&] {
+    return norm_squared.rank_part ? static_cast<double>(sums[2]) : norm_squared.value;
+  };
   bool skipped = false;
-  const double grad_norm = apply_gradients(step, lr, skipped);
-  const double loss = global_mean_loss(local_loss, rows_this_step_);
+  double grad_norm = 0.0;
+  if (update_cannot_be_vetoed) {
+    // Nothing needs the norm before the update: the sums go over after it, so the update's
+    // own collectives (stages 1-2 refresh the parameters) are submitted first.
+    if (!norm_squared.rank_part) check_gradients_finite(step, norm_squared.value);
+    tracker_.set_phase("optimizer step");
+    strategy_->optimizer_step(++applied_steps_, lr);
+    all_reduce_floats(reduced, comm::ReduceOp::kSum);
+    // A sharded step learns of a non-finite gradient only now, after its update: the run
+    // stops here either way, and what was saved is untouched.
+    check_gradients_finite(step, global_norm_squared());
+    grad_norm = std::sqrt(global_norm_squared());
+  } else {
+    all_reduce_floats(reduced, comm::ReduceOp::kSum);
+    grad_norm = apply_gradients(step, lr, global_norm_squared(), skipped);
+  }
+  global_rows_ = static_cast<double>(sums[1]);
+  const double loss = static_cast<double>(sums[0]) / global_rows_;
   const double step_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   steps_done_ = step;
@@ -543,20 +585,23 @@ double Trainer::validation_loss() {
   return static_cast<double>(global[0]) / static_cast<double>(global[1]);
 }
 
-double Trainer::apply_gradients(std::int64_t step, float lr, bool& skipped) {
+void Trainer::check_gradients_finite(std::int64_t step, double norm_squared) const {
+  if (std::isfinite(norm_squared)) return;
+  throw Error("gradients became non-finite at step " + std::to_string(step) +
+              " (precision.dtype has no loss scaling to recover); lower optimizer.lr (now " +
+              std::to_string(config_.optimizer.lr) + ") or set optimizer.max_grad_norm");
+}
+
+double Trainer::apply_gradients(std::int64_t step, float lr, double norm_squared, bool& skipped) {
   const double scale = loss_scaler_ ? loss_scaler_->scale() : 1.0;
-  // The norm is all-reduced, so every rank sees the same value and makes the same choice:
-  // a non-finite gradient anywhere makes it non-finite everywhere.
-  const double norm_squared = strategy_->finish_gradients();
+  // The norm is global, so every rank sees the same value and makes the same choice: a
+  // non-finite gradient anywhere makes it non-finite everywhere.
   const bool overflow = !std::isfinite(norm_squared);
   if (loss_scaler_) {
     skipped = loss_scaler_->update(overflow);
     if (skipped) return std::numeric_limits<double>::quiet_NaN();
-  } else if (overflow) {
-    throw Error("gradients became non-finite at step " + std::to_string(step) +
-                " (precision.dtype has no loss scaling to recover); lower optimizer.lr (now " +
-                std::to_string(config_.optimizer.lr) + ") or set optimizer.max_grad_norm");
   }
+  check_gradients_finite(step, norm_squared);
   const double grad_norm = std::sqrt(norm_squared) / scale;
   double factor = 1.0 / scale;
   if (config_.optimizer.max_grad_norm > 0 && grad_norm > config_.optimizer.max_grad_norm) {
@@ -626,7 +671,7 @@ nn::LossResult Trainer::forward_loss(const data::Batch& batch, float grad_scale,
   }
   Tensor output = for_backward ? pass_->forward(inputs) : pass_->forward_only(inputs);
   tracker_.set_phase(for_backward ? "loss" : "evaluation loss");
-  nn::LossContext ctx{device_, nn::kernel_backend_for(device_.device())};
+  nn::LossContext ctx{device_, *kernels_};
   nn::LossResult loss = loss_->compute(output, targets, grad_scale, ctx);
   if (loss.rows != targets.numel() || !loss.grad_logits.defined() ||
       loss.grad_logits.shape() != output.shape() || loss.grad_logits.dtype() != output.dtype()) {
@@ -660,8 +705,11 @@ void Trainer::check_loss_finite(double loss_sum, std::int64_t step, std::int64_t
 // double, exactly as they were added when each was read as it came (the CPU's numbers do not
 // change). A non-finite sum the device wrote is reported here, naming its micro-batch, after
 // the step's backward passes have run but before any update that a check can still veto.
+// The loss sum, its rows and, in stages 1-3, the parts of the gradient norm then go over the
+// ranks in one all-reduce of three floats (two collectives, two host waits before).
 double Trainer::read_loss_sums(std::int64_t step) {
   device_.compute_stream().synchronize();
+  uploads_.release_completed();
   double local_loss = 0.0;
   for (std::size_t micro = 0; micro < micro_loss_sums_.size(); ++micro) {
     const double sum = micro_loss_sums_[micro];
@@ -692,11 +740,7 @@ HostScalar Trainer::micro_batch(std::int64_t step, std::int64_t micro, data::Bat
   return loss.loss_sum;
 }
 
-Tensor Trainer::on_device(const Tensor& host) {
-  Tensor copy = Tensor::empty(host.shape(), host.dtype(), tracker_, MemoryCategory::kActivations);
-  device_.ops().copy(host, copy);
-  return copy;
-}
+Tensor Trainer::on_device(const Tensor& host) { return uploads_.upload(host); }
 
 double Trainer::global_mean_loss(double local_loss_sum, std::int64_t local_rows) {
   const std::array<float, 2> values = all_reduce_pair(

@@ -18,10 +18,12 @@
 #include "core/device/host_scalar.h"
 #include "core/memory_tracker.h"
 #include "data/batch.h"
+#include "nn/kernels/kernel_backend.h"
 #include "nn/loss/loss.h"
 #include "nn/model.h"
 #include "optim/loss_scaler.h"
 #include "optim/optimizer.h"
+#include "runtime/engine/batch_upload.h"
 #include "runtime/engine/fault_injection.h"
 #include "runtime/engine/metrics_log.h"
 #include "runtime/engine/run_directory.h"
@@ -156,7 +158,10 @@ class Trainer {
   void check_batch(const data::Batch& batch, std::int64_t samples, const char* what) const;
   // Unscales, clips and applies the step's gradients unless they overflowed; returns the
   // (unscaled) global gradient norm and sets `skipped`.
-  double apply_gradients(std::int64_t step, float lr, bool& skipped);
+  // Throws when the global gradient norm squared is not finite (and no loss scaler skips).
+  void check_gradients_finite(std::int64_t step, double norm_squared) const;
+  // Given the step's global gradient norm squared (of the scaled gradients).
+  double apply_gradients(std::int64_t step, float lr, double norm_squared, bool& skipped);
   // Forward, loss and backward of one micro-batch; returns its loss sum, which the device
   // may still be writing (Note [One host wait per step]).
   HostScalar micro_batch(std::int64_t step, std::int64_t micro, data::Batch batch);
@@ -178,6 +183,8 @@ class Trainer {
   // Collective on the control lane: two floats reduced over the ranks (the loss sum and
   // rows; the checkpoint's agreement flags), through the loss buffer.
   std::array<float, 2> all_reduce_pair(std::array<float, 2> values, comm::ReduceOp op);
+  // `values` (at most the loss buffer's size) reduced over the ranks in place.
+  void all_reduce_floats(std::span<float> values, comm::ReduceOp op);
   checkpoint::TrainerState trainer_state() const;
   void make_checkpointer();
   void restore(const checkpoint::TrainerState& state);
@@ -191,6 +198,7 @@ class Trainer {
   MemoryTracker& tracker_;  // device_'s
   // Off the CPU: batches are loaded into host memory counted here, then copied over.
   std::unique_ptr<MemoryTracker> host_batches_;
+  BatchUploader uploads_{device_};  // batches to the device, held until copied
   TrainerOptions options_;
   nn::Model model_;
   std::unique_ptr<data::BatchSource> source_;
@@ -206,8 +214,9 @@ class Trainer {
   MemorySnapshot memory_after_first_step_;
   std::unique_ptr<optim::Optimizer> optimizer_;
   std::unique_ptr<zero::ZeroStrategy> strategy_;
+  const nn::KernelBackend* kernels_ = nullptr;  // the device's, with runtime.attention's kernels
   std::unique_ptr<BlockPass> pass_;
-  Tensor loss_buffer_;                       // (2) f32: loss sum and rows, all-reduced
+  Tensor loss_buffer_;  // (2 or 3) f32: loss sum, rows (and the norm's parts), all-reduced
   std::vector<HostScalar> micro_loss_sums_;  // this step's, read once at its end
   std::int64_t rows_this_step_ = 0;
   double global_rows_ = 0;  // loss rows of the last step over all ranks

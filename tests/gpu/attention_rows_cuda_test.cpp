@@ -42,7 +42,7 @@ TEST(AttentionRowsCuda, SoftmaxMatchesCpuRowsWithLseAndZeroTail) {
       lse_cpu[static_cast<std::size_t>(r)] =
           math::attention_softmax_row(p_cpu.data() + r * s.seq_len, r % s.seq_len, s.seq_len);
     }
-    cuda::attention_softmax_forward(scores.get(), lse.get(), rows, s.seq_len, nullptr);
+    cuda::attention_softmax_forward(scores.get(), lse.get(), rows, s.seq_len, s.seq_len, nullptr);
     const std::vector<float> p = scores.download();
     EXPECT_TRUE(all_near(p, p_cpu, kRel, kAbs)) << "P";
     EXPECT_TRUE(all_near(lse.download(), lse_cpu, kRel, kAbs)) << "lse";

@@ -4,6 +4,7 @@
 // sum in different orders), the tracker counts the model states as device bytes, and ZeRO
 // stages 0-3 at world 2 on ONE GPU (Gloo staging through pinned host memory, as NCCL
 // refuses two ranks on one device) follow one rank on the GPU to fp32 round-off.
+#include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -163,6 +164,27 @@ TEST(CudaTraining, ABadTokenIdIsRefusedOnTheHostBeforeTheGpuSeesIt) {
     EXPECT_NE(std::string(e.what()).find("batch row 3, position 9"), std::string::npos) << e.what();
   }
   EXPECT_TRUE(std::isfinite(trainer.step(trainer.load_step_batch(*source, 1)).loss));
+}
+
+// Note [Batches in staging memory]: batches are read into pinned memory, so their copies to
+// the GPU do not make the host wait for the compute stream.
+TEST(CudaTraining, BatchesAreReadIntoPinnedMemory) {
+  ZT_SKIP_WITHOUT_GPU();
+  comm::MemoryStore store;
+  const auto device = make_device_context(Device::cuda(0));
+  comm::CommOptions options;
+  options.device = device.get();
+  auto comm = comm::create_communicator(store, 0, 1, options);
+  engine::Trainer trainer(tiny_gpt({"runtime.device=cuda"}), comm::CommLanes::single(*comm),
+                          *device, engine::quiet_trainer_options());
+  const auto source = engine::training_parts_from_config(trainer.config()).source;
+  const data::Batch batch = trainer.load_step_batch(*source, 1);
+  for (const Tensor* tensor : {&batch.inputs, &batch.targets}) {
+    cudaPointerAttributes attributes{};
+    ASSERT_EQ(cudaPointerGetAttributes(&attributes, tensor->data()), cudaSuccess);
+    EXPECT_EQ(attributes.type, cudaMemoryTypeHost) << "a batch tensor in pageable memory";
+  }
+  EXPECT_TRUE(std::isfinite(trainer.step(batch).loss));
 }
 
 }  // namespace

@@ -149,6 +149,30 @@ TEST_P(CudaKernelBackend, AttentionForwardAndBackwardMatchCpu) {
   }
 }
 
+TEST_P(CudaKernelBackend, AttentionOverLongerKeysMatchesCpu) {
+  // The KV cache's case (Note [Longer key sequence]): the last T_q of T_kv = 37 positions as
+  // queries over every key; one decode step and a chunk, grouped-query heads.
+  constexpr std::int64_t kKvLen = 37, kNHead = 4, kNKvHead = 2, kHeadDim = 3;
+  for (const std::int64_t query_len : {std::int64_t{1}, std::int64_t{5}}) {
+    SCOPED_TRACE("T_q " + std::to_string(query_len));
+    const Shape fused{kBatch, kKvLen, (kNHead + 2 * kNKvHead) * kHeadDim};
+    const Shape out{kBatch, query_len, kNHead * kHeadDim};
+    const Tensor qkv = host(fused, dtype(), 28), qkv_gpu = to_gpu(qkv);
+    const Tensor y_cpu = host_zeros(out, dtype()), y_gpu = to_gpu(y_cpu);
+    const Tensor lse_cpu = host_zeros(Shape{kBatch, kNHead, query_len}, DType::kF32);
+    const Tensor lse_gpu = to_gpu(lse_cpu);
+    const nn::QkvHeads x_cpu = nn::split_qkv(qkv, kNHead, kNKvHead);
+    const nn::QkvHeads x_gpu = nn::split_qkv(qkv_gpu, kNHead, kNKvHead);
+    const std::int64_t first = kKvLen - query_len;
+    cpu_kernels().attention_forward(cpu(), x_cpu.q.positions(first, query_len), x_cpu.k, x_cpu.v,
+                                    nn::AttentionHeads::packed(y_cpu, kNHead), lse_cpu);
+    gpu_kernels().attention_forward(gpu(), x_gpu.q.positions(first, query_len), x_gpu.k, x_gpu.v,
+                                    nn::AttentionHeads::packed(y_gpu, kNHead), lse_gpu);
+    expect_same(y_cpu, y_gpu, dtype(), "o");
+    expect_same(lse_cpu, lse_gpu, DType::kF32, "lse");
+  }
+}
+
 TEST_P(CudaKernelBackend, EmbeddingForwardAndBackwardMatchCpu) {
   const Tensor ids = host_ids(Shape{kBatch, kSeq}, kVocab, 20);
   const Tensor wte = host(Shape{kVocab, kChannels}, dtype(), 21);

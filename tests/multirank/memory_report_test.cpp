@@ -66,6 +66,8 @@ TEST(MemoryReport, FileHoldsEveryRanksTrackerFiguresPerCategory) {
                       std::to_string(parameters)),
             std::string::npos)
       << json;
+  // What ran the attention: here the CPU's kernels (on CUDA: rows, or cudnn with its versions).
+  EXPECT_NE(json.find("\"attention\": \"cpu\", \"ranks\": ["), std::string::npos) << json;
   int largest = 0;
   for (int rank = 0; rank < kWorld; ++rank) {
     const auto r = static_cast<std::size_t>(rank);

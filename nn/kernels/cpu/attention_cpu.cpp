@@ -1,9 +1,10 @@
 // CPU causal attention, one (batch row, query head) at a time per thread. Head h of an operand
 // is a (T, hs) matrix with row stride seq_stride (Note [Attention operands]), which the GEMMs
-// read in place; the scores of one head, (T, T) f32 workspace per chunk of heads (Note
+// read in place; the scores of one head, (T, T_kv) f32 workspace per chunk of heads (Note
 // [Attention chunks]), are the only T x T memory and live for the call. The row arithmetic is
 // attention_math.h's, as on CUDA:
 //   forward:  S = scale q_h k^T;  lse_t, P_t = attention_softmax_row(S_t);  o_h = P v
+//             (k and v may be longer than q, T_kv >= T: Note [Longer key sequence])
 //   backward: S = scale q_h k^T;  P_t = exp(S_t - lse_t);  dv += P^T dO_h;  dP = dO_h v^T
 //             dS_t = P_t ∘ (dP_t - D_t), D_t = dO_t · O_t;  dq_h = scale dS k;
 //             dk += scale dS^T q_h
@@ -102,30 +103,31 @@ struct ForwardOperands {
   const F32Heads& v;
   const F32Heads& o;
   float* lse;     // (B, nh, T)
-  float* scores;  // (chunks, T, T) workspace: one (T, T) per chunk
+  float* scores;  // (chunks, T, T_kv) workspace: one (T, T_kv) per chunk
 };
 
 void forward_heads(const AttentionShape& shape, const ForwardOperands& x) {
-  const std::int64_t t_len = shape.seq_len, hs = shape.head_dim;
+  const std::int64_t t_len = shape.seq_len, kv_len = shape.kv_len, hs = shape.head_dim;
   const std::int64_t pairs = shape.batch * shape.n_head;
   parallel_for_chunks(pairs, attention_grain(pairs),
                       [&](std::int64_t chunk, std::int64_t first, std::int64_t last) {
                         for (std::int64_t pair = first; pair < last; ++pair) {
                           const std::int64_t b = pair / shape.n_head, h = pair % shape.n_head;
                           const std::int64_t kv = h / shape.group();
-                          float* s = x.scores + chunk * t_len * t_len;
-                          // S (T, T) = scale q_h (T, hs) · k^T (hs, T); the masked upper triangle
-                          // is computed and then overwritten with zeros, which costs less than T
-                          // short GEMMs.
-                          gemm_f32(false, true, t_len, t_len, hs, shape.scale(), x.q.head(b, h),
-                                   x.q.ld(), x.k.head(b, kv), x.k.ld(), 0.0f, s, t_len);
+                          float* s = x.scores + chunk * t_len * kv_len;
+                          // S (T, T_kv) = scale q_h (T, hs) · k^T (hs, T_kv); the masked upper
+                          // triangle is computed and then overwritten with zeros, which costs
+                          // less than T short GEMMs.
+                          gemm_f32(false, true, t_len, kv_len, hs, shape.scale(), x.q.head(b, h),
+                                   x.q.ld(), x.k.head(b, kv), x.k.ld(), 0.0f, s, kv_len);
                           float* lse = x.lse + (b * shape.n_head + h) * t_len;
                           for (std::int64_t t = 0; t < t_len; ++t) {
-                            lse[t] = math::attention_softmax_row(s + t * t_len, t, t_len);
+                            lse[t] = math::attention_softmax_row(s + t * kv_len,
+                                                                 shape.query_offset() + t, kv_len);
                           }
-                          // o_h (T, hs) = P (T, T) · v (T, hs)
-                          gemm_f32(false, false, t_len, hs, t_len, 1.0f, s, t_len, x.v.head(b, kv),
-                                   x.v.ld(), 0.0f, x.o.head(b, h), x.o.ld());
+                          // o_h (T, hs) = P (T, T_kv) · v (T_kv, hs)
+                          gemm_f32(false, false, t_len, hs, kv_len, 1.0f, s, kv_len,
+                                   x.v.head(b, kv), x.v.ld(), 0.0f, x.o.head(b, h), x.o.ld());
                         }
                       });
 }
@@ -182,9 +184,9 @@ void backward_head(const AttentionShape& shape, const BackwardOperands& operands
            x.dk.head(b, kv), x.dk.ld());
 }
 
-// (chunks, T, T) f32: one (T, T) matrix per chunk of heads (Note [Attention chunks]).
-Tensor square_workspace(std::int64_t chunks, std::int64_t seq_len, MemoryTracker& tracker) {
-  return Tensor::zeros(Shape{chunks, seq_len, seq_len}, DType::kF32, tracker,
+// (chunks, T, T_kv) f32: one (T, T_kv) matrix per chunk of heads (Note [Attention chunks]).
+Tensor scores_workspace(std::int64_t chunks, const AttentionShape& shape, MemoryTracker& tracker) {
+  return Tensor::zeros(Shape{chunks, shape.seq_len, shape.kv_len}, DType::kF32, tracker,
                        MemoryCategory::kWorkspace);
 }
 
@@ -197,7 +199,7 @@ void attention_forward(const AttentionHeads& q, const AttentionHeads& k, const A
   const F32Heads q32(q, true, tracker), k32(k, true, tracker), v32(v, true, tracker);
   const F32Heads o32(o, false, tracker);
   const Tensor scores =
-      square_workspace(attention_chunks(shape.batch * shape.n_head), shape.seq_len, tracker);
+      scores_workspace(attention_chunks(shape.batch * shape.n_head), shape, tracker);
   if (lse.device().meta) return;  // Note [Dry kernels] in cpu_kernel_backend.cpp
   forward_heads(shape, {q32, k32, v32, o32, lse.data_as<float>(), scores.data_as<float>()});
   o32.store();
@@ -213,8 +215,8 @@ void attention_backward(const AttentionHeads& q, const AttentionHeads& k, const 
   const F32Heads o32(o, true, tracker), d_o32(d_o, true, tracker);
   const F32Heads dq32(dq, false, tracker), dk32(dk, false, tracker), dv32(dv, false, tracker);
   const std::int64_t pairs = shape.batch * shape.n_kv_head;
-  const Tensor p = square_workspace(attention_chunks(pairs), shape.seq_len, tracker);
-  const Tensor ds = square_workspace(attention_chunks(pairs), shape.seq_len, tracker);
+  const Tensor p = scores_workspace(attention_chunks(pairs), shape, tracker);
+  const Tensor ds = scores_workspace(attention_chunks(pairs), shape, tracker);
   if (lse.device().meta) return;
   const BackwardOperands x{q32,
                            k32,

@@ -12,6 +12,9 @@
 #include "nn/kernels/cpu/attention_cpu.h"
 #include "nn/kernels/cpu/dtype_io.h"
 #include "nn/kernels/cpu/gemm_cpu.h"
+#include "nn/kernels/cpu/rms_norm_cpu.h"
+#include "nn/kernels/cpu/rope_cpu.h"
+#include "nn/kernels/cpu/swiglu_cpu.h"
 #include "nn/kernels/math/activation_math.h"
 #include "nn/kernels/math/bias_residual_math.h"
 #include "nn/kernels/math/cross_entropy_math.h"
@@ -314,6 +317,34 @@ class CpuKernelBackend final : public KernelBackend {
                           const AttentionHeads& d_o, const AttentionHeads& dq,
                           const AttentionHeads& dk, const AttentionHeads& dv) const override {
     cpu::attention_backward(q, k, v, o, lse, d_o, dq, dk, dv, tracker_of(device));
+  }
+
+  void rms_norm_forward(DeviceContext& device, const Tensor& x, const Tensor& weight, float eps,
+                        const Tensor& y, const Tensor& rstd) const override {
+    cpu::rms_norm_forward(x, weight, eps, y, rstd, tracker_of(device));
+  }
+  void rms_norm_backward(DeviceContext& device, const Tensor& x, const Tensor& weight,
+                         const Tensor& rstd, const Tensor& dy, const Tensor& dx,
+                         const Tensor& dweight) const override {
+    cpu::rms_norm_backward(x, weight, rstd, dy, dx, dweight, tracker_of(device));
+  }
+  void rope_forward(DeviceContext& device, const AttentionHeads& heads, std::int64_t start_position,
+                    float theta) const override {
+    (void)tracker_of(device);
+    cpu::rope_rotate(heads, start_position, theta, false);
+  }
+  void rope_backward(DeviceContext& device, const AttentionHeads& d_heads,
+                     std::int64_t start_position, float theta) const override {
+    (void)tracker_of(device);
+    cpu::rope_rotate(d_heads, start_position, theta, true);
+  }
+  void swiglu_forward(DeviceContext& device, const Tensor& gate_up,
+                      const Tensor& h) const override {
+    cpu::swiglu_forward(gate_up, h, tracker_of(device));
+  }
+  void swiglu_backward(DeviceContext& device, const Tensor& gate_up, const Tensor& dh,
+                       const Tensor& d_gate_up) const override {
+    cpu::swiglu_backward(gate_up, dh, d_gate_up, tracker_of(device));
   }
 
   void embedding_forward(DeviceContext& device, const Tensor& ids, const Tensor& wte,

@@ -25,18 +25,18 @@ __device__ __forceinline__ math::OnlineSoftmax warp_merge(math::OnlineSoftmax st
 }
 
 __global__ void softmax_forward_kernel(float* scores, float* lse, std::int64_t rows,
-                                       std::int64_t seq_len) {
+                                       std::int64_t query_len, std::int64_t kv_len) {
   const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
   const std::int64_t warps = detail::grid_threads() / kWarpSize;
   for (std::int64_t r = detail::global_thread() / kWarpSize; r < rows; r += warps) {
-    float* row = scores + r * seq_len;
-    const std::int64_t t = r % seq_len;
+    float* row = scores + r * kv_len;
+    const std::int64_t t = kv_len - query_len + r % query_len;  // the query's key position
     math::OnlineSoftmax state = math::online_softmax_empty();
     for (std::int64_t j = lane; math::causal_visible(j, t); j += kWarpSize) {
       math::online_softmax_update(state, row[j]);
     }
     const float row_lse = math::online_softmax_lse(warp_merge(state));
-    for (std::int64_t j = lane; j < seq_len; j += kWarpSize) {
+    for (std::int64_t j = lane; j < kv_len; j += kWarpSize) {
       row[j] = math::attention_probability(row[j], row_lse, j, t);
     }
     if (lane == 0) lse[r] = row_lse;
@@ -84,13 +84,13 @@ std::string shape_of(std::int64_t rows, std::int64_t columns) {
 
 }  // namespace
 
-void attention_softmax_forward(float* scores, float* lse, std::int64_t rows, std::int64_t seq_len,
-                               void* stream) {
-  if (rows == 0 || seq_len == 0) return;
+void attention_softmax_forward(float* scores, float* lse, std::int64_t rows, std::int64_t query_len,
+                               std::int64_t kv_len, void* stream) {
+  if (rows == 0 || query_len == 0) return;
   softmax_forward_kernel<<<detail::blocks_for(rows, detail::kWarpsPerBlock),
-                           detail::kThreadsPerBlock, 0, detail::as_stream(stream)>>>(scores, lse,
-                                                                                     rows, seq_len);
-  detail::check_launch("attention softmax_forward_kernel", shape_of(rows, seq_len));
+                           detail::kThreadsPerBlock, 0, detail::as_stream(stream)>>>(
+      scores, lse, rows, query_len, kv_len);
+  detail::check_launch("attention softmax_forward_kernel", shape_of(rows, kv_len));
 }
 
 void attention_probabilities(float* scores, const float* lse, std::int64_t rows,

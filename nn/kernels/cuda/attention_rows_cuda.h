@@ -13,9 +13,11 @@ namespace zt::nn::cuda {
 // matrix is (rows, T) with rows = B * heads * T; row r is query t = r % T and sees keys
 // 0..t. P is exactly 0 past the diagonal.
 
-// In place: scores (rows, T) -> P; lse (rows) = log Σ_{j<=t} exp(S_j) is written.
-void attention_softmax_forward(float* scores, float* lse, std::int64_t rows, std::int64_t seq_len,
-                               void* stream);
+// In place: scores (rows, T_kv) -> P; lse (rows) = log Σ_{j<=t} exp(S_j) is written. Row r is
+// query r % T (T = query_len), at key position t = T_kv - T + r % T (Note [Longer key
+// sequence]; T_kv == T in training).
+void attention_softmax_forward(float* scores, float* lse, std::int64_t rows, std::int64_t query_len,
+                               std::int64_t kv_len, void* stream);
 
 // In place: scores (rows, T) -> P = exp(S - lse) (the backward's recomputation).
 void attention_probabilities(float* scores, const float* lse, std::int64_t rows,

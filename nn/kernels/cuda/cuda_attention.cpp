@@ -1,10 +1,11 @@
 // CUDA causal attention: strided-batched GEMMs over the heads of each batch row and the row
 // kernels of attention_rows_cuda.cu, all in f32 (bf16 operands are widened to f32 workspace
-// and results rounded once). The scores of every head, (B, nh, T, T) f32, are workspace
-// freed before the call returns; what backward keeps is lse (B, nh, T), and it recomputes P.
-// Head h of an operand is a (T, hs) matrix with row stride seq_stride (Note [Attention
-// operands]); query head h = j group + g reads kv head j, so one batched GEMM per (batch row,
-// g) covers every kv head j, and a kv head's gradient sums over g (beta = 1 after g = 0).
+// and results rounded once). The scores of every head, (B, nh, T, T_kv) f32 (T_kv >= T: Note
+// [Longer key sequence]), are workspace freed before the call returns; what backward keeps is lse
+// (B, nh, T), and it recomputes P. Head h of an operand is a (T, hs) matrix with row stride
+// seq_stride (Note [Attention operands]); query head h = j group + g reads kv head j, so one
+// batched GEMM per (batch row, g) covers every kv head j, and a kv head's gradient sums over g
+// (beta = 1 after g = 0).
 #include <cmath>
 #include <string>
 #include <vector>
@@ -48,10 +49,10 @@ HeadMatrices matrices_of(const AttentionHeads& heads, bool per_query_head) {
   return {heads.base.data_as<float>() + heads.strides.offset, heads.strides.seq,
           heads.strides.batch, heads.strides.head, per_query_head};
 }
-// (B, nh, T, T) scores, one (T, T) matrix per query head
+// (B, nh, T, T_kv) scores, one (T, T_kv) matrix per query head
 HeadMatrices scores_of(const Tensor& scores, const AttentionShape& shape) {
-  const std::int64_t square = shape.seq_len * shape.seq_len;
-  return {scores.data_as<float>(), shape.seq_len, shape.n_head * square, square, true};
+  const std::int64_t matrix = shape.seq_len * shape.kv_len;
+  return {scores.data_as<float>(), shape.kv_len, shape.n_head * matrix, matrix, true};
 }
 
 // For every query head h of every batch row: c_h = alpha op(a_h) op(b_h) + beta c_h, where
@@ -91,21 +92,21 @@ void attention_forward(DeviceContext& device, const SharedCublasHandle& cublas, 
                        const AttentionHeads& q, const AttentionHeads& k, const AttentionHeads& v,
                        const AttentionHeads& o, const Tensor& lse) {
   const AttentionShape shape = attention_shape_of(q, k, v, o, lse);
-  const std::int64_t t = shape.seq_len, hs = shape.head_dim;
+  const std::int64_t t = shape.seq_len, kv_len = shape.kv_len, hs = shape.head_dim;
   const AttentionForwardWorkspace ws = attention_forward_workspace(device, q, k, v, o);
   load(device, ws.bases);
   const HeadMatrices q32 = matrices_of(ws.q, true), k32 = matrices_of(ws.k, false);
   const HeadMatrices v32 = matrices_of(ws.v, false), o32 = matrices_of(ws.o, true);
   const HeadMatrices s = scores_of(ws.scores, shape);
   cublas.with_stream(device, stream, [&](CublasHandle& handle) {
-    // S_h (T, T) = scale q_h (T, hs) · k^T (hs, T)
-    per_head_gemm(handle, shape, {false, true, t, t, hs, shape.scale()}, q32, k32, s);
+    // S_h (T, T_kv) = scale q_h (T, hs) · k^T (hs, T_kv)
+    per_head_gemm(handle, shape, {false, true, t, kv_len, hs, shape.scale()}, q32, k32, s);
   });
-  attention_softmax_forward(s.data, lse.data_as<float>(), shape.batch * shape.n_head * t, t,
+  attention_softmax_forward(s.data, lse.data_as<float>(), shape.batch * shape.n_head * t, t, kv_len,
                             stream);
   cublas.with_stream(device, stream, [&](CublasHandle& handle) {
-    // o_h (T, hs) = P_h (T, T) · v (T, hs)
-    per_head_gemm(handle, shape, {false, false, t, hs, t, 1.0f}, s, v32, o32);
+    // o_h (T, hs) = P_h (T, T_kv) · v (T_kv, hs)
+    per_head_gemm(handle, shape, {false, false, t, hs, kv_len, 1.0f}, s, v32, o32);
   });
   store(device, ws.bases);
 }

@@ -2,8 +2,10 @@
 // cuBLAS, cuBLASLt and the nn CUDA kernels on the compute stream. A Linear's bias, fused GELU
 // and their gradients run in cuBLASLt's epilogues (Note [GELU in the GEMMs]); embedding and
 // layer-norm parameter gradients use atomics, so their last bits vary from run to run.
-// Workspace (cuBLAS's and cuBLASLt's included) is allocated through nn/kernels/
-// cuda_workspace.h, which the dry run replays.
+// Attention runs the rows kernels (cuda_attention.cpp) or, when runtime.attention chose it,
+// cuDNN's flash attention for bf16 (Note [cuDNN attention]). Workspace (cuBLAS's, cuBLASLt's
+// and cuDNN's included) is allocated through nn/kernels/cuda_workspace.h, which the dry run
+// replays.
 #include "nn/kernels/cuda/cuda_kernel_backend.h"
 
 #include <cuda_runtime.h>
@@ -12,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/error.h"
@@ -26,7 +29,14 @@
 #include "nn/kernels/cuda/gemm_cublaslt.h"
 #include "nn/kernels/cuda/layer_norm_cuda.h"
 #include "nn/kernels/cuda/residual_cuda.h"
+#include "nn/kernels/cuda/rms_norm_cuda.h"
+#include "nn/kernels/cuda/rope_cuda.h"
+#include "nn/kernels/cuda/swiglu_cuda.h"
 #include "nn/kernels/cuda_workspace.h"
+#include "nn/kernels/llama_op_checks.h"
+#if defined(ZT_HAVE_CUDNN)
+#include "nn/kernels/cuda/cudnn/cudnn_attention.h"
+#endif
 
 namespace zt::nn::cuda {
 
@@ -42,8 +52,14 @@ using detail::dispatch_cuda_floating;
 
 class CudaKernelBackend final : public KernelBackend {
  public:
-  explicit CudaKernelBackend(int device_index)
-      : device_(Device::cuda(device_index)), cublas_(device_index) {}
+  CudaKernelBackend(int device_index, CudaAttention attention)
+      : device_(Device::cuda(device_index)), cublas_(device_index) {
+#if defined(ZT_HAVE_CUDNN)
+    if (attention == CudaAttention::kCudnn) cudnn_ = std::make_unique<CudnnAttention>(device_index);
+#else
+    ZT_CHECK(attention == CudaAttention::kRows, "the cuDNN attention in a build without it");
+#endif
+  }
 
   const Device& device() const override { return device_; }
 
@@ -205,15 +221,78 @@ class CudaKernelBackend final : public KernelBackend {
     });
   }
 
+  void rms_norm_forward(DeviceContext& device, const Tensor& x, const Tensor& weight, float eps,
+                        const Tensor& y, const Tensor& rstd) const override {
+    void* stream = stream_of(device);
+    const RowShape shape = rms_norm_shape(x, weight, y, rstd);
+    dispatch_cuda_floating(x.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      cuda::rms_norm_forward<T>(x.data_as<T>(), weight.data_as<T>(), shape.rows, shape.channels,
+                                eps, y.data_as<T>(), rstd.data_as<float>(), stream);
+    });
+  }
+  void rms_norm_backward(DeviceContext& device, const Tensor& x, const Tensor& weight,
+                         const Tensor& rstd, const Tensor& dy, const Tensor& dx,
+                         const Tensor& dweight) const override {
+    void* stream = stream_of(device);
+    const RowShape shape = rms_norm_backward_shape(x, weight, rstd, dy, dx, dweight);
+    dispatch_cuda_floating(x.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      cuda::rms_norm_backward<T>(dy.data_as<T>(), x.data_as<T>(), weight.data_as<T>(),
+                                 rstd.data_as<float>(), shape.rows, shape.channels, dx.data_as<T>(),
+                                 dweight.data_as<float>(), stream);
+    });
+  }
+
+  void rope_forward(DeviceContext& device, const AttentionHeads& heads, std::int64_t start_position,
+                    float theta) const override {
+    check_rope_heads(heads, start_position, theta, "heads");
+    rope_rotate(device, heads, start_position, theta, false);
+  }
+  void rope_backward(DeviceContext& device, const AttentionHeads& d_heads,
+                     std::int64_t start_position, float theta) const override {
+    check_rope_heads(d_heads, start_position, theta, "d_heads");
+    rope_rotate(device, d_heads, start_position, theta, true);
+  }
+
+  void swiglu_forward(DeviceContext& device, const Tensor& gate_up,
+                      const Tensor& h) const override {
+    void* stream = stream_of(device);
+    const RowShape shape = swiglu_shape(gate_up, h);
+    dispatch_cuda_floating(h.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      cuda::swiglu_forward<T>(gate_up.data_as<T>(), shape.rows, shape.channels, h.data_as<T>(),
+                              stream);
+    });
+  }
+  void swiglu_backward(DeviceContext& device, const Tensor& gate_up, const Tensor& dh,
+                       const Tensor& d_gate_up) const override {
+    void* stream = stream_of(device);
+    const RowShape shape = swiglu_backward_shape(gate_up, dh, d_gate_up);
+    dispatch_cuda_floating(dh.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      cuda::swiglu_backward<T>(gate_up.data_as<T>(), dh.data_as<T>(), shape.rows, shape.channels,
+                               d_gate_up.data_as<T>(), stream);
+    });
+  }
+
   void attention_forward(DeviceContext& device, const AttentionHeads& q, const AttentionHeads& k,
                          const AttentionHeads& v, const AttentionHeads& o,
                          const Tensor& lse) const override {
+#if defined(ZT_HAVE_CUDNN)
+    if (runs_cudnn(q, k)) return cudnn_->forward(device, stream_of(device), q, k, v, o, lse);
+#endif
     detail::attention_forward(device, cublas_, stream_of(device), q, k, v, o, lse);
   }
   void attention_backward(DeviceContext& device, const AttentionHeads& q, const AttentionHeads& k,
                           const AttentionHeads& v, const AttentionHeads& o, const Tensor& lse,
                           const AttentionHeads& d_o, const AttentionHeads& dq,
                           const AttentionHeads& dk, const AttentionHeads& dv) const override {
+#if defined(ZT_HAVE_CUDNN)
+    if (runs_cudnn(q, k)) {
+      return cudnn_->backward(device, stream_of(device), q, k, v, o, lse, d_o, dq, dk, dv);
+    }
+#endif
     detail::attention_backward(device, cublas_, stream_of(device), q, k, v, o, lse, d_o, dq, dk,
                                dv);
   }
@@ -312,23 +391,46 @@ class CudaKernelBackend final : public KernelBackend {
     }
   }
 
+  void rope_rotate(DeviceContext& device, const AttentionHeads& heads, std::int64_t start_position,
+                   float theta, bool inverse) const {
+    void* stream = stream_of(device);
+    dispatch_cuda_floating(heads.base.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      cuda::rope_rotate<T>(heads.base.data_as<T>(), heads.strides, heads.batch, heads.seq_len,
+                           heads.n_heads, heads.head_dim, start_position, theta, inverse, stream);
+    });
+  }
+
   void* stream_of(DeviceContext& device) const {
     return detail::compute_stream_of(device, device_);
   }
 
+#if defined(ZT_HAVE_CUDNN)
+  // cuDNN's SDPA for bf16 operands when chosen; f32 stays on the rows kernels (cuDNN's flash
+  // attention has no fp32 path), and so does decoding over a KV cache (more keys than
+  // queries: the graphs are built with the causal mask of equal lengths).
+  bool runs_cudnn(const AttentionHeads& q, const AttentionHeads& k) const {
+    return cudnn_ != nullptr && q.base.dtype() == DType::kBF16 && k.seq_len == q.seq_len;
+  }
+#endif
+
   Device device_;
   detail::SharedCublasHandle cublas_;
+#if defined(ZT_HAVE_CUDNN)
+  std::unique_ptr<CudnnAttention> cudnn_;  // set when runtime.attention chose cuDNN
+#endif
 };
 
 }  // namespace
 
-const KernelBackend& cuda_kernel_backend(int device_index) {
+const KernelBackend& cuda_kernel_backend(int device_index, CudaAttention attention) {
   ZT_CHECK(device_index >= 0, "a negative GPU index");
   static std::mutex mutex;
-  static std::map<int, std::unique_ptr<CudaKernelBackend>> backends;  // guarded by mutex
+  // guarded by mutex
+  static std::map<std::pair<int, CudaAttention>, std::unique_ptr<CudaKernelBackend>> backends;
   const std::lock_guard<std::mutex> lock(mutex);
-  std::unique_ptr<CudaKernelBackend>& backend = backends[device_index];
-  if (backend == nullptr) backend = std::make_unique<CudaKernelBackend>(device_index);
+  std::unique_ptr<CudaKernelBackend>& backend = backends[{device_index, attention}];
+  if (backend == nullptr) backend = std::make_unique<CudaKernelBackend>(device_index, attention);
   return *backend;
 }
 

@@ -6,8 +6,9 @@
 
 namespace zt::nn::cuda {
 
-// The backend of GPU `device_index`, created at its first use (its cuBLAS handle at its first
-// GEMM, which needs the GPU) and kept for the process.
-const KernelBackend& cuda_kernel_backend(int device_index);
+// The backend of GPU `device_index` with `attention`'s kernels, created at its first use (its
+// cuBLAS and cuDNN handles at their first call, which needs the GPU) and kept for the process.
+// kCudnn only in a build with the cuDNN attention (kernel_backend_for checks).
+const KernelBackend& cuda_kernel_backend(int device_index, CudaAttention attention);
 
 }  // namespace zt::nn::cuda

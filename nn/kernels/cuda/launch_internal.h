@@ -38,4 +38,10 @@ __device__ __forceinline__ std::int64_t grid_threads() {
   return std::int64_t{gridDim.x} * blockDim.x;
 }
 
+// Warp-per-row kernels (layer norm, RMSNorm): the thread's lane in its warp, its warp's index
+// in the grid, and the grid's warp count (the row stride of a warp-stride loop).
+__device__ __forceinline__ int lane_id() { return static_cast<int>(threadIdx.x) % kWarpSize; }
+__device__ __forceinline__ std::int64_t warp_id() { return global_thread() / kWarpSize; }
+__device__ __forceinline__ std::int64_t warp_count() { return grid_threads() / kWarpSize; }
+
 }  // namespace zt::nn::cuda::detail

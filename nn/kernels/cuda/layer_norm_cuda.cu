@@ -12,6 +12,9 @@ namespace zt::nn::cuda {
 namespace {
 
 using detail::kWarpSize;
+using detail::lane_id;
+using detail::warp_count;
+using detail::warp_id;
 
 // Two fp32 arrays of C in the default 48 KiB of dynamic shared memory; wider rows add to
 // the global gradients directly (correct, just more atomics).
@@ -19,10 +22,6 @@ constexpr std::int64_t kMaxSharedChannels = 6144;
 // Enough resident blocks to fill an H100/H200 (132 SMs x 8 blocks of 256 threads); more
 // blocks would only add shared-memory flushes in backward.
 constexpr int kMaxBackwardBlocks = 1056;
-
-__device__ __forceinline__ int lane_id() { return static_cast<int>(threadIdx.x) % kWarpSize; }
-__device__ __forceinline__ std::int64_t warp_id() { return detail::global_thread() / kWarpSize; }
-__device__ __forceinline__ std::int64_t warp_count() { return detail::grid_threads() / kWarpSize; }
 
 template <typename T>
 __global__ void layer_norm_forward_kernel(const T* x, const T* weight, const T* bias,

@@ -1,8 +1,10 @@
 // The row arithmetic of causal scaled-dot-product attention, shared by the CPU and CUDA
 // kernels: the online softmax that turns a row of scores into its log-sum-exp, the
 // probabilities recomputed from it, and the softmax's backward through D = rowsum(dO ∘ O).
-// Query t of a (T, T) score matrix sees keys 0..t only. Where the heads sit in memory is
-// HeadStrides (Note [Attention operands] in nn/kernels/attention_heads.h).
+// Query t of a (T, T) score matrix sees keys 0..t only; with a longer key sequence (a KV
+// cache, Note [Longer key sequence] in nn/kernels/attention_heads.h) a row's t is its query's
+// position among the keys. Where the heads sit in memory is HeadStrides (Note [Attention
+// operands]).
 //
 //   forward:  S = scale q k^T                  scale = 1 / sqrt(head_dim)
 //             lse_t = log Σ_{j<=t} exp(S_tj)   (one pass: online_softmax_update)
@@ -73,12 +75,13 @@ ZT_HOST_DEVICE float attention_probability(float s, float lse, std::int64_t j, s
 // dS_tj = P_tj (dP_tj - D_t), with D_t = Σ_d dO_td O_td of the row (0 for a masked key).
 ZT_HOST_DEVICE float attention_score_gradient(float p, float dp, float d) { return p * (dp - d); }
 
-// One row of the forward, in place: scores s (T) of query t -> probabilities; returns lse_t.
-ZT_HOST_DEVICE float attention_softmax_row(float* row, std::int64_t t, std::int64_t seq_len) {
+// One row of the forward, in place: scores s (kv_len) of the query at key position t ->
+// probabilities; returns lse_t.
+ZT_HOST_DEVICE float attention_softmax_row(float* row, std::int64_t t, std::int64_t kv_len) {
   OnlineSoftmax state = online_softmax_empty();
   for (std::int64_t j = 0; causal_visible(j, t); ++j) online_softmax_update(state, row[j]);
   const float lse = online_softmax_lse(state);
-  for (std::int64_t j = 0; j < seq_len; ++j) row[j] = attention_probability(row[j], lse, j, t);
+  for (std::int64_t j = 0; j < kv_len; ++j) row[j] = attention_probability(row[j], lse, j, t);
   return lse;
 }
 

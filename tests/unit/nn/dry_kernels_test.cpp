@@ -82,6 +82,22 @@ TEST(DryKernels, ElementwiseAndLayerNorm) {
   });
 }
 
+TEST(DryKernels, RmsNormRopeAndSwiglu) {
+  expect_same_workspace("llama", [](DeviceContext& d, const KernelBackend& k, DType t) {
+    const Tensor x = make(d, Shape{4, 8}, t), y = make(d, Shape{4, 8}, t), w = make(d, Shape{8}, t);
+    const Tensor rstd = make(d, Shape{4}, DType::kF32), dw = make(d, Shape{8}, DType::kF32);
+    k.rms_norm_forward(d, x, w, 1e-5f, y, rstd);
+    k.rms_norm_backward(d, x, w, rstd, y, x, dw);
+    const Tensor qkv = make(d, Shape{2, 5, 32}, t);
+    const QkvHeads heads = split_qkv(qkv, 4, 2);
+    k.rope_forward(d, heads.q, 3, 10000.0f);
+    k.rope_backward(d, heads.k, 3, 10000.0f);
+    const Tensor gate_up = make(d, Shape{4, 16}, t);
+    k.swiglu_forward(d, gate_up, y);
+    k.swiglu_backward(d, gate_up, y, gate_up);
+  });
+}
+
 TEST(DryKernels, Attention) {
   // grouped-query: 4 query heads over 2 kv heads of 3 elements, read from one fused qkv
   expect_same_workspace("attention", [](DeviceContext& d, const KernelBackend& k, DType t) {
@@ -157,6 +173,18 @@ TEST(DryKernels, GpuMetaDeviceReplaysTheCudaBackendsWorkspace) {
     EXPECT_EQ(
         peak([&] { k.attention_backward(d, x3.q, x3.k, x3.v, o, lse, d_o, dx3.q, dx3.k, dx3.v); }),
         (bf16 ? 480 + 480 + 960 + 960 : 0) + 800 + 800 + 160 + cublas);
+    // RMSNorm, rotary embedding and SwiGLU: row and element kernels, no workspace.
+    const Tensor gate_up = make(d, Shape{6, 10}, t), rope_qkv = make(d, Shape{2, 5, 32}, t);
+    const QkvHeads rope_heads = split_qkv(rope_qkv, 4, 2);
+    EXPECT_EQ(peak([&] {
+                k.rms_norm_forward(d, x, w.view(0, Shape{5}), 1e-5f, dx, rstd);
+                k.rms_norm_backward(d, x, w.view(0, Shape{5}), rstd, dx, dx, dw.view(0, Shape{5}));
+                k.rope_forward(d, rope_heads.q, 7, 10000.0f);
+                k.rope_backward(d, rope_heads.k, 7, 10000.0f);
+                k.swiglu_forward(d, gate_up, dx);
+                k.swiglu_backward(d, gate_up, dx, gate_up);
+              }),
+              0);
     const Tensor ids = make(d, Shape{6}, DType::kI32);
     double loss_sum = 0.0;
     // Per-row losses (6 f32) and their double sum on the device (8 bytes).
@@ -202,6 +230,56 @@ TEST(DryKernels, GpuMetaDeviceReplaysTheFusedGeluLinearWorkspace) {
           peak([&] { k.linear_backward(d, h, w_proj, dy, pre, dw, Tensor(), pre, Tensor()); }),
           cublas);
     }
+  }
+}
+
+// Note [cuDNN attention workspace]: with runtime.attention = "cudnn" a meta device standing
+// for a GPU replays one allocation per bf16 attention op, the bound computed from the shapes
+// (the real backend allocates the same unless its built graph asks for more), and no f32
+// copies or scores; f32 operands still replay the rows kernels' workspace.
+TEST(DryKernels, GpuMetaDeviceReplaysTheCudnnAttentionWorkspaceBound) {
+  const auto meta = make_meta_device_context(Device::cuda(0));
+  DeviceContext& d = *meta;
+  const KernelBackend& cudnn = kernel_backend_for(d.device(), CudaAttention::kCudnn);
+  const KernelBackend& rows = kernel_backend_for(d.device(), CudaAttention::kRows);
+  EXPECT_NE(&cudnn, &rows);
+  const auto peak = [&](const std::function<void()>& op) {
+    d.tracker().reset_peaks();
+    op();
+    EXPECT_EQ(d.tracker().current_bytes(MemoryCategory::kWorkspace), 0);
+    return d.tracker().peak_bytes(MemoryCategory::kWorkspace);
+  };
+  const std::int64_t batch = 2, seq = 65, n_head = 4, n_kv_head = 2, hs = 16;
+  const AttentionShape shape{batch, seq, n_head, n_kv_head, hs, seq};
+  for (DType t : {DType::kBF16, DType::kF32}) {
+    SCOPED_TRACE(dtype_name(t));
+    const Tensor qkv = make(d, Shape{batch, seq, (n_head + 2 * n_kv_head) * hs}, t);
+    const Tensor dqkv = make(d, qkv.shape(), t);
+    const Tensor y = make(d, Shape{batch, seq, n_head * hs}, t), dy = make(d, y.shape(), t);
+    const Tensor lse = make(d, shape.lse_shape(), DType::kF32);
+    const QkvHeads x = split_qkv(qkv, n_head, n_kv_head), dx = split_qkv(dqkv, n_head, n_kv_head);
+    const AttentionHeads o = AttentionHeads::packed(y, n_head);
+    const AttentionHeads d_o = AttentionHeads::packed(dy, n_head);
+    const auto forward = [&](const KernelBackend& k) {
+      return peak([&] { k.attention_forward(d, x.q, x.k, x.v, o, lse); });
+    };
+    const auto backward = [&](const KernelBackend& k) {
+      return peak([&] { k.attention_backward(d, x.q, x.k, x.v, o, lse, d_o, dx.q, dx.k, dx.v); });
+    };
+    if (t == DType::kBF16) {
+      // forward: the plan allowance; backward: the f32 dQ accumulator and softmax sum too
+      const std::int64_t rows_of_q = batch * n_head * seq;
+      EXPECT_EQ(forward(cudnn), cuda::kCudnnPlanWorkspaceBytes);
+      EXPECT_EQ(backward(cudnn),
+                rows_of_q * hs * 4 + rows_of_q * 4 + cuda::kCudnnPlanWorkspaceBytes);
+      EXPECT_EQ(cuda::cudnn_attention_workspace_bytes(shape, false), forward(cudnn));
+      EXPECT_EQ(cuda::cudnn_attention_workspace_bytes(shape, true), backward(cudnn));
+    } else {
+      EXPECT_EQ(forward(cudnn), forward(rows));
+      EXPECT_EQ(backward(cudnn), backward(rows));
+    }
+    // The rows kernels hold (B, nh, T, T) f32 scores at least, and a cuBLAS workspace.
+    EXPECT_GE(forward(rows), batch * n_head * seq * seq * 4 + cuda::kCublasWorkspaceBytes);
   }
 }
 

@@ -1,6 +1,6 @@
-// The rank's device from runtime.device / runtime.device_index / LOCAL_RANK, and the
-// collectives backend comm.backend resolves to, with the errors for combinations that
-// cannot work.
+// The rank's device from runtime.device / runtime.device_index / LOCAL_RANK, the collectives
+// backend comm.backend resolves to and the attention kernels runtime.attention resolves to,
+// with the errors for combinations that cannot work.
 #include "runtime/engine/device_selection.h"
 
 #include <gtest/gtest.h>
@@ -12,6 +12,8 @@
 #include "core/config/config_loader.h"
 #include "core/device/device_context.h"
 #include "core/error.h"
+#include "nn/kernels/kernel_backend.h"
+#include "tests/support/error_message.h"
 
 namespace zt::engine {
 namespace {
@@ -100,6 +102,59 @@ TEST(DeviceSelection, CudaWithoutAGpuOrBackendIsAClearError) {
       EXPECT_NE(message.find("GPU"), std::string::npos) << message;
     }
   }
+}
+
+// Note [Attention default]: auto keeps the rows kernels until cuDNN has passed the GPU check.
+TEST(AttentionSelection, AutoAndRowsRunTheRowsKernels) {
+  EXPECT_EQ(resolved_attention(config_with({})), nn::CudaAttention::kRows);
+  EXPECT_EQ(resolved_attention(config_with({"runtime.device=cuda", "precision.dtype=bf16"})),
+            nn::CudaAttention::kRows);
+  EXPECT_EQ(resolved_attention(config_with(
+                {"runtime.device=cuda", "precision.dtype=bf16", "runtime.attention=rows"})),
+            nn::CudaAttention::kRows);
+  EXPECT_EQ(attention_description(config_with({})), "cpu");
+  EXPECT_EQ(attention_description(config_with({"runtime.device=cuda"})), "rows");
+}
+
+TEST(AttentionSelection, CudnnIsRefusedOnTheCpuAndInFp32NamingTheKey) {
+  const std::string on_cpu = testing::message_of<ConfigError>(
+      [] { resolved_attention(config_with({"runtime.attention=cudnn"})); });
+  EXPECT_CONTAINS(on_cpu, "--set runtime.attention=cudnn: runtime.attention = \"cudnn\"");
+  EXPECT_CONTAINS(on_cpu, "runtime.device = \"cpu\"");
+  const std::string in_fp32 = testing::message_of<ConfigError>([] {
+    resolved_attention(config_with({"runtime.device=cuda", "runtime.attention=cudnn"}));
+  });
+  EXPECT_CONTAINS(in_fp32, "runtime.attention");
+  EXPECT_CONTAINS(in_fp32, "precision.dtype = \"fp32\"");
+  EXPECT_CONTAINS(in_fp32, "bf16");
+}
+
+TEST(AttentionSelection, CudnnInBf16OnCudaNeedsABuildWithIt) {
+  const Config config =
+      config_with({"runtime.device=cuda", "precision.dtype=bf16", "runtime.attention=cudnn"});
+  if (nn::cudnn_attention_built()) {
+    EXPECT_EQ(resolved_attention(config), nn::CudaAttention::kCudnn);
+    EXPECT_TRUE(nn::cudnn_attention_missing().empty());
+    // Both versions are named: the one compiled against and the one loaded.
+    EXPECT_CONTAINS(attention_description(config), "cudnn (cuDNN 9.");
+    EXPECT_CONTAINS(attention_description(config), " at build, ");
+    EXPECT_CONTAINS(attention_description(config), " at run time)");
+  } else {
+    const std::string message =
+        testing::message_of<ConfigError>([&] { resolved_attention(config); });
+    EXPECT_CONTAINS(message, "runtime.attention");
+    EXPECT_CONTAINS(message, "built without the cuDNN attention");
+    EXPECT_CONTAINS(message, nn::cudnn_attention_missing());
+    EXPECT_FALSE(nn::cudnn_attention_missing().empty());
+  }
+}
+
+TEST(AttentionSelection, AnUnknownChoiceIsAConfigErrorListingTheChoices) {
+  const std::string message =
+      testing::message_of<ConfigError>([] { config_with({"runtime.attention=flash"}); });
+  EXPECT_CONTAINS(message, "runtime.attention");
+  EXPECT_CONTAINS(message, "cudnn");
+  EXPECT_CONTAINS(message, "rows");
 }
 
 }  // namespace

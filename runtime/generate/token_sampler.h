@@ -1,0 +1,35 @@
+// TokenSampler: the next token from a row of logits: greedy argmax (temperature 0), or a
+// draw from softmax(logits / temperature) over the top-k ids, from the project's own
+// counter-based generator (core/random.h), so that the same logits and seed draw the same
+// ids on every machine.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+namespace zt::generate {
+
+struct SamplingOptions {
+  double temperature = 1.0;  // 0: greedy; else > 0
+  std::int64_t top_k = 0;    // candidates kept, the most likely first; 0: every id
+  std::uint64_t seed = 0;
+};
+
+class TokenSampler {
+ public:
+  // Only ids below `vocab_limit` are ever drawn (the tokenizer's vocabulary: the model's
+  // padded rows past it are never real tokens).
+  TokenSampler(const SamplingOptions& options, std::int64_t vocab_limit);
+
+  // The next id after `logits` (at least vocab_limit entries). Each call draws the next
+  // number of the seed's stream.
+  std::int32_t sample(std::span<const float> logits);
+
+ private:
+  SamplingOptions options_;
+  std::int64_t vocab_limit_;
+  std::uint64_t key_;
+  std::uint64_t draws_ = 0;
+};
+
+}  // namespace zt::generate

@@ -1,0 +1,107 @@
+// Generation's pieces: decoding through the KV cache (a prefill, then one token at a time)
+// gives the logits of full forwards over the whole sequence, for the tiny GPT with and
+// without tied embeddings; and the token sampler: greedy is argmax, padded ids are never
+// drawn, a seed repeats its draws, top-k keeps only the most likely ids.
+#include "runtime/generate/decoder.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <vector>
+
+#include "nn/models/gpt.h"
+#include "runtime/generate/token_sampler.h"
+#include "sharding/flat_layout.h"
+
+namespace zt::generate {
+namespace {
+
+// The model's parameters as initialization gives them (seed 5), real elements only.
+std::vector<float> initial_values(const nn::Model& model, DeviceContext& device) {
+  const zero::FlatLayout layout = zero::make_flat_layout(model, 1);
+  const Tensor flat = Tensor::zeros(Shape{layout.padded_numel}, DType::kF32, device.tracker(),
+                                    MemoryCategory::kParameters);
+  zero::initialize_parameters(layout, 5, flat, device);
+  return zero::unpadded_parameters(layout, flat, device);
+}
+
+class DecoderKvCache : public ::testing::TestWithParam<bool> {};
+
+TEST_P(DecoderKvCache, PrefillThenOneTokenAtATimeEqualsFullForwards) {
+  const nn::GptShape shape{/*n_layer=*/2,  /*n_head=*/2,
+                           /*d_model=*/16, /*vocab_size=*/23,
+                           /*seq_len=*/12, /*tie_embeddings=*/GetParam()};
+  nn::Model model = nn::make_gpt(shape);
+  MemoryTracker tracker(Device::cpu());
+  const std::unique_ptr<DeviceContext> device = make_cpu_device_context(tracker);
+  const ModelWeights weights(model, initial_values(model, *device), DType::kF32, *device);
+  Decoder decoder(model, weights, *device, shape.seq_len);
+  std::vector<std::int32_t> tokens;
+  for (std::int32_t i = 0; i < shape.seq_len; ++i) tokens.push_back((7 * i + 3) % 23);
+
+  constexpr std::size_t kPrompt = 4;
+  std::vector<float> cached = decoder.feed(std::span(tokens).first(kPrompt));
+  for (std::size_t length = kPrompt; length <= tokens.size(); ++length) {
+    SCOPED_TRACE("after " + std::to_string(length) + " tokens");
+    const std::vector<float> full = decoder.full_forward(std::span(tokens).first(length));
+    ASSERT_EQ(cached.size(), static_cast<std::size_t>(shape.vocab_size));
+    for (std::size_t v = 0; v < full.size(); ++v) {
+      ASSERT_NEAR(cached[v], full[v], 1e-5) << "logit " << v;
+    }
+    if (length < tokens.size()) cached = decoder.feed(std::span(tokens).subspan(length, 1));
+  }
+  EXPECT_EQ(decoder.position(), shape.seq_len);
+  EXPECT_THROW(decoder.feed(std::span(tokens).first(1)), Error) << "past model.seq_len";
+  // The cache is reused after a reset: the prompt again gives its logits again.
+  decoder.reset();
+  const std::vector<float> again = decoder.feed(std::span(tokens).first(kPrompt));
+  const std::vector<float> full = decoder.full_forward(std::span(tokens).first(kPrompt));
+  for (std::size_t v = 0; v < full.size(); ++v) EXPECT_NEAR(again[v], full[v], 1e-5);
+}
+
+INSTANTIATE_TEST_SUITE_P(TiedAndUntied, DecoderKvCache, ::testing::Bool(),
+                         [](const auto& test) { return test.param ? "Tied" : "Untied"; });
+
+TEST(TokenSampler, GreedyIsTheFirstLargestLogitBelowTheVocabulary) {
+  TokenSampler greedy({0.0, 0, 1}, 4);
+  // id 5 is larger but a padded row past the tokenizer's 4 ids
+  EXPECT_EQ(greedy.sample(std::vector<float>{0.5f, 2.0f, 2.0f, -1.0f, 0.0f, 9.0f}), 1);
+}
+
+TEST(TokenSampler, NeverDrawsPaddedIdsAndASeedRepeatsItsDraws) {
+  const std::vector<float> logits{0.1f, 0.3f, -0.2f, 0.0f, 50.0f, 50.0f};
+  const auto draws = [&](std::uint64_t seed) {
+    TokenSampler sampler({1.0, 0, seed}, 4);
+    std::vector<std::int32_t> ids;
+    for (int i = 0; i < 200; ++i) ids.push_back(sampler.sample(logits));
+    return ids;
+  };
+  const std::vector<std::int32_t> first = draws(7);
+  EXPECT_EQ(draws(7), first);
+  EXPECT_NE(draws(8), first);
+  EXPECT_EQ(std::set<std::int32_t>(first.begin(), first.end()),
+            (std::set<std::int32_t>{0, 1, 2, 3}))
+      << "every real id drawn over 200 draws, no padded one";
+}
+
+TEST(TokenSampler, TopKDrawsOnlyTheKMostLikely) {
+  TokenSampler sampler({2.0, 2, 3}, 5);
+  const std::vector<float> logits{0.0f, 1.0f, 0.5f, 3.0f, 0.9f};
+  std::set<std::int32_t> seen;
+  for (int i = 0; i < 200; ++i) seen.insert(sampler.sample(logits));
+  EXPECT_EQ(seen, (std::set<std::int32_t>{1, 3}));
+}
+
+TEST(TokenSampler, FrequenciesFollowTheSoftmax) {
+  // p = softmax(log [1, 3] / 1) = [0.25, 0.75]; 4000 draws: sd of the count ~ 27
+  TokenSampler sampler({1.0, 0, 11}, 2);
+  const std::vector<float> logits{0.0f, std::log(3.0f)};
+  int ones = 0;
+  for (int i = 0; i < 4000; ++i) ones += sampler.sample(logits);
+  EXPECT_NEAR(ones, 3000, 150);
+}
+
+}  // namespace
+}  // namespace zt::generate
