@@ -87,7 +87,8 @@ through data.tokenizer (without one: the ids). prompt + N must fit in model.seq_
 --seed S          the sampling stream (default 0): the same prompt, seed and checkpoint give
                   the same text on every machine
 
-exit status: 0 success, 1 run-time failure (a damaged checkpoint), 2 usage or config error
+exit status: 0 success, 1 run-time failure (a damaged checkpoint, or one saved from another
+model than CONFIG's), 2 usage or config error
 )";
 
 }  // namespace

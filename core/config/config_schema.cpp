@@ -237,6 +237,17 @@ void add_train_optimizer(std::vector<SectionSpec>& schema) {
                 "Micro-batches of train.micro_batch_size samples each rank evaluates per "
                 "validation loss (eval_batches x micro_batch_size x world size samples in all).",
                 {"eval_iters"});
+  train.integer("sample_every", &TrainConfig::sample_every, 0, Range::at_least(0), "steps",
+                "Optimizer steps between text samples, and one after the last step; 0 = never. "
+                "Rank 0 prints train.sample_tokens tokens decoded greedily after the first "
+                "tokens of the validation data (or of the training data), decoded with "
+                "data.tokenizer when set; also metrics.jsonl's sample. GPT only; it changes no "
+                "training result.",
+                {"sample_interval"});
+  train.integer("sample_tokens", &TrainConfig::sample_tokens, 32, Range::at_least(1), "tokens",
+                "Tokens each train.sample_every sample generates; with the prompt they must "
+                "fit in model.seq_len.",
+                {"max_new_tokens"});
 
   auto optimizer = section(schema, "optimizer", &Config::optimizer, "The update rule.");
   optimizer.choice("type", &OptimizerConfig::type, kOptimizerTypeNames, OptimizerType::kAdamW,

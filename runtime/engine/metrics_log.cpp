@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "core/error.h"
+#include "runtime/engine/json_text.h"
 
 namespace zt::engine {
 namespace {
@@ -58,6 +59,7 @@ void MetricsLog::append(const StepMetrics& m) {
        << ", \"all_gather_bytes\": " << m.all_gather_bytes;
   // Only steps that evaluated carry a validation loss (a reader treats absent as none).
   if (!std::isnan(m.val_loss)) out_ << ", \"val_loss\": " << number(m.val_loss);
+  if (!m.sample.empty()) out_ << ", \"sample\": " << json_string(m.sample);
   out_ << "}\n";
   out_.flush();
   if (!out_) throw IoError("writing metrics to " + path_.string() + " failed (disk full?)");

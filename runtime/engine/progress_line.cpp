@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "runtime/engine/training_sample.h"
+
 namespace zt::engine {
 
 std::string progress_text(const StepMetrics& m, std::int64_t total_steps, double eta_s) {
@@ -39,7 +41,7 @@ ProgressLine::ProgressLine(std::int64_t total_steps, std::int64_t log_every)
 
 void ProgressLine::update(const StepMetrics& m) {
   const bool last = m.step == total_steps_;
-  const bool evaluated = !std::isnan(m.val_loss);
+  const bool evaluated = !std::isnan(m.val_loss) || !m.sample.empty();
   if (!terminal_ && m.step % log_every_ != 0 && m.step != 1 && !last && !evaluated) return;
   const double elapsed_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
@@ -47,6 +49,13 @@ void ProgressLine::update(const StepMetrics& m) {
       elapsed_s / static_cast<double>(m.step) * static_cast<double>(total_steps_ - m.step);
   std::printf("%s%s%s", terminal_ ? "\r\033[K" : "", progress_text(m, total_steps_, eta_s).c_str(),
               terminal_ ? "" : "\n");
+  std::fflush(stdout);
+}
+
+void ProgressLine::print_sample(const std::string& how, const StepMetrics& m) {
+  // On a terminal the progress line is redrawn in place: end it, so the sample stays.
+  std::printf("%ssample after step %lld (%s): \"%s\"\n", terminal_ ? "\n" : "",
+              static_cast<long long>(m.step), how.c_str(), one_line(m.sample).c_str());
   std::fflush(stdout);
 }
 

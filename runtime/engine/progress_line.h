@@ -16,11 +16,14 @@ namespace zt::engine {
 std::string progress_text(const StepMetrics& metrics, std::int64_t total_steps, double eta_s);
 
 // A terminal redraws the line every step; elsewhere it is printed on step 1, every log_every
-// steps, steps that evaluated and the last.
+// steps, steps that evaluated or sampled, and the last.
 class ProgressLine {
  public:
   ProgressLine(std::int64_t total_steps, std::int64_t log_every);
   void update(const StepMetrics& metrics);
+  // The step's train.sample_every text on a line of its own, after its progress line:
+  // `sample after step N (how): "text"`, control characters escaped.
+  void print_sample(const std::string& how, const StepMetrics& metrics);
   void finish();
 
  private:

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <string>
 
 namespace zt::engine {
 
@@ -28,6 +29,9 @@ struct StepMetrics {
   // The validation loss measured after this step (train.eval_every); NaN on steps that do
   // not evaluate (metrics.jsonl then has no val_loss field).
   double val_loss = std::numeric_limits<double>::quiet_NaN();
+  // Rank 0's train.sample_every text after this step (the prompt and the new tokens,
+  // decoded); "" on steps that do not sample and on the other ranks.
+  std::string sample;
 };
 
 }  // namespace zt::engine

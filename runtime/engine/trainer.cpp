@@ -25,6 +25,7 @@
 #include "runtime/engine/fault_injection.h"
 #include "runtime/engine/model_factory.h"
 #include "runtime/engine/progress_line.h"
+#include "runtime/engine/training_sample.h"
 #include "sharding/compute_dtype.h"
 
 namespace zt::engine {
@@ -179,6 +180,7 @@ Trainer::Trainer(const Config& config, TrainingParts parts, comm::CommLanes lane
                       " needs validation samples, and this trainer's parts have none (set "
                       "TrainingParts::validation, or train.eval_every = 0)");
   }
+  check_sample_keys(config_, targets_are_tokens_);
   if (config.runtime.device != device_.device().kind) {
     throw ConfigError(where_set(config, "runtime.device") + ": runtime.device = \"" +
                       std::string(config_name(config.runtime.device)) +
@@ -221,6 +223,17 @@ Trainer::Trainer(const Config& config, TrainingParts parts, comm::CommLanes lane
     make_checkpointer();
     tracker_.set_phase("checkpoint load");
     if (const auto state = checkpointer_->load()) restore(*state);
+  }
+  // The estimator's meta device samples nothing (Note [Sample memory] in training_sample.cpp).
+  if (config_.train.sample_every > 0 && comm_.rank() == 0 && !device_.device().meta) {
+    const data::BatchSource* prompt_source = validation_ ? validation_.get() : source_.get();
+    if (prompt_source == nullptr) {
+      throw ConfigError(where_set(config, "train.sample_every") +
+                        ": train.sample_every takes its prompt from the data, and this trainer "
+                        "has no batch source (TrainingParts::source or ::validation)");
+    }
+    sample_ = std::make_unique<TrainingSample>(config_, *prompt_source, validation_ != nullptr,
+                                               device_.device());
   }
   counters_before_ = strategy_->comm_counters();
 }
@@ -477,6 +490,9 @@ StepMetrics Trainer::run_step(const std::function<data::Batch(std::int64_t micro
   // read, so the step's bytes include its evaluation's gathers and all-reduce.
   const double val_loss =
       evaluates_after(step) ? validation_loss() : std::numeric_limits<double>::quiet_NaN();
+  // Likewise the sample: its gather's bytes count in this step's.
+  std::string sample =
+      samples_after(config_, step) && !device_.device().meta ? take_sample() : std::string();
 
   const comm::CommCounters counters = strategy_->comm_counters();
   const auto sent = [&](comm::CollectiveKind kind) {
@@ -498,6 +514,7 @@ StepMetrics Trainer::run_step(const std::function<data::Batch(std::int64_t micro
   metrics.reduce_scatter_bytes = sent(comm::CollectiveKind::kReduceScatter);
   metrics.all_gather_bytes = sent(comm::CollectiveKind::kAllGather);
   metrics.val_loss = val_loss;
+  metrics.sample = std::move(sample);
   counters_before_ = counters;
   // The profile covers this run's first memory_profile_steps steps (a resumed run's too).
   if (config_.runtime.memory_profile &&
@@ -505,7 +522,11 @@ StepMetrics Trainer::run_step(const std::function<data::Batch(std::int64_t micro
     tracker_.stop_timeline();
   }
   if (metrics_log_) metrics_log_->append(metrics);
-  if (progress_) progress_->update(metrics);
+  if (progress_) {
+    progress_->update(metrics);
+    if (sample_ && !metrics.sample.empty())
+      progress_->print_sample(sample_->description(), metrics);
+  }
   if (!std::isfinite(loss)) {
     throw Error("training diverged at step " + std::to_string(step) + ": the loss is " +
                 std::to_string(loss) + "; lower optimizer.lr (now " +
@@ -545,6 +566,14 @@ double Trainer::evaluate(const data::Batch& batch) {
 bool Trainer::evaluates_after(std::int64_t step) const {
   const std::int64_t every = config_.train.eval_every;
   return every > 0 && (step % every == 0 || step == config_.train.steps);
+}
+
+std::string Trainer::take_sample() {
+  const std::string phase = tracker_.phase();
+  tracker_.set_phase("sample");
+  const std::vector<float> parameters = strategy_->full_parameters();
+  tracker_.set_phase(phase);
+  return sample_ ? sample_->generate(model_, parameters) : std::string();
 }
 
 // Note [Validation samples]

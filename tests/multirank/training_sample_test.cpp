@@ -1,0 +1,130 @@
+// train.sample_every on 2 ranks as threads: sampling changes no training result bit for bit
+// (stages 0 and 3; the gather is collective, so every rank takes part), rank 0 reports a
+// sample exactly on the steps that sample, and stage 0's memory peak is unchanged (its
+// gather allocates nothing; Note [Sample memory]).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <exception>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "comm/communicator_factory.h"
+#include "comm/store/memory_store.h"
+#include "core/config/config_loader.h"
+#include "nn/kernels/cpu/gemm_cpu.h"
+#include "rank_threads.h"
+#include "runtime/engine/trainer.h"
+#include "tiny_gpt_overrides.h"
+
+namespace zt {
+namespace {
+
+constexpr int kWorld = 2;
+constexpr int kSteps = 5;
+
+Config config_for(int stage, const std::vector<std::string>& extra) {
+  std::vector<std::string> overrides = testing::tiny_gpt_overrides();
+  overrides.insert(overrides.end(),
+                   {"train.steps=" + std::to_string(kSteps), "train.global_batch_size=8",
+                    "train.micro_batch_size=2", "zero.stage=" + std::to_string(stage),
+                    "zero.prefetch_blocks=1", "zero.param_persistence_threshold=0"});
+  overrides.insert(overrides.end(), extra.begin(), extra.end());
+  return parse_config_text("", "training_sample_test.toml", overrides);
+}
+
+struct Outcome {
+  std::vector<double> losses;
+  std::vector<std::string> samples;  // rank 0's, per step
+  std::vector<std::string> other_rank_samples;
+  std::vector<float> parameters;
+  std::vector<std::int64_t> peak_bytes;  // per rank
+};
+
+Outcome train(const Config& config) {
+  nn::cpu::set_blas_threads(1);
+  comm::MemoryStore store;
+  Outcome outcome;
+  outcome.peak_bytes.resize(kWorld);
+  testing::run_ranks(kWorld, [&](int rank) {
+    MemoryTracker tracker(Device::cpu(rank));
+    comm::CommOptions options;
+    options.timeout = std::chrono::seconds(60);
+    auto comm = comm::create_cpu_communicator(store, rank, kWorld, options);
+    engine::Trainer trainer(config, *comm, tracker, engine::quiet_trainer_options());
+    const engine::TrainResult result = trainer.run();
+    outcome.peak_bytes[static_cast<std::size_t>(rank)] = tracker.total_peak_bytes();
+    std::vector<float> parameters = trainer.strategy().full_parameters();
+    if (rank == 0) {
+      outcome.losses = result.losses;
+      for (const auto& m : result.metrics) outcome.samples.push_back(m.sample);
+      outcome.parameters = std::move(parameters);
+    } else {
+      for (const auto& m : result.metrics) outcome.other_rank_samples.push_back(m.sample);
+    }
+    comm->barrier()->wait();
+  });
+  return outcome;
+}
+
+class TrainingSample : public ::testing::TestWithParam<int> {};
+
+TEST_P(TrainingSample, SamplingChangesNoTrainingResult) {
+  const int stage = GetParam();
+  const Outcome plain = train(config_for(stage, {}));
+  const Outcome sampled =
+      train(config_for(stage, {"train.sample_every=2", "train.sample_tokens=4"}));
+  ASSERT_EQ(plain.losses.size(), static_cast<std::size_t>(kSteps));
+  ASSERT_EQ(sampled.losses.size(), plain.losses.size());
+  EXPECT_EQ(
+      std::memcmp(plain.losses.data(), sampled.losses.data(), plain.losses.size() * sizeof(double)),
+      0)
+      << "stage " << stage << ": losses differ";
+  ASSERT_EQ(plain.parameters.size(), sampled.parameters.size());
+  EXPECT_EQ(std::memcmp(plain.parameters.data(), sampled.parameters.data(),
+                        plain.parameters.size() * sizeof(float)),
+            0)
+      << "stage " << stage << ": final weights differ";
+  if (stage == 0) {
+    EXPECT_EQ(sampled.peak_bytes, plain.peak_bytes);
+  }
+
+  // Steps 2 and 4 (sample_every) and 5 (the last) sample: the prompt (4 = seq_len 8 - 4
+  // tokens, fewer than kSamplePromptTokens) and 4 new ids, on rank 0 only.
+  for (int step = 1; step <= kSteps; ++step) {
+    const auto i = static_cast<std::size_t>(step - 1);
+    EXPECT_EQ(plain.samples[i], "") << "step " << step;
+    EXPECT_EQ(sampled.other_rank_samples[i], "") << "step " << step;
+    if (step % 2 == 0 || step == kSteps) {
+      std::istringstream ids(sampled.samples[i]);
+      int count = 0;
+      for (int id = 0; ids >> id; ++count) EXPECT_TRUE(id >= 0 && id < 16) << id;
+      EXPECT_EQ(count, 8) << "step " << step << ": '" << sampled.samples[i] << "'";
+    } else {
+      EXPECT_EQ(sampled.samples[i], "") << "step " << step;
+    }
+  }
+  // The prompt is fixed: every sample starts with the same 4 ids.
+  EXPECT_EQ(sampled.samples[1].substr(0, 6), sampled.samples[3].substr(0, 6));
+}
+
+INSTANTIATE_TEST_SUITE_P(Stages, TrainingSample, ::testing::Values(0, 3),
+                         [](const auto& param_info) {
+                           return "Stage" + std::to_string(param_info.param);
+                         });
+
+TEST(TrainingSampleKeys, ASampleThatLeavesNoRoomForAPromptIsRefused) {
+  const Config config = config_for(0, {"train.sample_every=2", "train.sample_tokens=8"});
+  std::string error;
+  try {
+    train(config);
+  } catch (const std::exception& e) {  // run_ranks rethrows each rank's ConfigError
+    error = e.what();
+  }
+  EXPECT_NE(error.find("train.sample_tokens = 8"), std::string::npos) << error;
+  EXPECT_NE(error.find("model.seq_len = 8"), std::string::npos) << error;
+}
+
+}  // namespace
+}  // namespace zt
