@@ -4,6 +4,7 @@
 // rounded once; a Linear's bias and fused GELU run in one pass over its f32 product.
 #include "nn/kernels/cpu/cpu_kernel_backend.h"
 
+#include <optional>
 #include <string>
 
 #include "core/error.h"
@@ -301,11 +302,13 @@ class CpuKernelBackend final : public KernelBackend {
     const std::int32_t* id = ids.data_as<std::int32_t>();
     if (!dry(device)) check_token_ids(id, ids.numel(), seq_len, wte.dim(0));
     const F32Rows wte_rows(wte, channels, tracker);
-    const F32Rows wpe_rows(wpe, channels, tracker);
+    std::optional<F32Rows> wpe_rows;
+    if (wpe.defined()) wpe_rows.emplace(wpe, channels, tracker);
     const F32Rows out_rows(out, channels, tracker);
     if (dry(device)) return;
     for (std::int64_t i = 0; i < ids.numel(); ++i) {
-      math::embedding_forward_row(wte_rows.load(id[i]), wpe_rows.load(i % seq_len), channels,
+      math::embedding_forward_row(wte_rows.load(id[i]),
+                                  wpe_rows ? wpe_rows->load(i % seq_len) : nullptr, channels,
                                   out_rows.out(i));
       out_rows.store(i);
     }
@@ -320,10 +323,10 @@ class CpuKernelBackend final : public KernelBackend {
     const F32Rows dout_rows(dout, channels, tracker);
     if (dry(device)) return;
     float* dwte_data = dwte.data_as<float>();
-    float* dwpe_data = dwpe.data_as<float>();
+    float* dwpe_data = dwpe.defined() ? dwpe.data_as<float>() : nullptr;
     for (std::int64_t i = 0; i < ids.numel(); ++i) {
       math::embedding_backward_row(dout_rows.load(i), channels, dwte_data + id[i] * channels,
-                                   dwpe_data + (i % seq_len) * channels);
+                                   dwpe_data ? dwpe_data + (i % seq_len) * channels : nullptr);
     }
   }
 
