@@ -13,6 +13,7 @@
 
 #include "core/config/config_loader.h"
 #include "rank_training.h"
+#include "runtime/estimate/memory_estimator.h"
 #include "tiny_gpt_overrides.h"
 
 namespace zt {
@@ -101,6 +102,27 @@ TEST(LlamaActivationCheckpointing, GivesBitIdenticalLossesAndParameters) {
         checkpointed.memory[0].peak_bytes[static_cast<std::size_t>(MemoryCategory::kActivations)],
         plain.memory[0].peak_bytes[static_cast<std::size_t>(MemoryCategory::kActivations)])
         << "stage " << stage;
+  }
+}
+
+// The estimate (a meta-device run) is every rank's measured peak, byte for byte, in every
+// category: the Llama layers allocate through the tracker alike on both.
+TEST(LlamaMemoryEstimate, EqualsEveryRanksMeasuredPeak) {
+  estimate::EstimateOptions options;
+  options.count_comm_scratch = false;  // the in-process communicators count none
+  for (int stage : {0, 3}) {
+    for (const char* dtype : {"fp32", "bf16"}) {
+      const Config config = llama_config(stage, 2, 2, {std::string("precision.dtype=") + dtype});
+      const testing::TrainingOutcome measured = testing::train_on_ranks(2, config);
+      for (int rank = 0; rank < 2; ++rank) {
+        const MemorySnapshot& actual = measured.memory[static_cast<std::size_t>(rank)];
+        const MemorySnapshot predicted = estimate::estimate_rank(config, 2, rank, options).memory;
+        const std::string what =
+            "stage " + std::to_string(stage) + ", " + dtype + ", rank " + std::to_string(rank);
+        EXPECT_EQ(predicted.total_peak_bytes, actual.total_peak_bytes) << what;
+        EXPECT_EQ(predicted.peak_bytes, actual.peak_bytes) << what;
+      }
+    }
   }
 }
 
