@@ -1,6 +1,6 @@
 // `zerotrain generate CONFIG --checkpoint PATH --prompt TEXT --max-new-tokens N
 // [--temperature T] [--top-k K] [--seed S] [--set section.key=value]...`: text from a trained
-// GPT: the prompt encoded (data.tokenizer, or ids), fed once through the KV cache, then N
+// GPT or Llama: the prompt encoded (data.tokenizer, or ids), fed once through the KV cache, then N
 // tokens sampled one at a time and printed, decoded.
 #include <charconv>
 #include <cmath>
