@@ -1,6 +1,6 @@
 // `zerotrain generate CONFIG --checkpoint PATH --prompt TEXT --max-new-tokens N
 // [--temperature T] [--top-k K] [--seed S] [--set section.key=value]...`: text from a trained
-// GPT: the prompt encoded (data.tokenizer, or ids), fed once through the KV cache, then N
+// GPT or Llama: the prompt encoded (data.tokenizer, or ids), fed once through the KV cache, then N
 // tokens sampled one at a time and printed, decoded.
 #include <charconv>
 #include <cmath>
@@ -134,8 +134,9 @@ std::string ids_text(const std::vector<std::int32_t>& ids) {
 int generate_command(const Args& args) {
   const GenerateArgs parsed = parse_generate_args(args);
   const Config config = load_config_file(parsed.config.path, parsed.config.overrides);
-  if (config.model.type != ModelType::kGpt) {
-    throw ConfigError(where_set(config, "model.type") + ": generate needs a gpt model, got " +
+  if (!is_language_model(config.model.type)) {
+    throw ConfigError(where_set(config, "model.type") +
+                      ": generate needs a language model (gpt or llama), got " +
                       std::string(config_name(config.model.type)));
   }
   std::optional<data::BpeTokenizer> tokenizer = load_tokenizer(config);

@@ -21,7 +21,7 @@ void print_run_header(zerotrain::Engine& engine, const Config& config) {
               static_cast<long long>(resolved.train.global_batch_size));
   const BatchSizes sizes = resolve_batch_sizes(config, engine.world_size());
   if (!sizes.inferred.empty()) std::printf("zerotrain: inferred %s\n", sizes.inferred.c_str());
-  if (config.model.type == ModelType::kGpt && config.data.path.empty()) {
+  if (is_language_model(config.model.type) && config.data.path.empty()) {
     const data::MarkovCorpus corpus(static_cast<std::uint64_t>(config.run.seed),
                                     static_cast<std::int32_t>(config.model.vocab_size),
                                     config.data.synthetic_peakedness);
@@ -53,7 +53,7 @@ int train_command(const Args& args) {
   const ConfigArgs config_args = parse_config_args(args, 0);
   const Config config = load_config_file(config_args.path, config_args.overrides);
   zerotrain::EngineOptions options;
-  options.targets_are_tokens = config.model.type == ModelType::kGpt;
+  options.targets_are_tokens = is_language_model(config.model.type);
   zerotrain::Engine engine(config, options);
   if (engine.rank() == 0) print_run_header(engine, config);
   if (engine.steps_done() >= config.train.steps) return finish_trained_run(engine, config);

@@ -14,7 +14,11 @@
 
 namespace zt {
 
-enum class ModelType { kMlp, kGpt };
+enum class ModelType { kMlp, kGpt, kLlama };
+// The decoder-only language models (GPT, Llama): token windows in, next-token logits out.
+constexpr bool is_language_model(ModelType type) {
+  return type == ModelType::kGpt || type == ModelType::kLlama;
+}
 enum class DataFormat { kAuto, kZerotrain, kLlmc, kNanogpt };
 enum class OptimizerType { kSgd, kAdam, kAdamW };
 enum class SchedulerType { kConstant, kWarmup, kWarmupCosine, kWarmupLinear };
@@ -44,13 +48,19 @@ struct ModelConfig {
   std::int64_t input_dim = 0;
   std::int64_t hidden_dim = 0;
   std::int64_t num_classes = 0;
-  // GPT: a pre-LN decoder-only transformer over tokens.
+  // GPT and Llama: a pre-norm decoder-only transformer over tokens.
   std::int64_t n_layer = 0;
   std::int64_t n_head = 0;
   std::int64_t d_model = 0;
   std::int64_t vocab_size = 0;
   std::int64_t seq_len = 0;  // tokens per sample (the context length)
   bool tie_embeddings = false;
+  // Llama only: key/value heads (0 = n_head), the SwiGLU width (0 = Llama's default from
+  // d_model), the rotary embeddings' base and RMSNorm's epsilon.
+  std::int64_t n_kv_head = 0;
+  std::int64_t ffn_dim = 0;
+  double rope_theta = 0;
+  double norm_eps = 0;
 
   friend bool operator==(const ModelConfig&, const ModelConfig&) = default;
 };

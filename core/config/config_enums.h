@@ -15,8 +15,8 @@ struct EnumName {
   E value;
 };
 
-inline constexpr std::array<EnumName<ModelType>, 2> kModelTypeNames{
-    {{"mlp", ModelType::kMlp}, {"gpt", ModelType::kGpt}}};
+inline constexpr std::array<EnumName<ModelType>, 3> kModelTypeNames{
+    {{"mlp", ModelType::kMlp}, {"gpt", ModelType::kGpt}, {"llama", ModelType::kLlama}}};
 inline constexpr std::array<EnumName<DataFormat>, 4> kDataFormatNames{
     {{"auto", DataFormat::kAuto},
      {"zerotrain", DataFormat::kZerotrain},

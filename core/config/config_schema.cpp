@@ -137,7 +137,9 @@ void add_run_model_data(std::vector<SectionSpec>& schema) {
   auto model = section(schema, "model", &Config::model, "The network to train.");
   model.choice("type", &ModelConfig::type, kModelTypeNames, ModelType::kMlp,
                "Architecture: mlp is input_dim -> hidden_dim -> num_classes with ReLU on "
-               "synthetic features; gpt is a decoder-only transformer on tokens.");
+               "synthetic features; gpt is a GPT-2-style decoder-only transformer on tokens "
+               "(LayerNorm, learned positions, GELU MLP, biases); llama is a Llama-style one "
+               "(RMSNorm, rotary positions, grouped-query attention, SwiGLU MLP, no biases).");
   model.integer("input_dim", &ModelConfig::input_dim, 32, Range::between(1, kMaxDim), "features",
                 "Width of each input sample.");
   model.integer("hidden_dim", &ModelConfig::hidden_dim, 128, Range::between(1, kMaxDim), "features",
@@ -145,19 +147,34 @@ void add_run_model_data(std::vector<SectionSpec>& schema) {
   model.integer("num_classes", &ModelConfig::num_classes, 10, Range::between(2, kMaxDim), "classes",
                 "Number of output classes (softmax cross-entropy loss).");
   model.integer("n_layer", &ModelConfig::n_layer, 2, Range::between(1, 1024), "blocks",
-                "GPT: transformer blocks.", {"num_layers", "n_layers"});
+                "GPT, Llama: transformer blocks.", {"num_layers", "n_layers"});
   model.integer("n_head", &ModelConfig::n_head, 4, Range::between(1, 1024), "heads",
-                "GPT: attention heads; must divide d_model.", {"num_heads", "num_attention_heads"});
+                "GPT, Llama: attention (query) heads; must divide d_model.",
+                {"num_heads", "num_attention_heads"});
   model.integer("d_model", &ModelConfig::d_model, 64, Range::between(1, kMaxDim), "features",
-                "GPT: width of the residual stream.", {"hidden_size", "n_embd"});
+                "GPT, Llama: width of the residual stream.", {"hidden_size", "n_embd", "dim"});
   model.integer("vocab_size", &ModelConfig::vocab_size, 64, Range::between(2, 1 << 24), "tokens",
-                "GPT: vocabulary size; a token file's vocabulary must fit in it, and the "
+                "GPT, Llama: vocabulary size; a token file's vocabulary must fit in it, and the "
                 "synthetic corpus uses exactly this many tokens (at most 1024).");
   model.integer("seq_len", &ModelConfig::seq_len, 32, Range::between(1, 1 << 20), "tokens",
-                "GPT: tokens per sample (context length).", {"block_size", "n_positions"});
+                "GPT, Llama: tokens per sample (context length).",
+                {"block_size", "n_positions", "max_position_embeddings"});
   model.boolean("tie_embeddings", &ModelConfig::tie_embeddings, false,
-                "GPT: the output head uses the token embedding's weights (wte) instead of its "
-                "own, as GPT-2 does.");
+                "GPT, Llama: the output head uses the token embedding's weights (wte) instead "
+                "of its own, as GPT-2 and Llama 3.2 1B do.");
+  model.integer("n_kv_head", &ModelConfig::n_kv_head, 0, Range::between(0, 1024), "heads",
+                "Llama: key/value heads of grouped-query attention, each serving n_head / "
+                "n_kv_head query heads; must divide n_head. 0 = n_head (multi-head attention).",
+                {"num_key_value_heads", "n_kv_heads"});
+  model.integer("ffn_dim", &ModelConfig::ffn_dim, 0, Range::between(0, kMaxDim), "features",
+                "Llama: hidden width of the SwiGLU MLP. 0 = Llama's default, 8/3 d_model "
+                "rounded up to a multiple of 256 (d_model 4096: 11008).",
+                {"intermediate_size"});
+  model.real("rope_theta", &ModelConfig::rope_theta, 10000.0, Range::greater_than(0).at_most(1e9),
+             "", "Llama: base of the rotary embeddings' angles (Llama 2: 10000, Llama 3: 500000).",
+             {"rope_base"});
+  model.real("norm_eps", &ModelConfig::norm_eps, 1e-5, Range::greater_than(0).at_most(1), "",
+             "Llama: epsilon of every RMSNorm.", {"rms_norm_eps"});
 
   auto data = section(schema, "data", &Config::data, "Where training samples come from.");
   data.string("path", &DataConfig::path, "", Emptiness::kMayBeEmpty,

@@ -163,12 +163,14 @@ class KernelBackend {
                                   const AttentionHeads& dk, const AttentionHeads& dv) const = 0;
 
   // Token + position embedding: ids (B, T) i32, wte (V, C), wpe (maxT, C) -> out (B, T, C)
-  // = wte[ids] + wpe[t]. Ids are user data, checked on the host when the batch is read
-  // (Embedding::check_input); the CPU backend checks again (FormatError naming the batch row
-  // and position, before anything is written), a device backend traps on a bad id.
+  // = wte[ids] + wpe[t]; wpe undefined: out = wte[ids] (a token embedding only, Llama). Ids are
+  // user data, checked on the host when the batch is read (Embedding::check_input); the CPU backend
+  // checks again (FormatError naming the batch row and position, before anything is written), a
+  // device backend traps on a bad id.
   virtual void embedding_forward(DeviceContext& device, const Tensor& ids, const Tensor& wte,
                                  const Tensor& wpe, const Tensor& out) const = 0;
-  // dwte[ids] += dout;  dwpe[t] += dout  (f32 gradients; a token seen twice gets both).
+  // dwte[ids] += dout;  dwpe[t] += dout unless dwpe is undefined (f32 gradients; a token seen
+  // twice gets both).
   virtual void embedding_backward(DeviceContext& device, const Tensor& ids, const Tensor& dout,
                                   const Tensor& dwte, const Tensor& dwpe) const = 0;
 

@@ -13,15 +13,22 @@
 
 namespace zt::nn {
 
-Embedding::Embedding(std::int64_t vocab_size, std::int64_t max_seq_len, std::int64_t channels)
-    : vocab_size_(vocab_size), max_seq_len_(max_seq_len), channels_(channels) {
+Embedding::Embedding(std::int64_t vocab_size, std::int64_t max_seq_len, std::int64_t channels,
+                     PositionEmbedding positions)
+    : vocab_size_(vocab_size),
+      max_seq_len_(max_seq_len),
+      channels_(channels),
+      positions_(positions) {
   ZT_CHECK(vocab_size_ > 0 && max_seq_len_ > 0 && channels_ > 0,
            "Embedding needs positive vocab_size, max_seq_len and channels");
 }
 
 std::vector<ParameterSpec> Embedding::parameter_specs() const {
-  return {{"wte", Shape{vocab_size_, channels_}, Init::normal(0.02f)},
-          {"wpe", Shape{max_seq_len_, channels_}, Init::normal(0.02f)}};
+  std::vector<ParameterSpec> specs = {{"wte", Shape{vocab_size_, channels_}, Init::normal(0.02f)}};
+  if (positions_ == PositionEmbedding::kLearned) {
+    specs.push_back({"wpe", Shape{max_seq_len_, channels_}, Init::normal(0.02f)});
+  }
+  return specs;
 }
 
 void Embedding::check_input(const Tensor& input) const {
@@ -41,9 +48,10 @@ Tensor Embedding::forward(ParameterViews params, const Tensor& input, ModuleCont
   ZT_CHECK(seq_len <= max_seq_len_, "sequence of " + std::to_string(seq_len) +
                                         " tokens is longer than max_seq_len " +
                                         std::to_string(max_seq_len_));
-  ZT_CHECK(params.size() == 2, "Embedding given the wrong number of parameters");
+  const bool learned = positions_ == PositionEmbedding::kLearned;
+  ZT_CHECK(params.size() == (learned ? 2u : 1u), "Embedding given the wrong number of parameters");
   const DType compute = params[0].dtype();
-  expect_dtype(params[1], compute, "Embedding wpe");
+  if (learned) expect_dtype(params[1], compute, "Embedding wpe");
   Tensor output = Tensor::empty(Shape{batch, seq_len, channels_}, compute, ctx.tracker(),
                                 MemoryCategory::kActivations);
   if (ctx.decode != nullptr) {
@@ -52,21 +60,25 @@ Tensor Embedding::forward(ParameterViews params, const Tensor& input, ModuleCont
     const std::int64_t position = ctx.decode->position();
     ZT_CHECK(position + seq_len <= max_seq_len_,
              "decoding past max_seq_len " + std::to_string(max_seq_len_));
-    ctx.kernels.embedding_forward(ctx.device, input, params[0],
-                                  params[1].slice_rows(position, position + seq_len), output);
+    ctx.kernels.embedding_forward(
+        ctx.device, input, params[0],
+        learned ? params[1].slice_rows(position, position + seq_len) : Tensor(), output);
     return output;
   }
-  ctx.kernels.embedding_forward(ctx.device, input, params[0], params[1], output);
+  ctx.kernels.embedding_forward(ctx.device, input, params[0], learned ? params[1] : Tensor(),
+                                output);
   ctx.saved.push(input);
   return output;
 }
 
-// dout (B, T, C) -> dwte (V, C) and dwpe (maxT, C) accumulated at the rows forward read.
+// dout (B, T, C) -> dwte (V, C) and dwpe (maxT, C), if any, accumulated at the rows forward read.
 Tensor Embedding::backward(ParameterViews params, ParameterViews grads, const Tensor& grad_output,
                            ModuleContext& ctx) {
   const Tensor input = ctx.saved.pop();
   expect_dtype(grad_output, params[0].dtype(), "Embedding grad_output");
-  ctx.kernels.embedding_backward(ctx.device, input, grad_output, grads[0], grads[1]);
+  const bool learned = positions_ == PositionEmbedding::kLearned;
+  ctx.kernels.embedding_backward(ctx.device, input, grad_output, grads[0],
+                                 learned ? grads[1] : Tensor());
   return Tensor();
 }
 

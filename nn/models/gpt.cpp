@@ -1,4 +1,5 @@
-// Builds the GPT model block by block. Each transformer block is pre-LN:
+// Builds the GPT model from its family of blocks (DecoderBlocks). Each transformer block is
+// pre-LN:
 //   x = x + attn(ln_1(x));  x = x + mlp(ln_2(x)),  mlp = fc (C -> 4C), GELU, proj (4C -> C)
 #include "nn/models/gpt.h"
 
@@ -13,6 +14,7 @@
 #include "nn/layers/linear.h"
 #include "nn/layers/residual.h"
 #include "nn/layers/sequential.h"
+#include "nn/models/decoder_blocks.h"
 
 namespace zt::nn {
 namespace {
@@ -35,46 +37,61 @@ void check_shape(const GptShape& shape) {
   }
 }
 
-std::unique_ptr<Module> make_block(const GptShape& shape) {
-  const std::int64_t c = shape.d_model;
-  // GPT-2 scales the residual projections by 1/sqrt(2 n_layer): two per block add to the
-  // residual stream, so its variance stays bounded as the model deepens.
-  const float proj_std = 0.02f / std::sqrt(2.0f * static_cast<float>(shape.n_layer));
-  auto attention = std::make_unique<Sequential>();
-  attention->add(std::make_unique<LayerNorm>("ln_1", c));
-  attention->add(std::make_unique<CausalSelfAttention>("attn", c, shape.n_head, proj_std));
-  auto mlp = std::make_unique<Sequential>();
-  mlp->add(std::make_unique<LayerNorm>("ln_2", c));
-  // fc, GELU, proj as one module, so that the GELU runs inside the GEMMs.
-  mlp->add(std::make_unique<GeluMlp>("mlp.fc", "mlp.proj", c, 4 * c, Init::normal(0.02f),
-                                     Init::normal(proj_std)));
-  auto block = std::make_unique<Sequential>();
-  block->add(std::make_unique<Residual>(std::move(attention)));
-  block->add(std::make_unique<Residual>(std::move(mlp)));
-  return block;
-}
+// GPT-2's blocks: token + position embedding, pre-LN blocks, final LayerNorm and lm_head.
+class GptBlocks final : public DecoderBlocks {
+ public:
+  explicit GptBlocks(const GptShape& shape) : shape_(shape) {}
+
+  std::string family() const override { return "gpt"; }
+  std::int64_t n_layer() const override { return shape_.n_layer; }
+
+  std::unique_ptr<Module> embedding() const override {
+    return std::make_unique<Embedding>(shape_.vocab_size, shape_.seq_len, shape_.d_model);
+  }
+
+  std::unique_ptr<Module> block(std::int64_t /*layer*/) const override {
+    const std::int64_t c = shape_.d_model;
+    // GPT-2 scales the residual projections by 1/sqrt(2 n_layer): two per block add to the
+    // residual stream, so its variance stays bounded as the model deepens.
+    const float proj_std = 0.02f / std::sqrt(2.0f * static_cast<float>(shape_.n_layer));
+    auto attention = std::make_unique<Sequential>();
+    attention->add(std::make_unique<LayerNorm>("ln_1", c));
+    attention->add(std::make_unique<CausalSelfAttention>("attn", c, shape_.n_head, proj_std));
+    auto mlp = std::make_unique<Sequential>();
+    mlp->add(std::make_unique<LayerNorm>("ln_2", c));
+    // fc, GELU, proj as one module, so that the GELU runs inside the GEMMs.
+    mlp->add(std::make_unique<GeluMlp>("mlp.fc", "mlp.proj", c, 4 * c, Init::normal(0.02f),
+                                       Init::normal(proj_std)));
+    auto block = std::make_unique<Sequential>();
+    block->add(std::make_unique<Residual>(std::move(attention)));
+    block->add(std::make_unique<Residual>(std::move(mlp)));
+    return block;
+  }
+
+  std::unique_ptr<Module> head() const override {
+    auto head = std::make_unique<Sequential>();
+    head->add(std::make_unique<LayerNorm>("ln_f", shape_.d_model));
+    head->add(std::make_unique<Linear>("lm_head", shape_.d_model, shape_.vocab_size, false,
+                                       Init::normal(0.02f)));
+    return head;
+  }
+
+  // lm_head.weight (the head's parameter 2, after ln_f's two) is the embedding's wte
+  // (parameter 0): both are (vocab_size, d_model).
+  std::optional<TiedHead> tied_head() const override {
+    if (!shape_.tie_embeddings) return std::nullopt;
+    return TiedHead{2, 0};
+  }
+
+ private:
+  GptShape shape_;
+};
 
 }  // namespace
 
 Model make_gpt(const GptShape& shape) {
   check_shape(shape);
-  Model model("gpt");
-  model.add_block("embedding",
-                  std::make_unique<Embedding>(shape.vocab_size, shape.seq_len, shape.d_model));
-  for (std::int64_t layer = 0; layer < shape.n_layer; ++layer) {
-    model.add_block("block." + std::to_string(layer), make_block(shape));
-  }
-  auto head = std::make_unique<Sequential>();
-  head->add(std::make_unique<LayerNorm>("ln_f", shape.d_model));
-  head->add(std::make_unique<Linear>("lm_head", shape.d_model, shape.vocab_size, false,
-                                     Init::normal(0.02f)));
-  model.add_block("head", std::move(head));
-  if (shape.tie_embeddings) {
-    // The head's lm_head.weight (parameter 2, after ln_f's two) is the embedding's wte
-    // (parameter 0): both are (vocab_size, d_model).
-    model.tie({model.num_blocks() - 1, 2, 0, 0});
-  }
-  return model;
+  return make_decoder(GptBlocks(shape));
 }
 
 std::int64_t gpt_parameter_count(const GptShape& shape) {

@@ -10,6 +10,7 @@
 #include "data/lm_batch.h"
 #include "data/token_corpus.h"
 #include "nn/models/gpt.h"
+#include "nn/models/llama.h"
 #include "nn/models/mlp.h"
 
 namespace zt::engine {
@@ -112,6 +113,33 @@ std::unique_ptr<data::BatchSource> make_token_source(const Config& config) {
                                         config.model.seq_len, seed);
 }
 
+// The Llama shape of model.*, its defaults (n_kv_head = n_head, Llama's ffn_dim) filled in.
+nn::Model make_llama_model(const Config& config) {
+  const ModelConfig& m = config.model;
+  const nn::LlamaShape shape{m.n_layer,
+                             m.n_head,
+                             m.n_kv_head != 0 ? m.n_kv_head : m.n_head,
+                             m.d_model,
+                             m.ffn_dim != 0 ? m.ffn_dim : nn::llama_default_ffn_dim(m.d_model),
+                             m.vocab_size,
+                             m.seq_len,
+                             static_cast<float>(m.rope_theta),
+                             static_cast<float>(m.norm_eps),
+                             m.tie_embeddings};
+  try {
+    return nn::make_llama(shape);
+  } catch (const ConfigError& e) {
+    // The shape check names the keys; say where the key it names first was set.
+    const std::string message = e.what();
+    std::string key = "model.n_head";
+    for (const char* candidate : {"model.n_kv_head", "model.ffn_dim", "model.rope_theta",
+                                  "model.norm_eps", "model.d_model", "model.n_layer"}) {
+      if (message.rfind(candidate, 0) == 0) key = candidate;
+    }
+    throw ConfigError(where_set(config, key) + ": " + message);
+  }
+}
+
 }  // namespace
 
 nn::Model make_model(const Config& config) {
@@ -128,6 +156,8 @@ nn::Model make_model(const Config& config) {
         // The shape check names the keys; say where the head count was set.
         throw ConfigError(where_set(config, "model.n_head") + ": " + e.what());
       }
+    case ModelType::kLlama:
+      return make_llama_model(config);
   }
   throw InternalError("unknown model type");
 }
@@ -148,11 +178,11 @@ void check_validation_keys(const Config& config) {
         "synthetic data validates on a held-out stream of its own); set "
         "data.val_fraction = 0 or set data.path");
   }
-  if (!data.val_path.empty() && config.model.type != ModelType::kGpt) {
+  if (!data.val_path.empty() && !is_language_model(config.model.type)) {
     throw ConfigError(where_set(config, "data.val_path") +
                       ": data.val_path is set, but model.type = \"mlp\" trains and validates "
                       "on the built-in synthetic classification task; leave data.val_path "
-                      "empty or use model.type = \"gpt\"");
+                      "empty or use model.type = \"gpt\" or \"llama\"");
   }
   if (config.train.eval_every > 0 && !data.path.empty() && data.val_path.empty() &&
       data.val_fraction == 0) {
@@ -167,7 +197,7 @@ void check_validation_keys(const Config& config) {
 std::unique_ptr<data::BatchSource> make_validation_source(const Config& config) {
   check_validation_keys(config);
   const auto seed = static_cast<std::uint64_t>(config.run.seed);
-  if (config.model.type == ModelType::kGpt &&
+  if (is_language_model(config.model.type) &&
       (!config.data.val_path.empty() || config.data.val_fraction > 0)) {
     std::vector<data::TokenShard> shards =
         config.data.val_path.empty() ? training_shards(config, true)
@@ -181,11 +211,12 @@ std::unique_ptr<data::BatchSource> make_validation_source(const Config& config) 
 
 std::unique_ptr<data::BatchSource> make_batch_source(const Config& config) {
   check_validation_keys(config);
-  if (config.model.type == ModelType::kGpt) return make_token_source(config);
+  if (is_language_model(config.model.type)) return make_token_source(config);
   if (!config.data.path.empty()) {
     throw ConfigError(where_set(config, "data.path") + ": data.path = \"" + config.data.path +
                       "\": model.type = \"mlp\" trains on the built-in synthetic "
-                      "classification task; leave data.path empty or use model.type = \"gpt\"");
+                      "classification task; leave data.path empty or use model.type = \"gpt\" "
+                      "or \"llama\"");
   }
   return data::make_synthetic_classification_source(static_cast<std::uint64_t>(config.run.seed),
                                                     config.model.input_dim,

@@ -121,7 +121,7 @@ TrainingParts training_parts_from_config(const Config& config) {
   parts.source = make_batch_source(config);
   if (config.train.eval_every > 0) parts.validation = make_validation_source(config);
   parts.loss = nn::make_softmax_cross_entropy_loss();
-  parts.targets_are_tokens = config.model.type == ModelType::kGpt;
+  parts.targets_are_tokens = is_language_model(config.model.type);
   return parts;
 }
 

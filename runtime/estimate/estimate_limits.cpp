@@ -8,6 +8,7 @@
 
 #include "core/config/byte_size.h"
 #include "core/error.h"
+#include "nn/models/llama.h"
 #include "sharding/flat_layout.h"
 #include "sharding/shard_plan.h"
 
@@ -23,14 +24,21 @@ std::optional<std::int64_t> f32_bytes(std::initializer_list<std::int64_t> factor
   return product;
 }
 
-// The largest tensors one micro-batch makes: GPT's (B, T, max(4C, V)) and the scores of
-// every attention head, (B, H, T, T) (the CUDA backend's workspace); the MLP's
-// (B, max(input, hidden, classes)).
+// The SwiGLU width a Llama model.* builds (its default when ffn_dim is 0); 0 for the others.
+std::int64_t llama_ffn_dim(const ModelConfig& m) {
+  if (m.type != ModelType::kLlama) return 0;
+  return m.ffn_dim != 0 ? m.ffn_dim : nn::llama_default_ffn_dim(m.d_model);
+}
+
+// The largest tensors one micro-batch makes: GPT's and Llama's (B, T, max(4C, 2F, V)) and the
+// scores of every attention head, (B, H, T, T) (the CUDA backend's workspace); the MLP's (B,
+// max(input, hidden, classes)).
 void check_activation_shapes(const Config& config, std::int64_t micro_batch_size) {
   const ModelConfig& m = config.model;
   const bool fits =
-      m.type == ModelType::kGpt
-          ? f32_bytes({micro_batch_size, m.seq_len, std::max(4 * m.d_model, m.vocab_size)}) &&
+      is_language_model(m.type)
+          ? f32_bytes({micro_batch_size, m.seq_len,
+                       std::max({4 * m.d_model, 2 * llama_ffn_dim(m), m.vocab_size})}) &&
                 f32_bytes({micro_batch_size, m.n_head, m.seq_len, m.seq_len})
           : f32_bytes({micro_batch_size, std::max({m.input_dim, m.hidden_dim, m.num_classes})})
                 .has_value();

@@ -22,7 +22,7 @@ namespace {
 class ShapeOnlySource final : public data::BatchSource {
  public:
   explicit ShapeOnlySource(const Config& config)
-      : gpt_(config.model.type == ModelType::kGpt),
+      : gpt_(is_language_model(config.model.type)),
         seq_len_(config.model.seq_len),
         input_dim_(config.model.input_dim) {}
 
@@ -106,7 +106,7 @@ void simulate(const Config& config, const Config& simulated, int world_size, int
   parts.source = std::make_unique<ShapeOnlySource>(simulated);
   if (simulated.train.eval_every > 0)
     parts.validation = std::make_unique<ShapeOnlySource>(simulated);
-  parts.targets_are_tokens = simulated.model.type == ModelType::kGpt;
+  parts.targets_are_tokens = is_language_model(simulated.model.type);
   estimate.parameters = parts.model.parameter_count();
   check_estimable(config, parts.model, world_size, estimate.micro_batch_size);
 

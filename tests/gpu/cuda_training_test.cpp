@@ -93,6 +93,31 @@ TEST(CudaTraining, TinyGptFp32FollowsTheCpu) {
   EXPECT_GT(cuda.memory.peak_bytes[static_cast<std::size_t>(MemoryCategory::kActivations)], 0);
 }
 
+// The tiny Llama (the Llama family's ops: RMSNorm, rotary embeddings, grouped-query attention,
+// SwiGLU, an embedding without wpe) on cuda:0 against the CPU, fp32, at stage 0 on one rank
+// and stage 3 on two.
+TEST(CudaTraining, TinyLlamaFp32FollowsTheCpu) {
+  ZT_SKIP_WITHOUT_GPU();
+  const std::vector<std::string> llama = {"model.type=llama", "model.n_kv_head=2",
+                                          "model.ffn_dim=128", "model.tie_embeddings=true"};
+  const std::vector<double> cpu = train_on_cpu(tiny_gpt(llama));
+  std::vector<std::string> on_gpu = llama;
+  on_gpu.push_back("runtime.device=cuda");
+  const CudaRun cuda = train_on_gpu(tiny_gpt(on_gpu), 1);
+  const double difference = max_relative_difference(cuda.losses, cpu);
+  on_gpu.push_back("zero.stage=3");
+  on_gpu.push_back("train.micro_batch_size=4");
+  const CudaRun sharded = train_on_gpu(tiny_gpt(on_gpu), 2);
+  const double sharded_difference = max_relative_difference(sharded.losses, cpu);
+  std::printf(
+      "[figure] tiny Llama fp32, %d steps: cuda:0 vs cpu losses, max relative difference "
+      "%.3g (loss %.4f -> %.4f); stage 3 on 2 ranks %.3g\n",
+      kSteps, difference, cuda.losses.front(), cuda.losses.back(), sharded_difference);
+  EXPECT_LE(difference, 1e-4);
+  EXPECT_LE(sharded_difference, 1e-4);
+  EXPECT_LT(cuda.losses.back(), cuda.losses.front());
+}
+
 TEST(CudaTraining, TinyGptBf16FollowsTheCpuWithinBf16Rounding) {
   ZT_SKIP_WITHOUT_GPU();
   const std::vector<double> cpu = train_on_cpu(tiny_gpt({"precision.dtype=bf16"}));

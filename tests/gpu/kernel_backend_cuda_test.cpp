@@ -192,6 +192,22 @@ TEST_P(CudaKernelBackend, EmbeddingForwardAndBackwardMatchCpu) {
   expect_same(dwpe_cpu, dwpe_gpu, DType::kF32, "dwpe");
 }
 
+// A token embedding only (Llama): no wpe read forward, no dwpe written backward.
+TEST_P(CudaKernelBackend, EmbeddingWithoutPositionsMatchesCpu) {
+  const Tensor ids = host_ids(Shape{kBatch, kSeq}, kVocab, 25);
+  const Tensor wte = host(Shape{kVocab, kChannels}, dtype(), 26);
+  const Tensor out_cpu = host_zeros(kActivation, dtype()), out_gpu = to_gpu(out_cpu);
+  const Tensor ids_gpu = to_gpu(ids);
+  cpu_kernels().embedding_forward(cpu(), ids, wte, Tensor(), out_cpu);
+  gpu_kernels().embedding_forward(gpu(), ids_gpu, to_gpu(wte), Tensor(), out_gpu);
+  expect_same(out_cpu, out_gpu, dtype(), "out");
+  const Tensor dout = host(kActivation, dtype(), 27);
+  const Tensor dwte_cpu = host_zeros(wte.shape(), DType::kF32), dwte_gpu = to_gpu(dwte_cpu);
+  cpu_kernels().embedding_backward(cpu(), ids, dout, dwte_cpu, Tensor());
+  gpu_kernels().embedding_backward(gpu(), ids_gpu, to_gpu(dout), dwte_gpu, Tensor());
+  expect_same(dwte_cpu, dwte_gpu, DType::kF32, "dwte");
+}
+
 TEST_P(CudaKernelBackend, EmbeddingIdsAreCheckedOnTheHostSoTheDeviceReadsNoneBack) {
   // The device embedding no longer copies ids back to check them: the host batch is checked
   // by the first block's module (the trainer does so when it reads a batch).

@@ -1,7 +1,7 @@
 // The estimator against real runs: `zerotrain launch` trains the tiny GPT at stages 0-3,
 // world 1, 2 and 4, fp32 and bf16, with and without activation checkpointing (and with
-// offload), and every rank's measured peak in memory.json is held to the estimate for that
-// rank, computed in this process on the meta device.
+// offload), and the tiny Llama at a few of those, and every rank's measured peak in memory.json is
+// held to the estimate for that rank, computed in this process on the meta device.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -23,13 +23,14 @@ struct Case {
   int world;
   const char* dtype;
   bool checkpointing;
-  const char* offload;    // "", "optimizer", "optimizer+params", "nvme"
-  bool evaluate = false;  // train.eval_every = 1 (the estimate replays evaluation)
+  const char* offload;               // "", "optimizer", "optimizer+params", "nvme"
+  bool evaluate = false;             // train.eval_every = 1 (the estimate replays evaluation)
+  const char* config = "tiny.toml";  // under configs/
 };
 
 // How GoogleTest names a case in its output.
 void PrintTo(const Case& c, std::ostream* os) {
-  *os << "stage " << c.stage << ", world " << c.world << ", " << c.dtype
+  *os << c.config << ", stage " << c.stage << ", world " << c.world << ", " << c.dtype
       << (c.checkpointing ? ", checkpointing" : "") << (c.offload[0] ? ", offload " : "")
       << c.offload << (c.evaluate ? ", evaluating" : "");
 }
@@ -90,7 +91,7 @@ TEST_P(EstimateVsMeasured, EveryRanksPeakWithinTwoPercent) {
   testing::TempDir dir;
   std::vector<std::string> argv = {zt::testing::zerotrain_binary(), "launch", "--nproc-per-node",
                                    std::to_string(c.world),
-                                   zt::testing::source_dir() + "/configs/tiny.toml"};
+                                   zt::testing::source_dir() + "/configs/" + c.config};
   std::filesystem::create_directories(dir.path() / "states");
   std::vector<std::string> overrides = settings(c, (dir.path() / "states").string());
   overrides.push_back("run.dir=" + (dir.path() / "run").string());
@@ -104,7 +105,7 @@ TEST_P(EstimateVsMeasured, EveryRanksPeakWithinTwoPercent) {
   ASSERT_EQ(measured.size(), static_cast<std::size_t>(c.world));
 
   const Config config =
-      load_config_file(zt::testing::source_dir() + "/configs/tiny.toml", settings(c));
+      load_config_file(zt::testing::source_dir() + "/configs/" + c.config, settings(c));
   for (int r = 0; r < c.world; ++r) {
     const estimate::RankEstimate estimate = estimate::estimate_rank(config, c.world, r);
     const auto [peak, host_peak] = measured[static_cast<std::size_t>(r)];
@@ -139,6 +140,13 @@ std::vector<Case> cases() {
   list.push_back({3, 2, "bf16", true, "", true});
   list.push_back({3, 4, "fp32", false, "", true});
   list.push_back({2, 2, "fp32", false, "optimizer", true});
+  // The Llama family: no position embedding, grouped-query attention, SwiGLU, a tied head.
+  for (int stage = 0; stage <= 3; ++stage) {
+    list.push_back({stage, 2, "fp32", false, "", false, "llama-tiny.toml"});
+    list.push_back({stage, 2, "bf16", true, "", false, "llama-tiny.toml"});
+  }
+  list.push_back({1, 1, "fp32", false, "", false, "llama-tiny.toml"});
+  list.push_back({3, 4, "bf16", false, "optimizer+params", false, "llama-tiny.toml"});
   return list;
 }
 
@@ -149,7 +157,9 @@ INSTANTIATE_TEST_SUITE_P(StagesWorldsDtypes, EstimateVsMeasured, ::testing::Valu
                            for (char& ch : offload) {
                              if (ch == '+') ch = '_';
                            }
-                           return "Stage" + std::to_string(c.stage) + "World" +
+                           const std::string family =
+                               std::string(c.config) == "tiny.toml" ? "" : "Llama";
+                           return family + "Stage" + std::to_string(c.stage) + "World" +
                                   std::to_string(c.world) + c.dtype +
                                   (c.checkpointing ? "Checkpointed" : "") +
                                   (offload.empty() ? "" : "Offload_" + offload) +

@@ -174,7 +174,17 @@ INSTANTIATE_TEST_SUITE_P(
         RunShape{3, 2, {"offload.optimizer=cpu", "offload.params=cpu", "precision.dtype=bf16"}},
         RunShape{1, 2, {"offload.optimizer=cpu", "offload.overlap_step=true"}},
         RunShape{
-            3, 2, {"offload.optimizer=cpu", "offload.overlap_step=true", "precision.dtype=bf16"}}));
+            3, 2, {"offload.optimizer=cpu", "offload.overlap_step=true", "precision.dtype=bf16"}},
+        // The Llama family (no wpe, grouped-query attention, SwiGLU), untied and tied.
+        RunShape{0, 2, {"model.type=llama", "model.n_kv_head=1", "model.ffn_dim=24"}},
+        RunShape{3,
+                 2,
+                 {"model.type=llama", "model.n_kv_head=1", "model.ffn_dim=24",
+                  "model.tie_embeddings=true", "precision.dtype=bf16"}},
+        RunShape{3,
+                 2,
+                 {"model.type=llama", "model.n_kv_head=1", "model.ffn_dim=24",
+                  "offload.optimizer=cpu", "offload.params=cpu"}}));
 
 TEST(BitwiseResume, Fp16ResumesWithTheLossScalerMidBackoff) {
   // Rank 1's step-2 gradients overflow: the scale backs off at step 2, grows again after two

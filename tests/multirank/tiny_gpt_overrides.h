@@ -1,6 +1,7 @@
 // The small GPT the multirank equivalence tests train: 2 blocks of width 16 (2 heads) over a
 // 16-token vocabulary and 8-token samples, lr 0.01, and 1 KiB reduce buckets so that every
 // block splits into several segments. Each test adds its stage, batch and precision.
+// tiny_llama_overrides: the Llama family at that size.
 #pragma once
 
 #include <string>
@@ -13,6 +14,15 @@ inline std::vector<std::string> tiny_gpt_overrides() {
           "model.n_head=2",      "model.d_model=16",
           "model.vocab_size=16", "model.seq_len=8",
           "optimizer.lr=0.01",   "zero.reduce_bucket_size=1KiB"};
+}
+
+// The same shape as a Llama: 2 query heads sharing 1 key/value head, a SwiGLU of width 24,
+// rotary embeddings with Llama 3's base.
+inline std::vector<std::string> tiny_llama_overrides() {
+  std::vector<std::string> overrides = tiny_gpt_overrides();
+  overrides.insert(overrides.end(), {"model.type=llama", "model.n_kv_head=1", "model.ffn_dim=24",
+                                     "model.rope_theta=500000"});
+  return overrides;
 }
 
 }  // namespace zt::testing

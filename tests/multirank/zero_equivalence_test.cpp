@@ -22,6 +22,7 @@
 #include "key_bias_mask.h"
 #include "nn/kernels/cpu/gemm_cpu.h"
 #include "rank_threads.h"
+#include "rank_training.h"
 #include "runtime/engine/model_factory.h"
 #include "runtime/engine/trainer.h"
 #include "sharding/flat_layout.h"
@@ -45,39 +46,10 @@ Config gpt_config(int stage, int world_size, std::int64_t accum,
   return parse_config_text("", "zero_test.toml", overrides);
 }
 
-struct Outcome {
-  std::vector<double> losses;
-  std::vector<float> parameters;  // rank 0's export
-  bool ranks_agree = true;        // every rank exported the same parameters
-  std::vector<comm::CommCounters> counters;
-  std::vector<MemorySnapshot> memory;
-};
+using Outcome = testing::TrainingOutcome;
 
 Outcome train(int world_size, const Config& config) {
-  nn::cpu::set_blas_threads(1);
-  comm::MemoryStore store;
-  std::vector<std::vector<float>> exports(static_cast<std::size_t>(world_size));
-  Outcome outcome;
-  outcome.counters.resize(static_cast<std::size_t>(world_size));
-  outcome.memory.resize(static_cast<std::size_t>(world_size));
-  testing::run_ranks(world_size, [&](int rank) {
-    MemoryTracker tracker(Device::cpu(rank));
-    comm::CommOptions options;
-    options.timeout = std::chrono::seconds(60);
-    auto comm = comm::create_cpu_communicator(store, rank, world_size, options);
-    engine::Trainer trainer(config, *comm, tracker, engine::quiet_trainer_options());
-    const auto losses = trainer.run().losses;
-    const auto index = static_cast<std::size_t>(rank);
-    outcome.counters[index] = comm->counters();
-    outcome.memory[index] = tracker.snapshot();
-    exports[index] = trainer.strategy().full_parameters();
-    if (rank == 0) outcome.losses = losses;
-    comm->barrier()->wait();
-  });
-  outcome.parameters = exports[0];
-  for (const auto& other : exports)
-    outcome.ranks_agree = outcome.ranks_agree && other == exports[0];
-  return outcome;
+  return testing::train_on_ranks(world_size, config);
 }
 
 const Outcome& reference(const std::string& optimizer) {

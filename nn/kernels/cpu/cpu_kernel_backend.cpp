@@ -5,6 +5,7 @@
 #include "nn/kernels/cpu/cpu_kernel_backend.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include "core/error.h"
@@ -356,15 +357,17 @@ class CpuKernelBackend final : public KernelBackend {
     if (!dry(device)) check_token_ids(id, ids.numel(), seq_len, wte.dim(0));
     const std::int64_t chunks = row_chunks(ids.numel(), channels);
     const F32Rows wte_rows(wte, channels, tracker, chunks);
-    const F32Rows wpe_rows(wpe, channels, tracker, chunks);
+    std::optional<F32Rows> wpe_rows;  // none without a position embedding (Llama)
+    if (wpe.defined()) wpe_rows.emplace(wpe, channels, tracker, chunks);
     const F32Rows out_rows(out, channels, tracker, chunks);
     if (dry(device)) return;
     parallel_for_chunks(ids.numel(), parallel_row_grain(channels),
                         [&](std::int64_t chunk, std::int64_t first, std::int64_t last) {
                           for (std::int64_t i = first; i < last; ++i) {
-                            math::embedding_forward_row(wte_rows.load(id[i], chunk),
-                                                        wpe_rows.load(i % seq_len, chunk), channels,
-                                                        out_rows.out(i, chunk));
+                            math::embedding_forward_row(
+                                wte_rows.load(id[i], chunk),
+                                wpe_rows ? wpe_rows->load(i % seq_len, chunk) : nullptr, channels,
+                                out_rows.out(i, chunk));
                             out_rows.store(i, chunk);
                           }
                         });
@@ -378,7 +381,7 @@ class CpuKernelBackend final : public KernelBackend {
     const std::int32_t* id = ids.data_as<std::int32_t>();
     if (dry(device)) return;
     float* dwte_data = dwte.data_as<float>();
-    float* dwpe_data = dwpe.data_as<float>();
+    float* dwpe_data = dwpe.defined() ? dwpe.data_as<float>() : nullptr;
     // Tokens repeat, so rows of dwte are shared: chunks of channels in parallel, every token
     // in order within each, so no two threads touch an element and the sums have one order.
     dispatch_floating(dout.dtype(), [&](auto tag) {
@@ -390,8 +393,9 @@ class CpuKernelBackend final : public KernelBackend {
         for (std::int64_t i = 0; i < ids.numel(); ++i) {
           const T* dout_row = dout_data + i * channels + first;
           for (std::int64_t c = 0; c < width; ++c) dout_f32[c] = static_cast<float>(dout_row[c]);
-          math::embedding_backward_row(dout_f32, width, dwte_data + id[i] * channels + first,
-                                       dwpe_data + (i % seq_len) * channels + first);
+          math::embedding_backward_row(
+              dout_f32, width, dwte_data + id[i] * channels + first,
+              dwpe_data ? dwpe_data + (i % seq_len) * channels + first : nullptr);
         }
       });
     });

@@ -306,7 +306,8 @@ class CudaKernelBackend final : public KernelBackend {
     // so nothing is copied back here; the kernel traps on an id that got past that.
     dispatch_cuda_floating(wte.dtype(), [&](auto tag) {
       using T = decltype(tag);
-      cuda::embedding_forward<T>(ids.data_as<std::int32_t>(), wte.data_as<T>(), wpe.data_as<T>(),
+      const T* wpe_data = wpe.defined() ? wpe.data_as<T>() : nullptr;
+      cuda::embedding_forward<T>(ids.data_as<std::int32_t>(), wte.data_as<T>(), wpe_data,
                                  ids.numel(), seq_len, channels, wte.dim(0), out.data_as<T>(),
                                  stream);
     });
@@ -319,7 +320,7 @@ class CudaKernelBackend final : public KernelBackend {
       using T = decltype(tag);
       cuda::embedding_backward<T>(ids.data_as<std::int32_t>(), dout.data_as<T>(), ids.numel(),
                                   ids.dim(1), dwte.dim(1), dwte.dim(0), dwte.data_as<float>(),
-                                  dwpe.data_as<float>(), stream);
+                                  dwpe.defined() ? dwpe.data_as<float>() : nullptr, stream);
     });
   }
 

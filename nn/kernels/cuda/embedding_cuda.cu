@@ -26,8 +26,10 @@ __global__ void embedding_forward_kernel(const std::int32_t* ids, const T* wte, 
     const std::int64_t c = i % channels;
     const std::int64_t id = checked_id(ids, token, vocab);
     const std::int64_t position = token % seq_len;
-    out[i] = T(math::embedding_forward_element(static_cast<float>(wte[id * channels + c]),
-                                               static_cast<float>(wpe[position * channels + c])));
+    const float token_value = static_cast<float>(wte[id * channels + c]);
+    out[i] = wpe != nullptr ? T(math::embedding_forward_element(
+                                  token_value, static_cast<float>(wpe[position * channels + c])))
+                            : T(token_value);
   }
 }
 
@@ -45,7 +47,7 @@ __global__ void embedding_backward_kernel(const std::int32_t* ids, const T* dout
     const float d = static_cast<float>(dout[i]);
     // The += of embedding_backward_row, made atomic: tokens repeat within a batch.
     atomicAdd(&dwte[id * channels + c], d);
-    atomicAdd(&dwpe[position * channels + c], d);
+    if (dwpe != nullptr) atomicAdd(&dwpe[position * channels + c], d);
   }
 }
 

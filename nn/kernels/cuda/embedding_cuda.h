@@ -11,7 +11,8 @@ namespace zt::nn::cuda {
 // All pointers are device pointers; work is enqueued on `stream` (a cudaStream_t).
 // ids (N) with N = B * T tokens, token i at position i % seq_len; wte (vocab, C);
 // wpe (seq_len, C). An id outside [0, vocab) traps the kernel instead of reading out of
-// bounds (the stream then reports an error). T is float or BF16.
+// bounds (the stream then reports an error). T is float or BF16. wpe and dwpe may be null:
+// a token embedding only.
 
 // out (N, C) = wte[ids] + wpe[position]
 template <typename T>

@@ -77,7 +77,7 @@ TEST(ConfigSchema, EveryKeyIsDocumentedAndItsDefaultValid) {
       EXPECT_EQ(find_config_key(section.name, key.name), &key);
     }
   }
-  EXPECT_EQ(keys, 72u);
+  EXPECT_EQ(keys, 76u);
   EXPECT_EQ(find_config_key("optimizer", "learning_rate"), nullptr);
   EXPECT_EQ(find_config_section("profile"), nullptr);
 }
@@ -87,6 +87,7 @@ TEST(ConfigSchema, EnumNamesAreTheFileNames) {
   EXPECT_EQ(config_name(PrecisionDType::kBf16), "bf16");
   EXPECT_EQ(config_name(DeviceKind::kCuda), "cuda");
   EXPECT_EQ(config_name(ModelType::kMlp), "mlp");
+  EXPECT_EQ(config_name(ModelType::kLlama), "llama");
 }
 
 TEST(ConfigLoading, EveryKeyLandsInItsField) {

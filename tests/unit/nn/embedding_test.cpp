@@ -50,6 +50,33 @@ TEST(EmbeddingGradients, ScatterAddMatchesFiniteDifferences) {
   testing::expect_parameter_gradients_match(embedding, state, ids, 83);
 }
 
+TEST(Embedding, WithoutPositionsOutputIsTheTokenRowAndHasNoWpe) {
+  MemoryTracker tracker(Device::cpu());
+  Embedding embedding(7, 4, 3, PositionEmbedding::kNone);
+  ASSERT_EQ(embedding.parameter_specs().size(), 1u);
+  EXPECT_EQ(embedding.parameter_specs()[0].name, "wte");
+  const testing::ModuleState state = testing::make_state(embedding, tracker, 85);
+  const Tensor ids = token_ids(tracker, 2, 3, {6, 0, 6, 2, 2, 5});
+  SavedActivations saved;
+  testing::CpuTestContext cpu_context(tracker);
+  ModuleContext ctx = cpu_context.module(saved);
+  const Tensor y = embedding.forward(state.params, ids, ctx);
+  const float* wte = state.params[0].data_as<float>();
+  for (std::int64_t i = 0; i < 6; ++i) {
+    const std::int32_t id = ids.data_as<std::int32_t>()[i];
+    for (std::int64_t c = 0; c < 3; ++c) EXPECT_EQ(y.data_as<float>()[i * 3 + c], wte[id * 3 + c]);
+  }
+  saved.clear();
+}
+
+TEST(EmbeddingGradients, WithoutPositionsScatterAddMatchesFiniteDifferences) {
+  MemoryTracker tracker(Device::cpu());
+  Embedding embedding(7, 4, 3, PositionEmbedding::kNone);
+  testing::ModuleState state = testing::make_state(embedding, tracker, 86);
+  const Tensor ids = token_ids(tracker, 2, 3, {6, 0, 6, 2, 2, 5});
+  testing::expect_parameter_gradients_match(embedding, state, ids, 87);
+}
+
 TEST(Embedding, BackwardReturnsNoInputGradient) {
   MemoryTracker tracker(Device::cpu());
   Embedding embedding(5, 2, 2);

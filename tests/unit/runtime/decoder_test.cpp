@@ -1,7 +1,8 @@
 // Generation's pieces: decoding through the KV cache (a prefill, then one token at a time)
-// gives the logits of full forwards over the whole sequence, for the tiny GPT with and
-// without tied embeddings; and the token sampler: greedy is argmax, padded ids are never
-// drawn, a seed repeats its draws, top-k keeps only the most likely ids.
+// gives the logits of full forwards over the whole sequence, for the tiny GPT and the tiny
+// Llama (rotary positions, grouped-query attention) with and without tied embeddings; and the token
+// sampler: greedy is argmax, padded ids are never drawn, a seed repeats its draws, top-k keeps only
+// the most likely ids.
 #include "runtime/generate/decoder.h"
 
 #include <gtest/gtest.h>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "nn/models/gpt.h"
+#include "nn/models/llama.h"
 #include "runtime/generate/token_sampler.h"
 #include "sharding/flat_layout.h"
 
@@ -27,32 +29,44 @@ std::vector<float> initial_values(const nn::Model& model, DeviceContext& device)
   return zero::unpadded_parameters(layout, flat, device);
 }
 
-class DecoderKvCache : public ::testing::TestWithParam<bool> {};
+struct DecoderCase {
+  bool llama = false;
+  bool tied = false;
+};
+
+constexpr std::int32_t kVocab = 23;
+constexpr std::int32_t kSeqLen = 12;
+
+// 2 blocks of width 16 over 23 tokens and 12 positions; the Llama with 4 query heads sharing
+// 2 key/value heads.
+nn::Model tiny_model(const DecoderCase& c) {
+  if (!c.llama) return nn::make_gpt({2, 2, 16, kVocab, kSeqLen, c.tied});
+  return nn::make_llama({2, 4, 2, 16, 24, kVocab, kSeqLen, 10000.0f, 1e-5f, c.tied});
+}
+
+class DecoderKvCache : public ::testing::TestWithParam<DecoderCase> {};
 
 TEST_P(DecoderKvCache, PrefillThenOneTokenAtATimeEqualsFullForwards) {
-  const nn::GptShape shape{/*n_layer=*/2,  /*n_head=*/2,
-                           /*d_model=*/16, /*vocab_size=*/23,
-                           /*seq_len=*/12, /*tie_embeddings=*/GetParam()};
-  nn::Model model = nn::make_gpt(shape);
+  nn::Model model = tiny_model(GetParam());
   MemoryTracker tracker(Device::cpu());
   const std::unique_ptr<DeviceContext> device = make_cpu_device_context(tracker);
   const ModelWeights weights(model, initial_values(model, *device), DType::kF32, *device);
-  Decoder decoder(model, weights, *device, shape.seq_len);
+  Decoder decoder(model, weights, *device, kSeqLen);
   std::vector<std::int32_t> tokens;
-  for (std::int32_t i = 0; i < shape.seq_len; ++i) tokens.push_back((7 * i + 3) % 23);
+  for (std::int32_t i = 0; i < kSeqLen; ++i) tokens.push_back((7 * i + 3) % kVocab);
 
   constexpr std::size_t kPrompt = 4;
   std::vector<float> cached = decoder.feed(std::span(tokens).first(kPrompt));
   for (std::size_t length = kPrompt; length <= tokens.size(); ++length) {
     SCOPED_TRACE("after " + std::to_string(length) + " tokens");
     const std::vector<float> full = decoder.full_forward(std::span(tokens).first(length));
-    ASSERT_EQ(cached.size(), static_cast<std::size_t>(shape.vocab_size));
+    ASSERT_EQ(cached.size(), static_cast<std::size_t>(kVocab));
     for (std::size_t v = 0; v < full.size(); ++v) {
       ASSERT_NEAR(cached[v], full[v], 1e-5) << "logit " << v;
     }
     if (length < tokens.size()) cached = decoder.feed(std::span(tokens).subspan(length, 1));
   }
-  EXPECT_EQ(decoder.position(), shape.seq_len);
+  EXPECT_EQ(decoder.position(), kSeqLen);
   EXPECT_THROW(decoder.feed(std::span(tokens).first(1)), Error) << "past model.seq_len";
   // The cache is reused after a reset: the prompt again gives its logits again.
   decoder.reset();
@@ -61,8 +75,13 @@ TEST_P(DecoderKvCache, PrefillThenOneTokenAtATimeEqualsFullForwards) {
   for (std::size_t v = 0; v < full.size(); ++v) EXPECT_NEAR(again[v], full[v], 1e-5);
 }
 
-INSTANTIATE_TEST_SUITE_P(TiedAndUntied, DecoderKvCache, ::testing::Bool(),
-                         [](const auto& test) { return test.param ? "Tied" : "Untied"; });
+INSTANTIATE_TEST_SUITE_P(GptAndLlamaTiedAndUntied, DecoderKvCache,
+                         ::testing::Values(DecoderCase{false, false}, DecoderCase{false, true},
+                                           DecoderCase{true, false}, DecoderCase{true, true}),
+                         [](const auto& test) {
+                           return std::string(test.param.llama ? "Llama" : "Gpt") +
+                                  (test.param.tied ? "Tied" : "Untied");
+                         });
 
 TEST(TokenSampler, GreedyIsTheFirstLargestLogitBelowTheVocabulary) {
   TokenSampler greedy({0.0, 0, 1}, 4);

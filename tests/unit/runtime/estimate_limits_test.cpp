@@ -66,6 +66,18 @@ TEST(EstimateLimits, Gpt70bAtWorld64IsEstimatedWithoutHostMemoryInProportion) {
   EXPECT_EQ(estimate.parameters, 64990887936);
 }
 
+// The Llama-3-shaped configs: the published parameter counts (Llama 3.2 1B with its tied
+// head, Llama 3 8B untied), estimated at world 8 in a blink.
+TEST(EstimateLimits, Llama1bAnd8bConfigsAreEstimatedWithTheirPublishedParameterCounts) {
+  const Config small = load_config_file(zt::testing::source_dir() + "/configs/llama-1b.toml", {});
+  RankEstimate estimate;
+  expect_fast_and_small("llama-1b", [&] { estimate = estimate_rank(small, 8, 0); });
+  EXPECT_EQ(estimate.parameters, 1235814400);
+  const Config large = load_config_file(zt::testing::source_dir() + "/configs/llama-8b.toml", {});
+  expect_fast_and_small("llama-8b", [&] { estimate = estimate_rank(large, 8, 0); });
+  EXPECT_EQ(estimate.parameters, 8030261248);
+}
+
 TEST(EstimateLimits, TooManyCollectivesPerPassNameTheBucketSize) {
   // 512 MiB buckets: about 92 million segments per pass (the estimate once built them all,
   // 13 GB of host memory, and never answered).

@@ -1,0 +1,110 @@
+// GroupedQueryAttention forward/backward: the qkv projection, rotary embeddings on q and k in
+// place in qkv, the attention core on the kernel backend (k and v with fewer heads than q),
+// and the output projection.
+//   forward:  qkv = x Wqkv^T                  (B, T, (nh + 2 nkv) hs)
+//             q, k = rope(q, t), rope(k, t)   in place, at positions t = 0..T-1
+//             y = attention(q, k, v)          query head h reads kv head h / (nh / nkv)
+//             out = y Wp^T                    (B, T, C)
+//   backward: dy = dout Wp;  dq, dk, dv = attention_backward(...)  (into dqkv)
+//             dq, dk = rope^T(dq), rope^T(dk)  in place;  dx = dqkv Wqkv
+// Saved: x and y (by the two Linears, y also here), the rotated qkv (what attention's
+// backward reads) and lse in f32. Decoding (ModuleContext::decode) rotates at the absolute
+// positions the cache is at and caches the rotated k (Note [Decoding with a KV cache]).
+#include "nn/layers/grouped_query_attention.h"
+
+#include "core/error.h"
+#include "nn/decode_state.h"
+#include "nn/kernels/attention_heads.h"
+
+namespace zt::nn {
+
+GroupedQueryAttention::GroupedQueryAttention(std::string name,
+                                             const GroupedQueryAttentionShape& shape,
+                                             float proj_init_std)
+    : name_(std::move(name)),
+      channels_(shape.channels),
+      n_head_(shape.n_head),
+      n_kv_head_(shape.n_kv_head),
+      head_dim_(shape.n_head > 0 ? shape.channels / shape.n_head : 0),
+      proj_init_std_(proj_init_std),
+      rope_(shape.rope_theta),
+      qkv_(name_ + ".qkv", channels_, qkv_width(), false),
+      proj_(name_ + ".proj", channels_, channels_, false) {
+  ZT_CHECK(n_head_ > 0 && n_kv_head_ > 0 && channels_ > 0 && channels_ % n_head_ == 0 &&
+               n_head_ % n_kv_head_ == 0 && head_dim_ % 2 == 0,
+           name_ +
+               ": channels must be a positive multiple of n_head, n_kv_head must divide "
+               "n_head and head_dim must be even");
+}
+
+std::vector<ParameterSpec> GroupedQueryAttention::parameter_specs() const {
+  return {{name_ + ".qkv.weight", Shape{qkv_width(), channels_}, Init::normal(0.02f)},
+          {name_ + ".proj.weight", Shape{channels_, channels_}, Init::normal(proj_init_std_)}};
+}
+
+Tensor GroupedQueryAttention::forward(ParameterViews params, const Tensor& input,
+                                      ModuleContext& ctx) {
+  ZT_CHECK(params.size() == 2, name_ + " given the wrong number of parameters");
+  ZT_CHECK(input.rank() == 3 && input.dim(2) == channels_,
+           name_ + ": input must be (B, T, C), got " + input.shape().to_string());
+  if (ctx.decode != nullptr) return forward_with_cache(params, input, ctx);
+  const std::int64_t batch = input.dim(0);
+  const std::int64_t seq_len = input.dim(1);
+  const Tensor qkv = qkv_.forward(params.subspan(0, 1), input, ctx);
+  const QkvHeads heads = split_qkv(qkv, n_head_, n_kv_head_);
+  rope_.forward(heads, 0, ctx);
+  Tensor lse = Tensor::empty(Shape{batch, n_head_, seq_len}, DType::kF32, ctx.tracker(),
+                             MemoryCategory::kActivations);
+  Tensor y =
+      Tensor::empty(input.shape(), input.dtype(), ctx.tracker(), MemoryCategory::kActivations);
+  ctx.kernels.attention_forward(ctx.device, heads.q, heads.k, heads.v,
+                                AttentionHeads::packed(y, n_head_), lse);
+  ctx.saved.push(qkv);
+  ctx.saved.push(y);  // the tensor proj_ saves too: no second copy
+  ctx.saved.push(lse);
+  return proj_.forward(params.subspan(1, 1), y, ctx);
+}
+
+// Note [Decoding with a KV cache]: this call's tokens sit at positions [position,
+// position + T); their q and k are rotated there, so the cache holds rotated keys and a later
+// query never turns an earlier key again.
+Tensor GroupedQueryAttention::forward_with_cache(ParameterViews params, const Tensor& input,
+                                                 ModuleContext& ctx) {
+  const std::int64_t batch = input.dim(0);
+  const std::int64_t seq_len = input.dim(1);
+  const std::int64_t position = ctx.decode->position();
+  const Tensor qkv = qkv_.forward(params.subspan(0, 1), input, ctx);
+  const QkvHeads heads = split_qkv(qkv, n_head_, n_kv_head_);
+  rope_.forward(heads, position, ctx);
+  const LayerKvCache& cache =
+      ctx.decode->layer_cache(this, n_kv_head_, head_dim_, input.dtype(), ctx.tracker());
+  cache.write(ctx.device, heads.k, heads.v, position);
+  const Tensor lse = Tensor::empty(Shape{batch, n_head_, seq_len}, DType::kF32, ctx.tracker(),
+                                   MemoryCategory::kActivations);
+  const Tensor y =
+      Tensor::empty(input.shape(), input.dtype(), ctx.tracker(), MemoryCategory::kActivations);
+  ctx.kernels.attention_forward(ctx.device, heads.q, cache.keys(position + seq_len),
+                                cache.values(position + seq_len),
+                                AttentionHeads::packed(y, n_head_), lse);
+  return proj_.forward(params.subspan(1, 1), y, ctx);
+}
+
+Tensor GroupedQueryAttention::backward(ParameterViews params, ParameterViews grads,
+                                       const Tensor& grad_output, ModuleContext& ctx) {
+  const Tensor dy = proj_.backward(params.subspan(1, 1), grads.subspan(1, 1), grad_output, ctx);
+  const Tensor lse = ctx.saved.pop();
+  const Tensor y = ctx.saved.pop();
+  const Tensor qkv = ctx.saved.pop();
+  // dq, dk and dv are written side by side into dqkv, as q, k and v sit in qkv.
+  Tensor dqkv =
+      Tensor::empty(qkv.shape(), qkv.dtype(), ctx.tracker(), MemoryCategory::kActivations);
+  const QkvHeads heads = split_qkv(qkv, n_head_, n_kv_head_);
+  const QkvHeads grads_qkv = split_qkv(dqkv, n_head_, n_kv_head_);
+  ctx.kernels.attention_backward(
+      ctx.device, heads.q, heads.k, heads.v, AttentionHeads::packed(y, n_head_), lse,
+      AttentionHeads::packed(dy, n_head_), grads_qkv.q, grads_qkv.k, grads_qkv.v);
+  rope_.backward(grads_qkv, 0, ctx);
+  return qkv_.backward(params.subspan(0, 1), grads.subspan(0, 1), dqkv, ctx);
+}
+
+}  // namespace zt::nn
