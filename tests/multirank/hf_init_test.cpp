@@ -14,6 +14,7 @@
 #include "nn/kernels/cpu/gemm_cpu.h"
 #include "rank_threads.h"
 #include "runtime/checkpoint/checkpoint_format.h"
+#include "runtime/checkpoint/hf_export.h"
 #include "runtime/checkpoint/hf_weights.h"
 #include "runtime/engine/trainer.h"
 #include "support/hf_gpt2_fixture.h"
@@ -38,6 +39,7 @@ Config config_for(int stage, const std::vector<std::string>& extra) {
 
 struct Outcome {
   std::vector<float> initial;  // the parameters before the first step
+  std::vector<float> final;    // and after the last
   std::vector<double> losses;
   std::vector<checkpoint::ManifestParameter> parameters;
   std::int64_t numel = 0;
@@ -55,7 +57,9 @@ Outcome train(const Config& config) {
     engine::Trainer trainer(config, *comm, tracker, engine::quiet_trainer_options());
     std::vector<float> initial = trainer.strategy().full_parameters();
     const engine::TrainResult result = trainer.run();
+    std::vector<float> final = trainer.strategy().full_parameters();
     if (rank == 0) {
+      outcome.final = std::move(final);
       outcome.initial = std::move(initial);
       outcome.losses = result.losses;
       outcome.parameters = checkpoint::describe_parameters(trainer.strategy().layout());
@@ -100,6 +104,33 @@ INSTANTIATE_TEST_SUITE_P(
       return "Stage" + std::to_string(param_info.param.stage) +
              (param_info.param.extra.empty() ? "" : "Offload");
     });
+
+class HfExport : public ::testing::TestWithParam<int> {};
+
+// A checkpoint exported under Hugging Face names and loaded with init_from gives its weights
+// back bit for bit (an untied head, so every GPT-2 name is written and read).
+TEST_P(HfExport, InitFromTheExportGivesTheCheckpointsWeightsBitwise) {
+  const int stage = GetParam();
+  const testing::TempDir dir;
+  const std::vector<std::string> untied{"model.tie_embeddings=false",
+                                        "checkpoint.dir=" + (dir / "checkpoints").string(),
+                                        "run.dir=" + (dir / "run").string()};
+  std::vector<std::string> saving = untied;
+  saving.push_back("checkpoint.every_steps=2");
+  const Outcome trained = train(config_for(stage, saving));
+  const checkpoint::CheckpointReader reader(dir / "checkpoints/step-00000002");
+  fs::create_directories(dir / "hf");
+  const checkpoint::ExportSummary summary = checkpoint::export_hf_safetensors(
+      reader, dir / "hf/model.safetensors", checkpoint::ExportDType::kF32);
+  EXPECT_EQ(summary.tensors, 2 + 2 * 12 + 3);  // wte, wpe, 12 per block, ln_f, lm_head
+
+  std::vector<std::string> loading = untied;
+  loading.push_back("checkpoint.init_from=" + (dir / "hf").string());
+  const Outcome loaded = train(config_for(stage == 0 ? 3 : 0, loading));
+  EXPECT_EQ(loaded.initial, trained.final) << "stage " << stage;
+}
+
+INSTANTIATE_TEST_SUITE_P(Stages, HfExport, ::testing::Values(0, 3));
 
 TEST(HfInit, AResumeTakesPrecedence) {
   const testing::TempDir dir;
