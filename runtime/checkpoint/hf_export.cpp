@@ -73,7 +73,8 @@ ExportSummary export_hf_safetensors(const CheckpointReader& reader,
     const ManifestParameter& p = names.parameter;
     const std::int64_t rows = p.shape[0];
     const std::int64_t columns = p.numel() / std::max<std::int64_t>(rows, 1);
-    const std::int64_t piece_rows = std::max<std::int64_t>(1, kPieceElements / columns);
+    const std::int64_t piece_rows =
+        std::max<std::int64_t>(1, kPieceElements / std::max<std::int64_t>(columns, 1));
     for (std::int64_t row = 0; row < rows; row += piece_rows) {
       const std::int64_t n = std::min(piece_rows, rows - row);
       piece.resize(static_cast<std::size_t>(n * columns));

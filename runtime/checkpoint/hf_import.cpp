@@ -165,7 +165,8 @@ void HfImport::read(std::int64_t begin, std::int64_t count, float* out) const {
     if (from >= to) continue;
     // Whole rows a bounded piece at a time, the part of each inside [from, to) kept.
     const std::int64_t columns = source.columns;
-    const std::int64_t piece_rows = std::max<std::int64_t>(1, kPieceElements / columns);
+    const std::int64_t piece_rows =
+        std::max<std::int64_t>(1, kPieceElements / std::max<std::int64_t>(columns, 1));
     for (std::int64_t row = (from - p_begin) / columns; row * columns < to - p_begin;
          row += piece_rows) {
       const std::int64_t rows = std::min(piece_rows, source.rows - row);
