@@ -1,5 +1,6 @@
 // `zerotrain checkpoint inspect PATH` and `zerotrain checkpoint export PATH OUT.safetensors
-// [--dtype fp32|bf16]`: what a checkpoint holds, verified, and its full weights as one file.
+// [--dtype fp32|bf16] [--names zerotrain|hf]`: what a checkpoint holds, verified, and its
+// full weights as one file.
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -9,6 +10,7 @@
 #include "core/error.h"
 #include "runtime/checkpoint/checkpoint_directory.h"
 #include "runtime/checkpoint/checkpoint_reader.h"
+#include "runtime/checkpoint/hf_export.h"
 #include "runtime/checkpoint/safetensors_export.h"
 
 namespace zt::apps {
@@ -19,6 +21,7 @@ namespace fs = std::filesystem;
 constexpr const char* kUsage =
     R"(usage: zerotrain checkpoint inspect PATH
        zerotrain checkpoint export PATH OUT.safetensors [--dtype fp32|bf16]
+                                   [--names zerotrain|hf]
 
 PATH is a checkpoint (a step-N directory with a manifest.toml), or a checkpoint.dir, which
 means its newest complete checkpoint.
@@ -28,6 +31,10 @@ export:  the full fp32 master weights as one safetensors file, with the model's 
          names (a tied parameter once, under the name it uses); --dtype bf16 halves it.
          OUT is written atomically, never through a symbolic link and never inside
          the checkpoint it reads.
+         --names hf: Hugging Face's names and layouts instead (GPT-2: wte.weight,
+         transformer.h.N.attn.c_attn.weight, ... with Conv1D weights transposed; a tied
+         head left out), for transformers and for checkpoint.init_from. The model's
+         vocabulary rows are kept as they are (a padded 50304 stays 50304).
 
 exit status: 0 success, 1 damaged checkpoint or I/O failure, 2 usage error
 )";
@@ -82,9 +89,15 @@ int inspect(const std::string& given) {
 
 int export_weights(const Args& args) {
   std::string dtype = "fp32";
+  std::string names = "zerotrain";
   std::vector<std::string> positional;
   for (std::size_t i = 1; i < args.size(); ++i) {
-    if (args[i] == "--dtype") {
+    if (args[i] == "--names") {
+      if (i + 1 >= args.size()) throw UsageError("--names needs zerotrain or hf");
+      names = args[++i];
+    } else if (args[i].rfind("--names=", 0) == 0) {
+      names = args[i].substr(8);
+    } else if (args[i] == "--dtype") {
       if (i + 1 >= args.size()) throw UsageError("--dtype needs fp32 or bf16");
       dtype = args[++i];
     } else if (args[i].rfind("--dtype=", 0) == 0) {
@@ -102,12 +115,18 @@ int export_weights(const Args& args) {
   if (dtype != "fp32" && dtype != "bf16") {
     throw UsageError("--dtype: expected fp32 or bf16, got '" + dtype + "'");
   }
+  if (names != "zerotrain" && names != "hf") {
+    throw UsageError("--names: expected zerotrain or hf, got '" + names + "'");
+  }
   const checkpoint::CheckpointReader reader(resolve_checkpoint_path(positional[0]));
-  const checkpoint::ExportSummary summary = checkpoint::export_safetensors(
-      reader, positional[1],
-      dtype == "fp32" ? checkpoint::ExportDType::kF32 : checkpoint::ExportDType::kBf16);
-  std::printf("wrote %s: %lld tensors, %lld parameters in %s, %s (step %lld)\n",
+  const checkpoint::ExportDType export_dtype =
+      dtype == "fp32" ? checkpoint::ExportDType::kF32 : checkpoint::ExportDType::kBf16;
+  const checkpoint::ExportSummary summary =
+      names == "hf" ? checkpoint::export_hf_safetensors(reader, positional[1], export_dtype)
+                    : checkpoint::export_safetensors(reader, positional[1], export_dtype);
+  std::printf("wrote %s: %lld tensors%s, %lld parameters in %s, %s (step %lld)\n",
               positional[1].c_str(), static_cast<long long>(summary.tensors),
+              names == "hf" ? " under Hugging Face names" : "",
               static_cast<long long>(summary.parameters), dtype.c_str(),
               format_approximate_bytes(static_cast<std::int64_t>(summary.bytes)).c_str(),
               static_cast<long long>(reader.manifest().trainer.step));

@@ -197,6 +197,7 @@ struct CheckpointConfig {
   std::int64_t every_steps = 0;  // save after every this many steps and after the last; 0 = never
   std::int64_t keep_last = 0;    // complete checkpoints kept (oldest removed first); 0 = all
   std::string resume;            // "" = start fresh, "latest" = newest complete in dir, or a path
+  std::string init_from;         // Hugging Face safetensors weights to start from ("" = none)
 
   friend bool operator==(const CheckpointConfig&, const CheckpointConfig&) = default;
 };

@@ -435,6 +435,14 @@ void add_checkpoint(std::vector<SectionSpec>& schema) {
                     "run.dir/run_id names (from step 0 when there is none yet); or the path of "
                     "a checkpoint (its step-N directory), whose run this run continues. A "
                     "checkpoint loads at any world size, ZeRO stage and offload setting.");
+  checkpoint.string("init_from", &CheckpointConfig::init_from, "", Emptiness::kMayBeEmpty,
+                    "Hugging Face weights to start a new run from: a safetensors file, a "
+                    "sharded set's model.safetensors.index.json, or a directory holding "
+                    "either. GPT-2 names (model.type = \"gpt\"): Conv1D weights are "
+                    "transposed, a smaller vocabulary is padded with zero rows, a longer "
+                    "position table is cut to model.seq_len; a missing, extra or mis-shaped "
+                    "tensor is refused. Each rank reads only its own shard. Optimizer states "
+                    "start at zero. A resume (checkpoint.resume) takes precedence.");
 }
 
 std::vector<SectionSpec> build_schema() {

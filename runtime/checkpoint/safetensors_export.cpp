@@ -13,23 +13,41 @@ namespace zt::checkpoint {
 namespace {
 
 std::string header_json(const Manifest& manifest, ExportDType dtype, std::uint64_t& data_bytes) {
-  const std::size_t element_bytes = dtype == ExportDType::kF32 ? 4 : 2;
   std::string ties;
   for (const ManifestParameter& p : manifest.parameters) {
     if (!p.tied_to.empty()) ties += (ties.empty() ? "" : ",") + p.name + "=" + p.tied_to;
   }
-  std::string json = "{\"__metadata__\":{\"format\":\"pt\",\"zerotrain.step\":\"" +
-                     std::to_string(manifest.trainer.step) + "\"";
-  if (!ties.empty()) json += ",\"zerotrain.tied\":" + engine::json_string(ties);
+  std::vector<std::pair<std::string, std::string>> metadata{
+      {"format", "pt"}, {"zerotrain.step", std::to_string(manifest.trainer.step)}};
+  if (!ties.empty()) metadata.emplace_back("zerotrain.tied", ties);
+  std::vector<SafetensorsEntry> entries;
+  for (const ManifestParameter& p : manifest.parameters) {
+    if (p.tied_to.empty()) entries.push_back({p.name, p.shape});
+  }
+  return safetensors_header_text(entries, dtype, metadata, data_bytes);
+}
+
+}  // namespace
+
+std::string safetensors_header_text(
+    const std::vector<SafetensorsEntry>& entries, ExportDType dtype,
+    const std::vector<std::pair<std::string, std::string>>& metadata, std::uint64_t& data_bytes) {
+  const std::size_t element_bytes = dtype == ExportDType::kF32 ? 4 : 2;
+  std::string json = "{\"__metadata__\":{";
+  for (std::size_t i = 0; i < metadata.size(); ++i) {
+    json += (i == 0 ? "" : ",") + engine::json_string(metadata[i].first) + ":" +
+            engine::json_string(metadata[i].second);
+  }
   json += "}";
   data_bytes = 0;
-  for (const ManifestParameter& p : manifest.parameters) {
-    if (!p.tied_to.empty()) continue;
-    const std::uint64_t bytes = static_cast<std::uint64_t>(p.numel()) * element_bytes;
-    json += "," + engine::json_string(p.name) + ":{\"dtype\":\"" +
+  for (const SafetensorsEntry& entry : entries) {
+    std::uint64_t numel = 1;
+    for (const std::int64_t d : entry.shape) numel *= static_cast<std::uint64_t>(d);
+    const std::uint64_t bytes = numel * element_bytes;
+    json += "," + engine::json_string(entry.name) + ":{\"dtype\":\"" +
             (dtype == ExportDType::kF32 ? "F32" : "BF16") + "\",\"shape\":[";
-    for (std::size_t i = 0; i < p.shape.size(); ++i) {
-      json += (i == 0 ? "" : ",") + std::to_string(p.shape[i]);
+    for (std::size_t i = 0; i < entry.shape.size(); ++i) {
+      json += (i == 0 ? "" : ",") + std::to_string(entry.shape[i]);
     }
     json += "],\"data_offsets\":[" + std::to_string(data_bytes) + "," +
             std::to_string(data_bytes + bytes) + "]}";
@@ -40,8 +58,6 @@ std::string header_json(const Manifest& manifest, ExportDType dtype, std::uint64
   while ((json.size() % 8) != 0) json += ' ';
   return json;
 }
-
-}  // namespace
 
 ExportSummary export_safetensors(const CheckpointReader& reader, const std::filesystem::path& out,
                                  ExportDType dtype) {

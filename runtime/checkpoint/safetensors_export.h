@@ -6,6 +6,9 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "runtime/checkpoint/checkpoint_reader.h"
 
@@ -25,6 +28,19 @@ struct ExportSummary {
 // A tied parameter is written once, under the name of the parameter it uses; the header's
 // __metadata__ records the tie ("zerotrain.tied": "head.lm_head.weight=embedding.wte") and
 // the step. Tensors are converted a bounded piece at a time, so memory stays small.
+// One tensor of a safetensors header being written.
+struct SafetensorsEntry {
+  std::string name;
+  std::vector<std::int64_t> shape;
+};
+
+// A safetensors header (its JSON, padded with spaces to a multiple of 8 bytes so the data
+// starts aligned) for `entries`, all of `dtype`, back to back in the given order, with the
+// `metadata` strings. `data_bytes` receives the data section's size.
+std::string safetensors_header_text(
+    const std::vector<SafetensorsEntry>& entries, ExportDType dtype,
+    const std::vector<std::pair<std::string, std::string>>& metadata, std::uint64_t& data_bytes);
+
 ExportSummary export_safetensors(const CheckpointReader& reader, const std::filesystem::path& out,
                                  ExportDType dtype);
 

@@ -19,6 +19,7 @@
 #include "optim/lr_schedule_warnings.h"
 #include "runtime/checkpoint/checkpoint_directory.h"
 #include "runtime/checkpoint/checkpointer.h"
+#include "runtime/checkpoint/hf_import.h"
 #include "runtime/checkpoint/run_id.h"
 #include "runtime/engine/block_pass.h"
 #include "runtime/engine/device_selection.h"
@@ -218,11 +219,33 @@ Trainer::Trainer(const Config& config, TrainingParts parts, comm::CommLanes lane
                                                   p.loss_scale_growth_interval, 2.0,
                                                   p.loss_scale_backoff, p.min_loss_scale});
   }
+  bool resumed = false;
   if (!device_.device().meta &&
       (config_.checkpoint.every_steps > 0 || !config_.checkpoint.resume.empty())) {
     make_checkpointer();
     tracker_.set_phase("checkpoint load");
-    if (const auto state = checkpointer_->load()) restore(*state);
+    if (const auto state = checkpointer_->load()) {
+      restore(*state);
+      resumed = true;
+    }
+  }
+  if (!device_.device().meta && !config_.checkpoint.init_from.empty()) {
+    if (resumed) {
+      // A resume continues from its checkpoint, whose run started from init_from already
+      // (checkpoint.resume = "latest" finding none starts from init_from instead).
+      if (comm_.rank() == 0) {
+        std::fprintf(stderr,
+                     "zerotrain: checkpoint.resume took precedence: checkpoint.init_from = "
+                     "\"%s\" is not read\n",
+                     config_.checkpoint.init_from.c_str());
+      }
+    } else {
+      tracker_.set_phase("checkpoint load");
+      checkpoint::init_from_hugging_face(config_, *strategy_, optimizer_->states_per_element(),
+                                         comm_.rank(), [this](std::array<float, 2> values) {
+                                           return all_reduce_pair(values, comm::ReduceOp::kMax);
+                                         });
+    }
   }
   // The estimator's meta device samples nothing (Note [Sample memory] in training_sample.cpp).
   if (config_.train.sample_every > 0 && comm_.rank() == 0 && !device_.device().meta) {

@@ -311,6 +311,57 @@ with safe_open(sys.argv[2], framework="np") as f:
   EXPECT_NEAR(std::stod(read.out.substr(at + 9)), wte_sum, 1e-9 * (1 + std::abs(wte_sum)));
 }
 
+// --names hf: GPT-2's names, Conv1D weights transposed, the tied head left out; read back by
+// the format's reference reader and compared with the export under our own names.
+TEST_F(SavedCheckpoint, ExportUnderHuggingFaceNamesTransposesConv1DWeights) {
+  const TempDir out;
+  const fs::path ours = out / "ours.safetensors";
+  const fs::path hf = out / "hf.safetensors";
+  ASSERT_EQ(testing::zerotrain(
+                *dir_, {"checkpoint", "export", checkpoint().string(), ours.string()}, "export")
+                .exit_code,
+            0);
+  const ProgramResult e = testing::zerotrain(
+      *dir_, {"checkpoint", "export", checkpoint().string(), hf.string(), "--names", "hf"},
+      "export-hf");
+  ASSERT_EQ(e.exit_code, 0) << e.output();
+  EXPECT_NE(e.out.find("28 tensors under Hugging Face names"), std::string::npos) << e.out;
+  const ProgramResult bad = testing::zerotrain(
+      *dir_, {"checkpoint", "export", checkpoint().string(), hf.string(), "--names", "gpt"},
+      "export-bad");
+  EXPECT_EQ(bad.exit_code, 2) << bad.output();
+  EXPECT_NE(bad.err.find("--names: expected zerotrain or hf, got 'gpt'"), std::string::npos)
+      << bad.err;
+
+  const std::string python = tools_python();
+  if (testing::run_program({python, "-c", "import safetensors, numpy"}, out.path(), "probe")
+          .exit_code != 0) {
+    GTEST_SKIP() << "Python's safetensors package is not installed (" << python
+                 << "): scripts/python-tools installs it";
+  }
+  const std::string script = R"(
+import sys
+import numpy as np
+from safetensors.numpy import load_file
+ours, hf = load_file(sys.argv[1]), load_file(sys.argv[2])
+print("lm_head", "lm_head.weight" in hf)
+print("c_attn", tuple(hf["transformer.h.0.attn.c_attn.weight"].shape))
+print("same", all([
+    np.array_equal(hf["transformer.wte.weight"], ours["embedding.wte"]),
+    np.array_equal(hf["transformer.h.1.attn.c_attn.weight"], ours["block.1.attn.qkv.weight"].T),
+    np.array_equal(hf["transformer.h.0.mlp.c_fc.weight"], ours["block.0.mlp.fc.weight"].T),
+    np.array_equal(hf["transformer.h.0.mlp.c_proj.weight"], ours["block.0.mlp.proj.weight"].T),
+    np.array_equal(hf["transformer.h.1.attn.c_attn.bias"], ours["block.1.attn.qkv.bias"]),
+    np.array_equal(hf["transformer.ln_f.weight"], ours["head.ln_f.weight"])]))
+)";
+  const ProgramResult read = testing::run_program(
+      {python, "-c", script, ours.string(), hf.string()}, out.path(), "python");
+  ASSERT_EQ(read.exit_code, 0) << read.output();
+  EXPECT_NE(read.out.find("lm_head False"), std::string::npos) << read.out;
+  EXPECT_NE(read.out.find("c_attn (64, 192)"), std::string::npos) << read.out;
+  EXPECT_NE(read.out.find("same True"), std::string::npos) << read.out;
+}
+
 TEST_F(SavedCheckpoint, ExportNeverWritesThroughASymlinkOrOverADirectory) {
   const TempDir out;
   const fs::path target = out / "precious.bin";

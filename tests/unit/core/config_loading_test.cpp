@@ -77,7 +77,7 @@ TEST(ConfigSchema, EveryKeyIsDocumentedAndItsDefaultValid) {
       EXPECT_EQ(find_config_key(section.name, key.name), &key);
     }
   }
-  EXPECT_EQ(keys, 76u);
+  EXPECT_EQ(keys, 77u);
   EXPECT_EQ(find_config_key("optimizer", "learning_rate"), nullptr);
   EXPECT_EQ(find_config_section("profile"), nullptr);
 }

@@ -1,0 +1,190 @@
+// checkpoint.init_from's matching and reading: the fixture's GPT-2 tensors fill every
+// parameter (Conv1D weights transposed, the vocabulary padded, positions cut), any run of
+// elements reads the same values as the whole, and a missing, extra or mis-shaped tensor is
+// refused naming the Hugging Face tensor and our parameter.
+#include "runtime/checkpoint/hf_import.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/config/config_loader.h"
+#include "core/error.h"
+#include "runtime/engine/model_factory.h"
+#include "sharding/flat_layout.h"
+#include "support/error_message.h"
+#include "support/hf_gpt2_fixture.h"
+#include "support/temp_dir.h"
+
+namespace zt::checkpoint {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct TinyModel {
+  zero::FlatLayout layout;
+  std::vector<ManifestParameter> parameters;
+};
+
+TinyModel tiny_model(bool tied) {
+  const Config config =
+      parse_config_text("", "hf_import_test.toml",
+                        {"model.type=gpt", "model.n_layer=2", "model.n_head=2", "model.d_model=16",
+                         "model.vocab_size=16", "model.seq_len=8",
+                         std::string("model.tie_embeddings=") + (tied ? "true" : "false")});
+  TinyModel model{zero::make_flat_layout(engine::make_model(config), 1), {}};
+  model.parameters = describe_parameters(model.layout);
+  return model;
+}
+
+HfNaming gpt2_naming(const TinyModel& model) {
+  return hf_naming(ModelType::kGpt, model.parameters);
+}
+
+TEST(HfImport, FillsEveryParameterFromTheTiedFixture) {
+  const TinyModel model = tiny_model(true);
+  const HfWeights weights(testing::hf_gpt2_fixture("tied"));
+  const HfImport import(weights, gpt2_naming(model));
+  std::vector<float> all(static_cast<std::size_t>(model.layout.numel), -1.0f);
+  import.read(0, model.layout.numel, all.data());
+  EXPECT_EQ(all, testing::expected_from_hf(weights, model.parameters, model.layout.numel));
+  // The three padding rows of wte are zero, its real rows are not.
+  const std::int64_t c = 16;
+  for (std::int64_t i = 13 * c; i < 16 * c; ++i) EXPECT_EQ(all[static_cast<std::size_t>(i)], 0.0f);
+  EXPECT_NE(all[0], 0.0f);
+
+  // Odd runs (a stage-3 shard's pieces) read the same values as the whole.
+  std::vector<float> pieces(all.size(), -1.0f);
+  for (std::int64_t begin = 0; begin < model.layout.numel; begin += 37) {
+    const std::int64_t count = std::min<std::int64_t>(37, model.layout.numel - begin);
+    import.read(begin, count, pieces.data() + begin);
+  }
+  EXPECT_EQ(pieces, all);
+}
+
+TEST(HfImport, ReadsAnF16ShardedSetWithAnUntiedHead) {
+  const TinyModel model = tiny_model(false);
+  const HfWeights weights(testing::hf_gpt2_fixture("untied_sharded"));
+  const HfImport import(weights, gpt2_naming(model));
+  std::vector<float> all(static_cast<std::size_t>(model.layout.numel), -1.0f);
+  import.read(0, model.layout.numel, all.data());
+  EXPECT_EQ(all, testing::expected_from_hf(weights, model.parameters, model.layout.numel));
+}
+
+// A safetensors file of the fixture's tensors, changed by `edit` (name -> shape, values).
+struct Tensor32 {
+  std::vector<std::int64_t> shape;
+  std::vector<float> values;
+};
+using TensorMap = std::map<std::string, Tensor32>;
+
+TensorMap fixture_tensors() {
+  const HfWeights weights(testing::hf_gpt2_fixture("tied"));
+  TensorMap tensors;
+  for (const auto& [name, ref] : weights.tensors()) {
+    if (!converts_to_f32(ref.tensor->dtype)) continue;  // the bool mask buffers
+    Tensor32 t{ref.tensor->shape,
+               std::vector<float>(static_cast<std::size_t>(ref.tensor->numel()))};
+    ref.file->read_f32(*ref.tensor, 0, ref.tensor->numel(), t.values.data());
+    tensors["transformer." == name.substr(0, 12) ? name.substr(12) : name] = std::move(t);
+  }
+  return tensors;
+}
+
+void write_safetensors(const fs::path& path, const TensorMap& tensors) {
+  std::string header = "{";
+  std::uint64_t offset = 0;
+  for (const auto& [name, t] : tensors) {
+    std::string shape;
+    for (const std::int64_t d : t.shape) shape += (shape.empty() ? "" : ",") + std::to_string(d);
+    const std::uint64_t bytes = t.values.size() * 4;
+    header += (header.size() > 1 ? "," : "") +
+              ("\"" + name + "\":{\"dtype\":\"F32\",\"shape\":[" + shape + "],\"data_offsets\":[" +
+               std::to_string(offset) + "," + std::to_string(offset + bytes) + "]}");
+    offset += bytes;
+  }
+  header += "}";
+  std::ofstream out(path, std::ios::binary);
+  const std::uint64_t length = header.size();
+  out.write(reinterpret_cast<const char*>(&length), 8);
+  out << header;
+  for (const auto& [name, t] : tensors) {
+    out.write(reinterpret_cast<const char*>(t.values.data()),
+              static_cast<std::streamsize>(t.values.size() * 4));
+  }
+}
+
+std::string refusal(const TensorMap& tensors, bool tied) {
+  const testing::TempDir dir;
+  write_safetensors(dir / "model.safetensors", tensors);
+  const TinyModel model = tiny_model(tied);
+  const HfWeights weights(dir / "model.safetensors");
+  return testing::message_of<Error>([&] { HfImport(weights, gpt2_naming(model)); });
+}
+
+TEST(HfImport, TheUnprefixedFixtureLoadsToo) {
+  const testing::TempDir dir;
+  write_safetensors(dir / "model.safetensors", fixture_tensors());
+  const TinyModel model = tiny_model(true);
+  const HfWeights weights(dir / "model.safetensors");
+  const HfImport import(weights, gpt2_naming(model));
+  std::vector<float> all(static_cast<std::size_t>(model.layout.numel));
+  import.read(0, model.layout.numel, all.data());
+  EXPECT_EQ(all, testing::expected_from_hf(weights, model.parameters, model.layout.numel));
+}
+
+TEST(HfImport, RefusesAMissingTensorNamingBothSides) {
+  TensorMap tensors = fixture_tensors();
+  tensors.erase("h.1.mlp.c_fc.bias");
+  const std::string message = refusal(tensors, true);
+  EXPECT_CONTAINS(message,
+                  "no tensor 'h.1.mlp.c_fc.bias' for this model's block.1.mlp.fc.bias (64)");
+  EXPECT_CONTAINS(message, "model.safetensors");
+}
+
+TEST(HfImport, RefusesAnExtraTensor) {
+  TensorMap tensors = fixture_tensors();
+  tensors["h.2.ln_1.weight"] = tensors["h.1.ln_1.weight"];
+  const std::string message = refusal(tensors, true);
+  EXPECT_CONTAINS(message, "extra tensor 'h.2.ln_1.weight' (16)");
+  EXPECT_CONTAINS(message, "model.n_layer");
+}
+
+TEST(HfImport, RefusesAMisShapedTensorNamingBothShapes) {
+  TensorMap tensors = fixture_tensors();
+  tensors["h.0.attn.c_attn.weight"].shape = {48, 16};  // written (out, in): not a Conv1D weight
+  std::string message = refusal(tensors, true);
+  EXPECT_CONTAINS(message, "'h.0.attn.c_attn.weight' (48, 16)");
+  EXPECT_CONTAINS(message, "does not fit this model's block.0.attn.qkv.weight (48, 16)");
+  EXPECT_CONTAINS(message, "expected (16, 48), a Conv1D (in, out) weight transposed to ours");
+
+  tensors = fixture_tensors();
+  Tensor32& wte = tensors["wte.weight"];
+  wte.shape = {20, 16};  // a vocabulary larger than model.vocab_size
+  wte.values.resize(20 * 16);
+  message = refusal(tensors, true);
+  EXPECT_CONTAINS(message, "'wte.weight' (20, 16)");
+  EXPECT_CONTAINS(message, "embedding.wte (16, 16): expected (16, 16), or fewer rows");
+}
+
+TEST(HfImport, RefusesAHeadTiedOnOneSideOnly) {
+  TensorMap tensors = fixture_tensors();
+  EXPECT_CONTAINS(refusal(tensors, false),
+                  "no tensor 'lm_head.weight' for this model's "
+                  "head.lm_head.weight (16, 16); the file ties its head "
+                  "to wte: set model.tie_embeddings = true");
+  tensors["lm_head.weight"] = tensors["wte.weight"];
+  EXPECT_CONTAINS(refusal(tensors, true), "extra tensor 'lm_head.weight' (13, 16)");
+  EXPECT_CONTAINS(refusal(tensors, true), "set model.tie_embeddings = false");
+}
+
+TEST(HfImport, AnMlpHasNoHuggingFaceNames) {
+  EXPECT_CONTAINS(testing::message_of<ConfigError>([] { hf_naming(ModelType::kMlp, {}); }),
+                  "model.type = \"mlp\" has no Hugging Face counterpart");
+}
+
+}  // namespace
+}  // namespace zt::checkpoint
