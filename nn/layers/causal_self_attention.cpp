@@ -12,8 +12,8 @@
 #include "nn/layers/causal_self_attention.h"
 
 #include "core/error.h"
-#include "nn/decode_state.h"
 #include "nn/kernels/attention_heads.h"
+#include "nn/layers/attention_core.h"
 
 namespace zt::nn {
 
@@ -42,42 +42,22 @@ Tensor CausalSelfAttention::forward(ParameterViews params, const Tensor& input,
   ZT_CHECK(input.rank() == 3 && input.dim(2) == channels_,
            name_ + ": input must be (B, T, C), got " + input.shape().to_string());
   if (ctx.decode != nullptr) return forward_with_cache(params, input, ctx);
-  const std::int64_t batch = input.dim(0);
-  const std::int64_t seq_len = input.dim(1);
   const Tensor qkv = qkv_.forward(params.subspan(0, 2), input, ctx);  // (B, T, 3C)
-  Tensor lse = Tensor::empty(Shape{batch, n_head_, seq_len}, DType::kF32, ctx.tracker(),
-                             MemoryCategory::kActivations);
-  Tensor y =
-      Tensor::empty(input.shape(), input.dtype(), ctx.tracker(), MemoryCategory::kActivations);
-  const QkvHeads heads = split_qkv(qkv, n_head_, n_head_);
-  ctx.kernels.attention_forward(ctx.device, heads.q, heads.k, heads.v,
-                                AttentionHeads::packed(y, n_head_), lse);
+  const AttentionOutput out = attend(split_qkv(qkv, n_head_, n_head_), n_head_, input.dtype(), ctx);
   ctx.saved.push(qkv);
-  ctx.saved.push(y);  // the tensor proj_ saves too: no second copy
-  ctx.saved.push(lse);
-  return proj_.forward(params.subspan(2, 2), y, ctx);
+  ctx.saved.push(out.y);  // the tensor proj_ saves too: no second copy
+  ctx.saved.push(out.lse);
+  return proj_.forward(params.subspan(2, 2), out.y, ctx);
 }
 
 // Note [Decoding with a KV cache]: this call's k and v join the cache at positions
 // [position, position + T), and its T queries attend over every cached key up to their own.
 Tensor CausalSelfAttention::forward_with_cache(ParameterViews params, const Tensor& input,
                                                ModuleContext& ctx) {
-  const std::int64_t batch = input.dim(0);
-  const std::int64_t seq_len = input.dim(1);
-  const std::int64_t position = ctx.decode->position();
   const Tensor qkv = qkv_.forward(params.subspan(0, 2), input, ctx);  // (B, T, 3C)
-  const QkvHeads heads = split_qkv(qkv, n_head_, n_head_);
-  const LayerKvCache& cache =
-      ctx.decode->layer_cache(this, n_head_, heads.k.head_dim, input.dtype(), ctx.tracker());
-  cache.write(ctx.device, heads.k, heads.v, position);
-  const Tensor lse = Tensor::empty(Shape{batch, n_head_, seq_len}, DType::kF32, ctx.tracker(),
-                                   MemoryCategory::kActivations);
-  const Tensor y =
-      Tensor::empty(input.shape(), input.dtype(), ctx.tracker(), MemoryCategory::kActivations);
-  ctx.kernels.attention_forward(ctx.device, heads.q, cache.keys(position + seq_len),
-                                cache.values(position + seq_len),
-                                AttentionHeads::packed(y, n_head_), lse);
-  return proj_.forward(params.subspan(2, 2), y, ctx);
+  const AttentionOutput out =
+      attend_through_cache(this, split_qkv(qkv, n_head_, n_head_), n_head_, input.dtype(), ctx);
+  return proj_.forward(params.subspan(2, 2), out.y, ctx);
 }
 
 Tensor CausalSelfAttention::backward(ParameterViews params, ParameterViews grads,
@@ -86,14 +66,7 @@ Tensor CausalSelfAttention::backward(ParameterViews params, ParameterViews grads
   const Tensor lse = ctx.saved.pop();
   const Tensor y = ctx.saved.pop();
   const Tensor qkv = ctx.saved.pop();
-  // dq, dk and dv are written side by side into dqkv, as q, k and v sit in qkv.
-  Tensor dqkv =
-      Tensor::empty(qkv.shape(), qkv.dtype(), ctx.tracker(), MemoryCategory::kActivations);
-  const QkvHeads heads = split_qkv(qkv, n_head_, n_head_);
-  const QkvHeads grads_qkv = split_qkv(dqkv, n_head_, n_head_);
-  ctx.kernels.attention_backward(
-      ctx.device, heads.q, heads.k, heads.v, AttentionHeads::packed(y, n_head_), lse,
-      AttentionHeads::packed(dy, n_head_), grads_qkv.q, grads_qkv.k, grads_qkv.v);
+  const Tensor dqkv = attention_backward_to_qkv(qkv, y, lse, dy, n_head_, n_head_, ctx);
   return qkv_.backward(params.subspan(0, 2), grads.subspan(0, 2), dqkv, ctx);
 }
 

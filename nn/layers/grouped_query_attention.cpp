@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "nn/decode_state.h"
 #include "nn/kernels/attention_heads.h"
+#include "nn/layers/attention_core.h"
 
 namespace zt::nn {
 
@@ -48,21 +49,14 @@ Tensor GroupedQueryAttention::forward(ParameterViews params, const Tensor& input
   ZT_CHECK(input.rank() == 3 && input.dim(2) == channels_,
            name_ + ": input must be (B, T, C), got " + input.shape().to_string());
   if (ctx.decode != nullptr) return forward_with_cache(params, input, ctx);
-  const std::int64_t batch = input.dim(0);
-  const std::int64_t seq_len = input.dim(1);
   const Tensor qkv = qkv_.forward(params.subspan(0, 1), input, ctx);
   const QkvHeads heads = split_qkv(qkv, n_head_, n_kv_head_);
   rope_.forward(heads, 0, ctx);
-  Tensor lse = Tensor::empty(Shape{batch, n_head_, seq_len}, DType::kF32, ctx.tracker(),
-                             MemoryCategory::kActivations);
-  Tensor y =
-      Tensor::empty(input.shape(), input.dtype(), ctx.tracker(), MemoryCategory::kActivations);
-  ctx.kernels.attention_forward(ctx.device, heads.q, heads.k, heads.v,
-                                AttentionHeads::packed(y, n_head_), lse);
+  const AttentionOutput out = attend(heads, n_head_, input.dtype(), ctx);
   ctx.saved.push(qkv);
-  ctx.saved.push(y);  // the tensor proj_ saves too: no second copy
-  ctx.saved.push(lse);
-  return proj_.forward(params.subspan(1, 1), y, ctx);
+  ctx.saved.push(out.y);  // the tensor proj_ saves too: no second copy
+  ctx.saved.push(out.lse);
+  return proj_.forward(params.subspan(1, 1), out.y, ctx);
 }
 
 // Note [Decoding with a KV cache]: this call's tokens sit at positions [position,
@@ -70,23 +64,11 @@ Tensor GroupedQueryAttention::forward(ParameterViews params, const Tensor& input
 // query never turns an earlier key again.
 Tensor GroupedQueryAttention::forward_with_cache(ParameterViews params, const Tensor& input,
                                                  ModuleContext& ctx) {
-  const std::int64_t batch = input.dim(0);
-  const std::int64_t seq_len = input.dim(1);
-  const std::int64_t position = ctx.decode->position();
   const Tensor qkv = qkv_.forward(params.subspan(0, 1), input, ctx);
   const QkvHeads heads = split_qkv(qkv, n_head_, n_kv_head_);
-  rope_.forward(heads, position, ctx);
-  const LayerKvCache& cache =
-      ctx.decode->layer_cache(this, n_kv_head_, head_dim_, input.dtype(), ctx.tracker());
-  cache.write(ctx.device, heads.k, heads.v, position);
-  const Tensor lse = Tensor::empty(Shape{batch, n_head_, seq_len}, DType::kF32, ctx.tracker(),
-                                   MemoryCategory::kActivations);
-  const Tensor y =
-      Tensor::empty(input.shape(), input.dtype(), ctx.tracker(), MemoryCategory::kActivations);
-  ctx.kernels.attention_forward(ctx.device, heads.q, cache.keys(position + seq_len),
-                                cache.values(position + seq_len),
-                                AttentionHeads::packed(y, n_head_), lse);
-  return proj_.forward(params.subspan(1, 1), y, ctx);
+  rope_.forward(heads, ctx.decode->position(), ctx);
+  const AttentionOutput out = attend_through_cache(this, heads, n_head_, input.dtype(), ctx);
+  return proj_.forward(params.subspan(1, 1), out.y, ctx);
 }
 
 Tensor GroupedQueryAttention::backward(ParameterViews params, ParameterViews grads,
@@ -95,15 +77,8 @@ Tensor GroupedQueryAttention::backward(ParameterViews params, ParameterViews gra
   const Tensor lse = ctx.saved.pop();
   const Tensor y = ctx.saved.pop();
   const Tensor qkv = ctx.saved.pop();
-  // dq, dk and dv are written side by side into dqkv, as q, k and v sit in qkv.
-  Tensor dqkv =
-      Tensor::empty(qkv.shape(), qkv.dtype(), ctx.tracker(), MemoryCategory::kActivations);
-  const QkvHeads heads = split_qkv(qkv, n_head_, n_kv_head_);
-  const QkvHeads grads_qkv = split_qkv(dqkv, n_head_, n_kv_head_);
-  ctx.kernels.attention_backward(
-      ctx.device, heads.q, heads.k, heads.v, AttentionHeads::packed(y, n_head_), lse,
-      AttentionHeads::packed(dy, n_head_), grads_qkv.q, grads_qkv.k, grads_qkv.v);
-  rope_.backward(grads_qkv, 0, ctx);
+  const Tensor dqkv = attention_backward_to_qkv(qkv, y, lse, dy, n_head_, n_kv_head_, ctx);
+  rope_.backward(split_qkv(dqkv, n_head_, n_kv_head_), 0, ctx);
   return qkv_.backward(params.subspan(0, 1), grads.subspan(0, 1), dqkv, ctx);
 }
 
