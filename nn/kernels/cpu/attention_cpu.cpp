@@ -1,9 +1,11 @@
-// CPU causal attention, one (batch row, query head) at a time per thread. Head h of an operand
-// is a (T, hs) matrix with row stride seq_stride (Note [Attention operands]), which the GEMMs
-// read in place; the scores of one head, (T, T_kv) f32 workspace per chunk of heads (Note
-// [Attention chunks]), are the only T x T memory and live for the call. The row arithmetic is
-// attention_math.h's, as on CUDA:
-//   forward:  S = scale q_h k^T;  lse_t, P_t = attention_softmax_row(S_t);  o_h = P v
+// CPU causal attention. Head h of an operand is a (T, hs) matrix with row stride seq_stride
+// (Note [Attention operands]), which the GEMMs read in place. The forward is tiled (Note
+// [Tiled attention]): per (batch row, query head, query block) an online softmax over key
+// blocks, one (block_q, block_k) f32 score block per chunk of units. The backward works one
+// (batch row, query head) at a time on its (T, T) scores, one per chunk of heads (Note
+// [Attention chunks]). The row arithmetic is attention_math.h's, as on CUDA:
+//   forward:  per key block: S = scale q_blk k_blk^T;  m, l, P = attention_block_row(S_t);
+//             o_blk = o_blk exp(m - m') + P v_blk;  at the end o /= l, lse = m + log l
 //             (k and v may be longer than q, T_kv >= T: Note [Longer key sequence])
 //   backward: S = scale q_h k^T;  P_t = exp(S_t - lse_t);  dv += P^T dO_h;  dP = dO_h v^T
 //             dS_t = P_t ∘ (dP_t - D_t), D_t = dO_t · O_t;  dq_h = scale dS k;
@@ -14,6 +16,7 @@
 #include "nn/kernels/cpu/attention_cpu.h"
 
 #include <algorithm>
+#include <array>
 
 #include "core/error.h"
 #include "core/parallel_for.h"
@@ -25,16 +28,16 @@ namespace zt::nn::cpu {
 namespace {
 
 // Note [Attention chunks]
-// The heads run in parallel, a chunk of (batch row, head) pairs per thread, each chunk with
-// its own (T, T) workspace. The chunks are cut from the number of pairs alone, into at most
-// kMaxAttentionChunks (Note [Chunks fixed by size]): the workspace is then at most that many
-// T x T matrices on any machine, and the estimator counts what every machine uses. The
-// backward's chunks are (batch row, kv head) pairs, so the query heads that sum into one kv
-// head's dk and dv stay on one thread, in order. GEMMs inside a chunk run on one thread
-// (gemm_cpu.cpp): the heads are the parallelism.
+// The units (the forward's query blocks, the backward's heads) run in parallel, a chunk of
+// them per thread, each chunk with its own workspace (a score block, a (T, T) matrix). The
+// chunks are cut from the number of units alone, into at most kMaxAttentionChunks (Note
+// [Chunks fixed by size]): the workspace is then at most that many blocks on any machine, and the
+// estimator counts what every machine uses. The backward's chunks are (batch row, kv head) pairs,
+// so the query heads that sum into one kv head's dk and dv stay on one thread, in order. GEMMs
+// inside a chunk run on one thread (gemm_cpu.cpp): the heads are the parallelism.
 constexpr std::int64_t kMaxAttentionChunks = 8;
 
-// The grain over `pairs` (batch row, head) pairs: at most kMaxAttentionChunks chunks.
+// The grain over `pairs` units: at most kMaxAttentionChunks chunks.
 std::int64_t attention_grain(std::int64_t pairs) {
   return std::max<std::int64_t>(1, (pairs + kMaxAttentionChunks - 1) / kMaxAttentionChunks);
 }
@@ -97,37 +100,107 @@ class F32Heads {
   AttentionHeads f32_;  // heads_ itself, or the packed workspace copy
 };
 
+// Note [Tiled attention]
+// The forward never holds a (T, T_kv) matrix: each (batch row, query head, query block) runs
+// an online softmax over key blocks (flash attention's recurrence). Per query row it keeps the
+// running max m and sum l (OnlineSoftmax) and accumulates Σ_j exp(S_tj - m) v_j in the output
+// rows themselves (f32: the operand or its widened copy), rescaled by exp(m - m') whenever a
+// block raises the max; at the end o = acc / l and lse = m + log l. Key blocks entirely after
+// the block's last query position are skipped, the diagonal block is masked row by row. The
+// block sizes are PyTorch's CPU flash kernel's: query blocks of 32 below length 192, 64 below
+// 768 and 256 from there, key blocks of 512, each capped at its length. Units are cut into at
+// most kMaxAttentionChunks chunks (Note [Attention chunks]), each with one (block_q, block_k)
+// f32 score block of workspace. The online softmax sums in another order than the untiled
+// rows did, so o and lse differ from them by round-off, not by more.
+constexpr std::int64_t kKeyBlock = 512;
+
+std::int64_t query_block(std::int64_t seq_len) {
+  const std::int64_t block = seq_len < 192 ? 32 : seq_len < 768 ? 64 : 256;
+  return std::min(block, seq_len);
+}
+std::int64_t key_block(std::int64_t kv_len) { return std::min(kKeyBlock, kv_len); }
+
+// The query blocks of one (batch row, query head): the forward's units are these times
+// B nh.
+std::int64_t query_blocks(const AttentionShape& shape) {
+  const std::int64_t block = query_block(shape.seq_len);
+  return (shape.seq_len + block - 1) / block;
+}
+
+// The largest query block (256) bounds the per-row statistics kept on the stack.
+constexpr std::int64_t kMaxQueryBlock = 256;
+
 struct ForwardOperands {
   const F32Heads& q;
   const F32Heads& k;
   const F32Heads& v;
   const F32Heads& o;
   float* lse;     // (B, nh, T)
-  float* scores;  // (chunks, T, T_kv) workspace: one (T, T_kv) per chunk
+  float* scores;  // (chunks, block_q, block_k) workspace: one score block per chunk
 };
 
+// Query rows [t0, t0 + rows) of query head h of batch row b (Note [Tiled attention]), with
+// score block `s` (rows, block_k).
+void forward_query_block(const AttentionShape& shape, const ForwardOperands& x, std::int64_t b,
+                         std::int64_t h, std::int64_t t0, std::int64_t rows, float* s) {
+  const std::int64_t hs = shape.head_dim, kv_len = shape.kv_len;
+  const std::int64_t kv = h / shape.group(), block_k = key_block(kv_len);
+  const std::int64_t first_position = shape.query_offset() + t0;  // of row 0 among the keys
+  const float* q = x.q.head(b, h) + t0 * x.q.ld();
+  const float* k = x.k.head(b, kv);
+  const float* v = x.v.head(b, kv);
+  float* o = x.o.head(b, h) + t0 * x.o.ld();
+  const std::int64_t ld_o = x.o.ld();
+  std::array<math::OnlineSoftmax, kMaxQueryBlock> state;
+  for (std::int64_t i = 0; i < rows; ++i) {
+    state[static_cast<std::size_t>(i)] = math::online_softmax_empty();
+    std::fill(o + i * ld_o, o + i * ld_o + hs, 0.0f);
+  }
+  // keys after the last row's position are masked for every row: their blocks never run
+  const std::int64_t keys_seen = first_position + rows;
+  for (std::int64_t j0 = 0; j0 < keys_seen; j0 += block_k) {
+    const std::int64_t n = std::min(block_k, kv_len - j0);
+    // S (rows, n) = scale q_blk (rows, hs) · k_blk^T (hs, n)
+    gemm_f32(false, true, rows, n, hs, shape.scale(), q, x.q.ld(), k + j0 * x.k.ld(), x.k.ld(),
+             0.0f, s, block_k);
+    for (std::int64_t i = 0; i < rows; ++i) {
+      // row i's query sits at key position first_position + i and sees keys up to it
+      const std::int64_t visible = std::clamp<std::int64_t>(first_position + i - j0 + 1, 0, n);
+      const float rescale = math::attention_block_row(s + i * block_k, visible, n,
+                                                      state[static_cast<std::size_t>(i)]);
+      if (rescale != 1.0f) {
+        for (std::int64_t d = 0; d < hs; ++d) o[i * ld_o + d] *= rescale;
+      }
+    }
+    // acc (rows, hs) += P_blk (rows, n) · v_blk (n, hs)
+    gemm_f32(false, false, rows, hs, n, 1.0f, s, block_k, v + j0 * x.v.ld(), x.v.ld(), 1.0f, o,
+             ld_o);
+  }
+  float* lse = x.lse + (b * shape.n_head + h) * shape.seq_len + t0;
+  for (std::int64_t i = 0; i < rows; ++i) {
+    const math::OnlineSoftmax& row = state[static_cast<std::size_t>(i)];
+    const float inverse_sum = 1.0f / row.sum;
+    for (std::int64_t d = 0; d < hs; ++d) o[i * ld_o + d] *= inverse_sum;
+    lse[i] = math::online_softmax_lse(row);
+  }
+}
+
+std::int64_t forward_units(const AttentionShape& shape) {
+  return shape.batch * shape.n_head * query_blocks(shape);
+}
+
 void forward_heads(const AttentionShape& shape, const ForwardOperands& x) {
-  const std::int64_t t_len = shape.seq_len, kv_len = shape.kv_len, hs = shape.head_dim;
-  const std::int64_t pairs = shape.batch * shape.n_head;
-  parallel_for_chunks(pairs, attention_grain(pairs),
+  const std::int64_t units = forward_units(shape), blocks = query_blocks(shape);
+  const std::int64_t block_q = query_block(shape.seq_len);
+  const std::int64_t score_block = block_q * key_block(shape.kv_len);
+  parallel_for_chunks(units, attention_grain(units),
                       [&](std::int64_t chunk, std::int64_t first, std::int64_t last) {
-                        for (std::int64_t pair = first; pair < last; ++pair) {
-                          const std::int64_t b = pair / shape.n_head, h = pair % shape.n_head;
-                          const std::int64_t kv = h / shape.group();
-                          float* s = x.scores + chunk * t_len * kv_len;
-                          // S (T, T_kv) = scale q_h (T, hs) · k^T (hs, T_kv); the masked upper
-                          // triangle is computed and then overwritten with zeros, which costs
-                          // less than T short GEMMs.
-                          gemm_f32(false, true, t_len, kv_len, hs, shape.scale(), x.q.head(b, h),
-                                   x.q.ld(), x.k.head(b, kv), x.k.ld(), 0.0f, s, kv_len);
-                          float* lse = x.lse + (b * shape.n_head + h) * t_len;
-                          for (std::int64_t t = 0; t < t_len; ++t) {
-                            lse[t] = math::attention_softmax_row(s + t * kv_len,
-                                                                 shape.query_offset() + t, kv_len);
-                          }
-                          // o_h (T, hs) = P (T, T_kv) · v (T_kv, hs)
-                          gemm_f32(false, false, t_len, hs, kv_len, 1.0f, s, kv_len,
-                                   x.v.head(b, kv), x.v.ld(), 0.0f, x.o.head(b, h), x.o.ld());
+                        for (std::int64_t unit = first; unit < last; ++unit) {
+                          const std::int64_t pair = unit / blocks, block = unit % blocks;
+                          const std::int64_t t0 = block * block_q;
+                          forward_query_block(shape, x, pair / shape.n_head, pair % shape.n_head,
+                                              t0, std::min(block_q, shape.seq_len - t0),
+                                              x.scores + chunk * score_block);
                         }
                       });
 }
@@ -184,9 +257,10 @@ void backward_head(const AttentionShape& shape, const BackwardOperands& operands
            x.dk.head(b, kv), x.dk.ld());
 }
 
-// (chunks, T, T_kv) f32: one (T, T_kv) matrix per chunk of heads (Note [Attention chunks]).
+// (chunks, T, T) f32: one (T, T) matrix per chunk of heads (Note [Attention chunks]), the
+// backward's P and dS.
 Tensor scores_workspace(std::int64_t chunks, const AttentionShape& shape, MemoryTracker& tracker) {
-  return Tensor::zeros(Shape{chunks, shape.seq_len, shape.kv_len}, DType::kF32, tracker,
+  return Tensor::zeros(Shape{chunks, shape.seq_len, shape.seq_len}, DType::kF32, tracker,
                        MemoryCategory::kWorkspace);
 }
 
@@ -198,8 +272,9 @@ void attention_forward(const AttentionHeads& q, const AttentionHeads& k, const A
   // the f32 workspace lives only while the heads are computed
   const F32Heads q32(q, true, tracker), k32(k, true, tracker), v32(v, true, tracker);
   const F32Heads o32(o, false, tracker);
-  const Tensor scores =
-      scores_workspace(attention_chunks(shape.batch * shape.n_head), shape, tracker);
+  const Tensor scores = Tensor::zeros(Shape{attention_chunks(forward_units(shape)),
+                                            query_block(shape.seq_len), key_block(shape.kv_len)},
+                                      DType::kF32, tracker, MemoryCategory::kWorkspace);
   if (lse.device().meta) return;  // Note [Dry kernels] in cpu_kernel_backend.cpp
   forward_heads(shape, {q32, k32, v32, o32, lse.data_as<float>(), scores.data_as<float>()});
   o32.store();

@@ -85,6 +85,31 @@ ZT_HOST_DEVICE float attention_softmax_row(float* row, std::int64_t t, std::int6
   return lse;
 }
 
+// One row of a block of scores in the tiled forward (Note [Tiled attention] in
+// nn/kernels/cpu/attention_cpu.cpp), in place: the row's first `visible` of n scores are keys
+// its query sees, the rest are masked. Folds the visible ones into the row's running
+// statistics and turns every score into p = exp(s - max') (exactly 0 when masked), the
+// unnormalized probability against the new running max; returns exp(max - max'), the factor
+// the row's running Σ p v must be rescaled by before this block's p v is added.
+ZT_HOST_DEVICE float attention_block_row(float* row, std::int64_t visible, std::int64_t n,
+                                         OnlineSoftmax& state) {
+  float block_max = -INFINITY;
+  for (std::int64_t j = 0; j < visible; ++j) block_max = row[j] > block_max ? row[j] : block_max;
+  const float new_max = block_max > state.max ? block_max : state.max;
+  // a row with no visible key in this block keeps its statistics (and new_max may be -inf
+  // only then, with no earlier key either: never for a causal row, which sees key 0 first)
+  const float rescale = new_max == -INFINITY ? 1.0f : expf(state.max - new_max);
+  float sum = 0.0f;
+  for (std::int64_t j = 0; j < visible; ++j) {
+    row[j] = expf(row[j] - new_max);
+    sum += row[j];
+  }
+  for (std::int64_t j = visible; j < n; ++j) row[j] = 0.0f;
+  state.sum = state.sum * rescale + sum;
+  state.max = new_max;
+  return rescale;
+}
+
 // One row of the backward's probabilities, in place: scores s (T) of query t -> P.
 ZT_HOST_DEVICE void attention_probability_row(float* row, float lse, std::int64_t t,
                                               std::int64_t seq_len) {

@@ -246,8 +246,9 @@ TEST(AttentionKernel, OneTokenAttendsOnlyToItself) {
 }
 
 TEST(AttentionKernel, KeepsScoresOfOneHeadPerChunkAtATime) {
-  // f32: no widened copies, so the workspace is the (T, T) scores of one head per chunk of
-  // heads (Note [Attention chunks]): forward 12 (batch, head) pairs in 6 chunks of 2, backward
+  // f32: no widened copies, so the workspace is one score block per chunk (Note [Attention
+  // chunks]): forward 12 (batch, head, query block) units, each block the whole (11, 11), in
+  // 6 chunks of 2 (Note [Tiled attention]), backward
   // P and dS for 6 (batch, kv head) pairs in 6 chunks; nothing of (B, nh, T, T), on any
   // thread count. 24 pairs would still be 8 chunks (of 3).
   const Case c{3, 11, 4, 2, 4, 0};
