@@ -10,11 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "comm/communicator_factory.h"
-#include "comm/store/memory_store.h"
 #include "core/config/config_loader.h"
-#include "nn/kernels/cpu/gemm_cpu.h"
-#include "rank_threads.h"
+#include "rank_training.h"
 #include "runtime/engine/trainer.h"
 #include "tiny_gpt_overrides.h"
 
@@ -43,28 +40,19 @@ struct Outcome {
 };
 
 Outcome train(const Config& config) {
-  nn::cpu::set_blas_threads(1);
-  comm::MemoryStore store;
+  testing::TrainingOutcome trained = testing::train_on_ranks(kWorld, config);
   Outcome outcome;
-  outcome.peak_bytes.resize(kWorld);
-  testing::run_ranks(kWorld, [&](int rank) {
-    MemoryTracker tracker(Device::cpu(rank));
-    comm::CommOptions options;
-    options.timeout = std::chrono::seconds(60);
-    auto comm = comm::create_cpu_communicator(store, rank, kWorld, options);
-    engine::Trainer trainer(config, *comm, tracker, engine::quiet_trainer_options());
-    const engine::TrainResult result = trainer.run();
-    outcome.peak_bytes[static_cast<std::size_t>(rank)] = tracker.total_peak_bytes();
-    std::vector<float> parameters = trainer.strategy().full_parameters();
-    if (rank == 0) {
-      outcome.losses = result.losses;
-      for (const auto& m : result.metrics) outcome.samples.push_back(m.sample);
-      outcome.parameters = std::move(parameters);
-    } else {
-      for (const auto& m : result.metrics) outcome.other_rank_samples.push_back(m.sample);
+  outcome.losses = std::move(trained.losses);
+  outcome.parameters = std::move(trained.parameters);
+  for (const MemorySnapshot& memory : trained.memory) {
+    outcome.peak_bytes.push_back(memory.total_peak_bytes);
+  }
+  for (const auto& m : trained.metrics[0]) outcome.samples.push_back(m.sample);
+  for (int rank = 1; rank < kWorld; ++rank) {
+    for (const auto& m : trained.metrics[static_cast<std::size_t>(rank)]) {
+      outcome.other_rank_samples.push_back(m.sample);
     }
-    comm->barrier()->wait();
-  });
+  }
   return outcome;
 }
 

@@ -10,11 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "comm/communicator_factory.h"
-#include "comm/store/memory_store.h"
 #include "core/config/config_loader.h"
-#include "nn/kernels/cpu/gemm_cpu.h"
-#include "rank_threads.h"
+#include "rank_training.h"
 #include "runtime/checkpoint/checkpoint_format.h"
 #include "runtime/engine/trainer.h"
 #include "support/temp_dir.h"
@@ -47,26 +44,14 @@ struct Outcome {
 };
 
 Outcome train(const Config& config) {
-  nn::cpu::set_blas_threads(1);
-  comm::MemoryStore store;
+  testing::TrainingOutcome trained = testing::train_on_ranks(kWorld, config);
   Outcome outcome;
-  outcome.peak_bytes.resize(kWorld);
-  testing::run_ranks(kWorld, [&](int rank) {
-    MemoryTracker tracker(Device::cpu(rank));
-    comm::CommOptions options;
-    options.timeout = std::chrono::seconds(60);
-    auto comm = comm::create_cpu_communicator(store, rank, kWorld, options);
-    engine::Trainer trainer(config, *comm, tracker, engine::quiet_trainer_options());
-    const engine::TrainResult result = trainer.run();
-    std::vector<float> parameters = trainer.strategy().full_parameters();
-    outcome.peak_bytes[static_cast<std::size_t>(rank)] = tracker.total_peak_bytes();
-    if (rank == 0) {
-      outcome.losses = result.losses;
-      for (const auto& m : result.metrics) outcome.val_losses.push_back(m.val_loss);
-      outcome.parameters = std::move(parameters);
-    }
-    comm->barrier()->wait();
-  });
+  outcome.losses = std::move(trained.losses);
+  outcome.parameters = std::move(trained.parameters);
+  for (const MemorySnapshot& memory : trained.memory) {
+    outcome.peak_bytes.push_back(memory.total_peak_bytes);
+  }
+  for (const auto& m : trained.metrics[0]) outcome.val_losses.push_back(m.val_loss);
   return outcome;
 }
 
