@@ -1,6 +1,7 @@
 # Shows that build_consumer.cmake notices a program built from zerotrain's source tree rather
-# than the prefix: the consumer project with the source tree's api/ include directory added
-# ahead of the prefix's must fail it, naming the source tree.
+# than the prefix: the consumer project with the source tree's include directories (api/ and
+# the root its headers include from) added ahead of the prefix's must fail it, naming the
+# source tree.
 #   cmake <build_consumer.cmake's -D options, ZT_CONSUMER_SOURCE the consumer project>
 #         -P build_consumer_mutation.cmake
 cmake_minimum_required(VERSION 3.25)
@@ -8,7 +9,8 @@ set(mutated "${ZT_WORK_DIR}/mutated_project")
 file(REMOVE_RECURSE "${ZT_WORK_DIR}")
 file(COPY "${ZT_CONSUMER_SOURCE}/" DESTINATION "${mutated}")
 file(APPEND "${mutated}/CMakeLists.txt"
-     "target_include_directories(${ZT_CONSUMER_TARGET} BEFORE PRIVATE \"${ZT_SOURCE_ROOT}/api\")\n")
+     "target_include_directories(${ZT_CONSUMER_TARGET} BEFORE PRIVATE \"${ZT_SOURCE_ROOT}/api\"\n"
+     "                           \"${ZT_SOURCE_ROOT}\")\n")
 execute_process(
   COMMAND "${CMAKE_COMMAND}" -DZT_PREFIX=${ZT_PREFIX} -DZT_CONSUMER_SOURCE=${mutated}
           -DZT_CONSUMER_TARGET=${ZT_CONSUMER_TARGET} -DZT_EXPECT_OUTPUT=${ZT_EXPECT_OUTPUT}

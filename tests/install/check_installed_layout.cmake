@@ -1,6 +1,7 @@
 # What an installation holds: libzerotrain, the zerotrain CLI, every public header, the
-# CMake package, and nothing else: no static archive, no header of a layer the public headers
-# do not include, no backend or *_internal.h header, and a link interface naming no
+# CMake package, and nothing else: no static archive, no header outside include/zerotrain/
+# or including another by a path outside it, no header of a layer the public headers do not
+# include, no backend or *_internal.h header, and a link interface naming no
 # third-party library or layer archive; a package version of SameMajorVersion.
 #   cmake -DZT_PREFIX=<prefix> -DZT_PUBLIC_INCLUDE_ROOT=<source root>/api -DZT_LIBDIR=lib
 #         -DZT_BINDIR=bin -DZT_INCLUDEDIR=include -DZT_VERSION=<version>
@@ -30,15 +31,28 @@ file(GLOB_RECURSE archives "${ZT_PREFIX}/*.a")
 foreach(archive IN LISTS archives)
   string(APPEND problems "a static archive is installed: ${archive}\n")
 endforeach()
-# The public headers reach core, data, nn and one runtime header; the other layers, the
-# kernel backends and folder-private headers stay in the source tree.
+# Everything installed under the include directory lives under zerotrain/ (Note [One include
+# root] in cmake/install_public_headers.cmake) and names the headers it includes by their
+# installed paths. The public headers reach core, data, nn and one runtime header, installed
+# under zerotrain/detail/; the other layers, the kernel backends and folder-private headers
+# stay in the source tree.
 file(GLOB_RECURSE installed_headers RELATIVE "${ZT_PREFIX}/${ZT_INCLUDEDIR}"
      "${ZT_PREFIX}/${ZT_INCLUDEDIR}/*")
 foreach(header IN LISTS installed_headers)
-  if(header MATCHES "^(comm|optim|sharding|apps)/" OR header MATCHES "/(cpu|cuda)/"
-     OR header MATCHES "_internal\\.h$")
+  if(NOT header MATCHES "^zerotrain/")
+    string(APPEND problems "a header is installed outside the zerotrain/ root: ${header}\n")
+  elseif(header MATCHES "^zerotrain/detail/(comm|optim|sharding|apps)/"
+         OR header MATCHES "/(cpu|cuda)/" OR header MATCHES "_internal\\.h$")
     string(APPEND problems "an implementation header is installed: ${header}\n")
   endif()
+  file(STRINGS "${ZT_PREFIX}/${ZT_INCLUDEDIR}/${header}" quoted_includes
+       REGEX "^[ \t]*#[ \t]*include[ \t]*\"")
+  foreach(include IN LISTS quoted_includes)
+    if(NOT include MATCHES "#[ \t]*include[ \t]*\"zerotrain/")
+      string(APPEND problems "${header} includes a header by a path outside zerotrain/: "
+             "${include}\n")
+    endif()
+  endforeach()
 endforeach()
 
 file(GLOB target_files "${ZT_PREFIX}/${package}/zerotrainTargets*.cmake")

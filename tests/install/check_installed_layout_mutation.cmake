@@ -1,6 +1,7 @@
 # Shows that check_installed_layout.cmake can fail: a copy of the installed prefix passes it,
-# and the same copy with a static archive added, a header of another layer added, a public
-# header removed, or a third-party library in the link interface each fail it.
+# and the same copy with a static archive added, a header of another layer added, a header
+# outside the zerotrain/ root, an include by a tree path, a public header removed, or a
+# third-party library in the link interface each fail it.
 #   cmake <check_installed_layout.cmake's -D options> -DZT_WORK_DIR=<scratch dir>
 #         -P check_installed_layout_mutation.cmake
 cmake_minimum_required(VERSION 3.25)
@@ -27,13 +28,18 @@ check_copy(result)
 if(NOT result EQUAL 0)
   message(FATAL_ERROR "the check rejects an unchanged copy of ${ZT_PREFIX}")
 endif()
-set(mutations "static archive" "other layer's header" "public header removed" "link interface")
+set(mutations "static archive" "other layer's header" "header outside zerotrain/"
+              "include by a tree path" "public header removed" "link interface")
 foreach(mutation IN LISTS mutations)
   fresh_copy()
   if(mutation STREQUAL "static archive")
     file(WRITE "${copy}/${ZT_LIBDIR}/libzt_core.a" "")
   elseif(mutation STREQUAL "other layer's header")
-    file(WRITE "${copy}/${ZT_INCLUDEDIR}/comm/communicator.h" "#pragma once\n")
+    file(WRITE "${copy}/${ZT_INCLUDEDIR}/zerotrain/detail/comm/communicator.h" "#pragma once\n")
+  elseif(mutation STREQUAL "header outside zerotrain/")
+    file(WRITE "${copy}/${ZT_INCLUDEDIR}/core/tensor.h" "#pragma once\n")
+  elseif(mutation STREQUAL "include by a tree path")
+    file(APPEND "${copy}/${ZT_INCLUDEDIR}/zerotrain/engine.h" "#include \"core/error.h\"\n")
   elseif(mutation STREQUAL "public header removed")
     file(REMOVE "${copy}/${ZT_INCLUDEDIR}/zerotrain/engine.h")
   else()
