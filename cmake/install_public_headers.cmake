@@ -21,6 +21,11 @@
 cmake_policy(PUSH)
 cmake_policy(VERSION 3.25)
 
+# Two installs may run at once (the install tests' prefix, cpack's staging): each works in a
+# folder of its own destination's.
+string(MD5 destination_key "$ENV{DESTDIR}${CMAKE_INSTALL_PREFIX}")
+set(ZT_WORK_DIR "${ZT_WORK_DIR}/${destination_key}")
+
 file(GLOB public_headers RELATIVE "${ZT_PUBLIC_INCLUDE_ROOT}"
      "${ZT_PUBLIC_INCLUDE_ROOT}/zerotrain/*.h")
 if(NOT public_headers)
