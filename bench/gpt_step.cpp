@@ -2,7 +2,8 @@
 // and achieved GFLOP/s, next to this machine's sgemm GFLOP/s from the library the runtime's
 // GEMMs use (its name and the ISA it chose printed), measured in the same run with the same
 // thread count. The ratio (achieved / sgemm) is the figure that matters:
-// how much of the machine's matmul speed a whole training step keeps. `--quick` is tiny.
+// how much of the machine's matmul speed a whole training step keeps. `--quick` is tiny;
+// `--shapes 110k,3.3M,20M` runs a subset of the three CPU shapes (named by parameter count).
 // `--cuda [--model small|medium] [--peak-tflops X]` trains GPT-2 small (124M: 12 layers,
 // d_model 768) or medium (355M: 24 layers, d_model 1024) on GPU 0 instead: vocabulary 50304,
 // seq 1024, micro-batch 8, bf16, no activation checkpointing, on a token file it writes at
@@ -208,6 +209,37 @@ int run_gpt_cuda(const GptShape& shape, double peak_tflops) {
   return 0;
 }
 
+// The CPU shapes, named by their parameter counts, and the steps each trains (the first
+// untimed). bench/pytorch_gpt_step.py lists the same shapes and steps.
+struct CpuShape {
+  std::string_view name;
+  GptShape shape;
+  int steps;
+};
+
+std::vector<CpuShape> cpu_shapes() {
+  return {{"110k", {2, 4, 64, 64, 32, 16}, 8},
+          {"3.3M", {4, 4, 256, 256, 128, 8}, 6},
+          {"20M", {6, 8, 512, 1024, 256, 4}, 4}};
+}
+
+// The shapes a comma-separated list names, in its order; nullopt if a name is unknown.
+std::optional<std::vector<CpuShape>> cpu_shapes_named(std::string_view list) {
+  std::vector<CpuShape> chosen;
+  while (!list.empty()) {
+    const std::size_t comma = list.find(',');
+    const std::string_view name = list.substr(0, comma);
+    list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+    const std::vector<CpuShape> all = cpu_shapes();
+    const auto it = std::find_if(all.begin(), all.end(),
+                                 [&](const CpuShape& shape) { return shape.name == name; });
+    if (it == all.end()) return std::nullopt;
+    chosen.push_back(*it);
+  }
+  if (chosen.empty()) return std::nullopt;
+  return chosen;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -240,8 +272,22 @@ int main(int argc, char** argv) {
     }
   }
   const bool quick = mode == "--quick";
-  if (argc > 1 && !quick) {
-    std::fprintf(stderr, "usage: %s [--quick | --cuda [--model small|medium] [--peak-tflops X]]\n",
+  // `--shapes 110k,3.3M,20M` runs a subset of the CPU shapes (bench/compare_pytorch runs one
+  // at a time, alternating with PyTorch's step).
+  std::vector<CpuShape> shapes = cpu_shapes();
+  if (mode == "--shapes" && argc == 3) {
+    const std::optional<std::vector<CpuShape>> chosen = cpu_shapes_named(argv[2]);
+    if (!chosen) {
+      std::fprintf(stderr,
+                   "%s: --shapes: expected a comma-separated list of 110k, 3.3M, 20M, got '%s'\n",
+                   argv[0], argv[2]);
+      return 2;
+    }
+    shapes = *chosen;
+  } else if (argc > 1 && !(quick && argc == 2)) {
+    std::fprintf(stderr,
+                 "usage: %s [--quick | --shapes 110k,3.3M,20M | --cuda [--model small|medium] "
+                 "[--peak-tflops X]]\n",
                  argv[0]);
     return 2;
   }
@@ -260,8 +306,6 @@ int main(int argc, char** argv) {
     run_gpt({2, 4, 64, 64, 32, 4}, 3, sgemm);
     return 0;
   }
-  run_gpt({2, 4, 64, 64, 32, 16}, 8, sgemm);
-  run_gpt({4, 4, 256, 256, 128, 8}, 6, sgemm);
-  run_gpt({6, 8, 512, 1024, 256, 4}, 4, sgemm);
+  for (const CpuShape& shape : shapes) run_gpt(shape.shape, shape.steps, sgemm);
   return 0;
 }

@@ -39,14 +39,15 @@ class DecoderBlock(nn.Module):
 
 
 class Gpt(nn.Module):
-    def __init__(self, n_layer, n_head, d_model, vocab, seq_len):
+    def __init__(self, n_layer, n_head, d_model, vocab, seq_len, tie_embeddings=True):
         super().__init__()
         self.token_embedding = nn.Embedding(vocab, d_model)
         self.position_embedding = nn.Embedding(seq_len, d_model)
         self.blocks = nn.ModuleList(DecoderBlock(d_model, n_head) for _ in range(n_layer))
         self.ln_final = nn.LayerNorm(d_model)
         self.head = nn.Linear(d_model, vocab, bias=False)
-        self.head.weight = self.token_embedding.weight
+        if tie_embeddings:
+            self.head.weight = self.token_embedding.weight
 
     def forward(self, ids, targets):
         positions = torch.arange(ids.shape[1], device=ids.device)
