@@ -122,7 +122,9 @@ TEST_P(HfLlamaInit, EveryParameterHoldsTheFixturesValuesAndTheFirstLossAgrees) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Stages, HfLlamaInit, ::testing::Values(0, 3),
-                         [](const auto& info) { return "Stage" + std::to_string(info.param); });
+                         [](const ::testing::TestParamInfo<int>& param_info) {
+                           return "Stage" + std::to_string(param_info.param);
+                         });
 
 class HfLlamaExport : public ::testing::TestWithParam<int> {};
 
@@ -158,7 +160,9 @@ TEST_P(HfLlamaExport, InitFromTheExportGivesTheCheckpointsWeightsBitwise) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Stages, HfLlamaExport, ::testing::Values(0, 3),
-                         [](const auto& info) { return "Stage" + std::to_string(info.param); });
+                         [](const ::testing::TestParamInfo<int>& param_info) {
+                           return "Stage" + std::to_string(param_info.param);
+                         });
 
 TEST(HfLlamaInit, ACopyOfTheTiedHeadIsSkippedOnlyWhenConfigJsonDeclaresTheTie) {
   const testing::TempDir dir;
