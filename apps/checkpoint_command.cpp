@@ -32,9 +32,11 @@ export:  the full fp32 master weights as one safetensors file, with the model's 
          OUT is written atomically, never through a symbolic link and never inside
          the checkpoint it reads.
          --names hf: Hugging Face's names and layouts instead (GPT-2: wte.weight,
-         transformer.h.N.attn.c_attn.weight, ... with Conv1D weights transposed; a tied
-         head left out), for transformers and for checkpoint.init_from. The model's
-         vocabulary rows are kept as they are (a padded 50304 stays 50304).
+         transformer.h.N.attn.c_attn.weight, ... with Conv1D weights transposed; Llama:
+         model.layers.N.self_attn.q_proj.weight, ... with the fused qkv and SwiGLU fc
+         split back by rows; a tied head left out) and a config.json beside OUT, for
+         transformers and for checkpoint.init_from. The model's vocabulary rows are kept
+         as they are (a padded 50304 stays 50304).
 
 exit status: 0 success, 1 damaged checkpoint or I/O failure, 2 usage error
 )";
@@ -126,7 +128,7 @@ int export_weights(const Args& args) {
                     : checkpoint::export_safetensors(reader, positional[1], export_dtype);
   std::printf("wrote %s: %lld tensors%s, %lld parameters in %s, %s (step %lld)\n",
               positional[1].c_str(), static_cast<long long>(summary.tensors),
-              names == "hf" ? " under Hugging Face names" : "",
+              names == "hf" ? " under Hugging Face names, and config.json beside it" : "",
               static_cast<long long>(summary.parameters), dtype.c_str(),
               format_approximate_bytes(static_cast<std::int64_t>(summary.bytes)).c_str(),
               static_cast<long long>(reader.manifest().trainer.step));

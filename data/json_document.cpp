@@ -54,6 +54,17 @@ std::int64_t JsonValue::as_integer(std::string_view what) const {
   return value;
 }
 
+double JsonValue::as_number(std::string_view what) const {
+  if (kind_ != Kind::kNumber) wrong_kind(*this, what, "a number");
+  double value = 0;
+  const char* end = text_.data() + text_.size();
+  const auto [ptr, ec] = std::from_chars(text_.data(), end, value);
+  if (ec != std::errc() || ptr != end) {
+    throw FormatError(position_ + ": " + std::string(what) + ": expected a number, got " + text_);
+  }
+  return value;
+}
+
 const std::string& JsonValue::as_string(std::string_view what) const {
   if (kind_ != Kind::kString) wrong_kind(*this, what, "a string");
   return text_;

@@ -22,6 +22,7 @@ class JsonValue {
   // ..." when the value is of another kind.
   bool as_bool(std::string_view what) const;
   std::int64_t as_integer(std::string_view what) const;  // a number without fraction
+  double as_number(std::string_view what) const;         // any number (1e-05, 500000.0)
   const std::string& as_string(std::string_view what) const;
   const std::vector<JsonValue>& as_array(std::string_view what) const;
   // Members in the order written (duplicates are refused when parsing).

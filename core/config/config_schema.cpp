@@ -440,9 +440,13 @@ void add_checkpoint(std::vector<SectionSpec>& schema) {
                     "sharded set's model.safetensors.index.json, or a directory holding "
                     "either. GPT-2 names (model.type = \"gpt\"): Conv1D weights are "
                     "transposed, a smaller vocabulary is padded with zero rows, a longer "
-                    "position table is cut to model.seq_len; a missing, extra or mis-shaped "
-                    "tensor is refused. Each rank reads only its own shard. Optimizer states "
-                    "start at zero. A resume (checkpoint.resume) takes precedence.");
+                    "position table is cut to model.seq_len. Llama names (model.type = "
+                    "\"llama\"): q/k/v_proj stack into the fused qkv, gate/up_proj into the "
+                    "SwiGLU fc. A missing, extra or mis-shaped tensor is refused; a "
+                    "config.json beside the weights is checked against model.* (shape, "
+                    "rope_theta, norm_eps, the tie; any rope_scaling refused). Each rank reads "
+                    "only its own shard. Optimizer states start at zero. A resume "
+                    "(checkpoint.resume) takes precedence.");
 }
 
 std::vector<SectionSpec> build_schema() {

@@ -8,6 +8,7 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "data/safe_file.h"
+#include "runtime/checkpoint/hf_config.h"
 #include "runtime/checkpoint/hf_names.h"
 
 namespace zt::checkpoint {
@@ -30,9 +31,9 @@ void write_values(data::AtomicOutputFile& file, std::uint64_t offset, const floa
   file.write_at(offset, narrow.data(), static_cast<std::size_t>(count) * 2);
 }
 
-ModelType model_type_of(const CheckpointReader& reader) {
+ModelConfig model_of(const CheckpointReader& reader) {
   const std::string manifest = (reader.path() / kManifestName).string();
-  return parse_config_text(reader.manifest().config_toml, manifest, {}).model.type;
+  return parse_config_text(reader.manifest().config_toml, manifest, {}).model;
 }
 
 }  // namespace
@@ -41,15 +42,26 @@ ExportSummary export_hf_safetensors(const CheckpointReader& reader,
                                     const std::filesystem::path& out, ExportDType dtype) {
   data::check_output_outside(out, "safetensors export", reader.path(), "checkpoint");
   const Manifest& manifest = reader.manifest();
-  const HfNaming naming = hf_naming(model_type_of(reader), manifest.parameters);
+  const ModelConfig model = model_of(reader);
+  const HfNaming naming = hf_naming(model, manifest.parameters);
+  const std::filesystem::path config_json = out.parent_path() / kHfConfigName;
+  data::check_output_outside(config_json, "Hugging Face config", reader.path(), "checkpoint");
+  // A fused parameter's parts are its consecutive rows: written back to back as separate
+  // tensors, their bytes are the parameter's, so the writing below needs no split.
   std::vector<SafetensorsEntry> entries;
   for (const HfParameterNames& names : naming.parameters) {
-    // A fused parameter of several parts (Llama's qkv) needs its row split to be written:
-    // not there yet, as no family with parts has a model type yet.
-    ZT_CHECK(names.parts.size() == 1, "export of a parameter made of several Hugging Face parts");
+    const std::string prefix = names.in_body ? naming.body_prefix : "";
+    if (names.parts.size() > 1) {
+      for (std::size_t i = 0; i < names.parts.size(); ++i) {
+        std::vector<std::int64_t> shape = names.parameter.shape;
+        shape[0] = names.part_rows[i];
+        entries.push_back({prefix + names.parts[i], shape});
+      }
+      continue;
+    }
     std::vector<std::int64_t> shape = names.parameter.shape;
     if (names.layout == HfLayout::kTransposed) std::reverse(shape.begin(), shape.end());
-    entries.push_back({(names.in_body ? naming.body_prefix : "") + names.parts[0], shape});
+    entries.push_back({prefix + names.parts[0], shape});
   }
   reader.verify();
   std::uint64_t data_bytes = 0;
@@ -96,11 +108,17 @@ ExportSummary export_hf_safetensors(const CheckpointReader& reader,
       }
     }
     offset += static_cast<std::uint64_t>(p.numel()) * element_bytes;
-    ++summary.tensors;
+    summary.tensors += static_cast<std::int64_t>(names.parts.size());
     summary.parameters += p.numel();
   }
   file.commit();
   summary.bytes = sizeof(length) + header.size() + data_bytes;
+  // transformers builds the model from the config.json beside the weights.
+  const std::string config_text =
+      hf_config_text(model, dtype == ExportDType::kF32 ? "float32" : "bfloat16");
+  data::AtomicOutputFile config_file(config_json, "Hugging Face config");
+  config_file.write(config_text.data(), config_text.size());
+  config_file.commit();
   return summary;
 }
 

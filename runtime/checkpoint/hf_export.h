@@ -3,7 +3,9 @@
 // transformers loads it and checkpoint.init_from of it gives the checkpoint's weights back
 // bit for bit (fp32). The model's rows are kept: a vocabulary padded for speed (50304) stays
 // padded, its extra rows as trained (zero when they never saw a gradient); a tied head is
-// left out, as transformers saves it.
+// left out, as transformers saves it; a fused parameter (Llama's qkv, fc) is split by rows
+// into its Hugging Face tensors. A config.json for the model (Note [Hugging Face config])
+// is written beside the file, replacing one there.
 #pragma once
 
 #include <filesystem>

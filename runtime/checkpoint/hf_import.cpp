@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "data/safe_file.h"
+#include "runtime/checkpoint/hf_config.h"
 #include "runtime/checkpoint/shard_writer.h"
 
 namespace zt::checkpoint {
@@ -50,8 +51,9 @@ HfImport::HfImport(const HfWeights& weights, HfNaming naming)
     if (bare == "lm_head.weight") {
       hint =
           "this model ties its head to the token embedding; set model.tie_embeddings = false "
-          "to load a separate head";
-    } else if (bare.substr(0, 2) == "h.") {
+          "to load a separate head (a copy of a tied head is skipped when a config.json beside "
+          "the weights says tie_word_embeddings = true)";
+    } else if (bare.substr(0, 2) == "h." || bare.substr(0, 7) == "layers.") {
       hint += " (does model.n_layer match the file's layers?)";
     }
     throw Error("Hugging Face weights " + data::quoted_path(weights_.source()) + ": extra tensor " +
@@ -69,13 +71,14 @@ HfImport::Source HfImport::match(const HfParameterNames& names,
   Source source{names, shape[0], names.parameter.numel() / std::max<std::int64_t>(shape[0], 1), {}};
   const std::string where = "Hugging Face weights " + data::quoted_path(weights_.source());
   std::int64_t row = 0;
-  for (const std::string& part : names.parts) {
+  for (std::size_t i = 0; i < names.parts.size(); ++i) {
+    const std::string& part = names.parts[i];
     const HfTensorRef* ref = weights_.find(names.in_body ? naming_.body_prefix + part : part);
     if (ref == nullptr) ref = weights_.find(part);
     if (ref == nullptr) {
       std::string hint;
       if (part == "lm_head.weight") {
-        hint = "; the file ties its head to wte: set model.tie_embeddings = true";
+        hint = "; the file ties its head to the token embedding: set model.tie_embeddings = true";
       }
       throw Error(where + ": no tensor '" + part + "' for " + ours(names) + hint);
     }
@@ -87,25 +90,28 @@ HfImport::Source HfImport::match(const HfParameterNames& names,
     const std::vector<std::int64_t>& hf = ref->tensor->shape;
     // The shape the part would have if it fitted exactly; its rows may differ (below).
     std::vector<std::int64_t> expected = shape;
+    const bool stacked = !names.part_rows.empty();
+    if (stacked) expected[0] = names.part_rows[i];
     std::int64_t rows = -1;
     if (names.layout == HfLayout::kTransposed) {
-      ZT_CHECK(shape.size() == 2, "only a matrix is stored transposed");
+      ZT_CHECK(shape.size() == 2 && !stacked, "only a whole matrix is stored transposed");
       expected = {shape[1], shape[0]};
       if (hf.size() == 2 && hf[0] == shape[1]) rows = hf[1];
     } else if (hf.size() == shape.size() &&
                std::equal(hf.begin() + 1, hf.end(), shape.begin() + 1)) {
       rows = hf[0];
     }
-    const std::int64_t wanted = shape[0] - row;
-    const bool fits =
-        rows >= 0 &&
-        (names.parts.size() > 1
-             ? rows <= wanted
-             : (rows == wanted || (names.row_fit == HfRowFit::kPadWithZeros && rows < wanted) ||
-                (names.row_fit == HfRowFit::kFirstRows && rows > wanted)));
+    const std::int64_t wanted = stacked ? names.part_rows[i] : shape[0];
+    const bool fits = rows >= 0 && (rows == wanted ||
+                                    (names.row_fit == HfRowFit::kPadWithZeros && rows < wanted) ||
+                                    (names.row_fit == HfRowFit::kFirstRows && rows > wanted));
     if (!fits) {
-      std::string expect = names.parts.size() > 1 ? "rows that stack to " + shape_text(expected)
-                                                  : shape_text(expected);
+      std::string expect = shape_text(expected);
+      if (stacked) {
+        expect += ", rows " + std::to_string(row) + ".." + std::to_string(row + wanted - 1) +
+                  " of ours (" + std::to_string(i + 1) + " of " +
+                  std::to_string(names.parts.size()) + " parts stacked by rows)";
+      }
       if (names.layout == HfLayout::kTransposed)
         expect += ", a Conv1D (in, out) weight transposed to ours";
       if (names.row_fit == HfRowFit::kPadWithZeros) expect += ", or fewer rows (padded with zeros)";
@@ -117,10 +123,6 @@ HfImport::Source HfImport::match(const HfParameterNames& names,
     source.parts.push_back(Part{*ref, row, taken});
     used.push_back(ref->tensor->name);
     row += taken;
-  }
-  if (names.parts.size() > 1 && row != shape[0]) {
-    throw Error(where + ": the parts of " + ours(names) + " stack to " + std::to_string(row) +
-                " rows, not " + std::to_string(shape[0]));
   }
   return source;
 }
@@ -196,8 +198,21 @@ void init_from_hugging_face(const Config& config, zero::ZeroStrategy& strategy,
   try {
     try {
       const HfWeights weights(path);
-      const HfImport import(weights,
-                            hf_naming(config.model.type, describe_parameters(strategy.layout())));
+      HfNaming naming = hf_naming(config.model, describe_parameters(strategy.layout()));
+      if (const auto config_json = hf_config_beside(weights.source())) {
+        check_hf_config(config, *config_json);
+        // The file declares the tie too: a copy of the head is the embedding's (transformers
+        // ties it on load), not a separate head.
+        if (config.model.tie_embeddings) naming.skipped_patterns.emplace_back("lm_head.weight");
+      } else if (rank == 0) {
+        std::fprintf(stderr,
+                     "zerotrain: checkpoint.init_from: no %s beside %s; the tensors' shapes are "
+                     "checked, but not what they cannot show (rope_theta, norm_eps, rotary "
+                     "scaling)\n",
+                     std::string(kHfConfigName).c_str(),
+                     data::quoted_path(weights.source()).c_str());
+      }
+      const HfImport import(weights, std::move(naming));
       for (int t = 0; t < 1 + optimizer_states; ++t) {
         tensors.push_back(HostFloats::uninitialized(static_cast<std::size_t>(shard.numel)));
       }

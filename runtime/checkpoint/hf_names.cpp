@@ -1,6 +1,7 @@
 // The name tables of Note [Hugging Face names], one per model family, and their matching.
 #include "runtime/checkpoint/hf_names.h"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 
@@ -10,12 +11,20 @@
 namespace zt::checkpoint {
 namespace {
 
+// How a fused parameter's rows divide among its parts.
+enum class HfSplit {
+  kWhole,      // one part
+  kQkv,        // q: n_head head_dim rows, k and v: n_kv_head head_dim rows each
+  kTwoHalves,  // gate then up: half the rows each
+};
+
 struct HfRule {
   std::string_view project;              // our name, "{N}" for the block index
   std::array<std::string_view, 3> hf{};  // the parts, unused ones empty
   HfLayout layout = HfLayout::kAsIs;
   HfRowFit row_fit = HfRowFit::kExact;
   bool in_body = true;
+  HfSplit split = HfSplit::kWhole;
 };
 
 struct HfFamily {
@@ -53,22 +62,47 @@ constexpr std::array<std::string_view, 2> kGpt2Skipped{"h.{N}.attn.bias", "h.{N}
 
 constexpr HfFamily kGpt2{"gpt2", "transformer.", kGpt2Rules, kGpt2Skipped};
 
+// Llama (transformers' LlamaModel / LlamaForCausalLM): q/k/v stack into our fused qkv and
+// gate/up into our SwiGLU fc, their rows as they are (Note [Hugging Face names]).
+constexpr std::array<HfRule, 9> kLlamaRules{{
+    {"embedding.wte", {"embed_tokens.weight"}, kSame, HfRowFit::kPadWithZeros},
+    {"block.{N}.rms_1.weight", {"layers.{N}.input_layernorm.weight"}},
+    {"block.{N}.attn.qkv.weight",
+     {"layers.{N}.self_attn.q_proj.weight", "layers.{N}.self_attn.k_proj.weight",
+      "layers.{N}.self_attn.v_proj.weight"},
+     kSame,
+     HfRowFit::kExact,
+     true,
+     HfSplit::kQkv},
+    {"block.{N}.attn.proj.weight", {"layers.{N}.self_attn.o_proj.weight"}},
+    {"block.{N}.rms_2.weight", {"layers.{N}.post_attention_layernorm.weight"}},
+    {"block.{N}.mlp.fc.weight",
+     {"layers.{N}.mlp.gate_proj.weight", "layers.{N}.mlp.up_proj.weight"},
+     kSame,
+     HfRowFit::kExact,
+     true,
+     HfSplit::kTwoHalves},
+    {"block.{N}.mlp.proj.weight", {"layers.{N}.mlp.down_proj.weight"}},
+    {"head.rms_f.weight", {"norm.weight"}},
+    {"head.lm_head.weight", {"lm_head.weight"}, kSame, HfRowFit::kPadWithZeros, false},
+}};
+// The rotary inverse frequencies older transformers saved as buffers (computed, not weights).
+constexpr std::array<std::string_view, 1> kLlamaSkipped{"layers.{N}.self_attn.rotary_emb.inv_freq"};
+
+constexpr HfFamily kLlama{"llama", "model.", kLlamaRules, kLlamaSkipped};
+
 const HfFamily& family_of(ModelType type) {
   switch (type) {
     case ModelType::kGpt:
       return kGpt2;
     case ModelType::kLlama:
-      // Its table (q/k/v stacked into qkv, gate/up into fc) and the config.json rope check
-      // are not built yet.
-      throw ConfigError(
-          "checkpoint.init_from: Hugging Face Llama weights are not loaded yet; so far "
-          "init_from loads GPT-2 weights into model.type = \"gpt\"");
+      return kLlama;
     case ModelType::kMlp:
       break;
   }
   throw ConfigError("checkpoint.init_from: model.type = \"" + std::string(config_name(type)) +
                     "\" has no Hugging Face counterpart; Hugging Face weights load into "
-                    "model.type = \"gpt\" (GPT-2)");
+                    "model.type = \"gpt\" (GPT-2) and \"llama\"");
 }
 
 // The block index `name` has where `pattern` has "{N}"; nullopt when it does not match.
@@ -95,6 +129,23 @@ std::optional<long long> match(std::string_view pattern, std::string_view name) 
   return index;
 }
 
+// The rows of each part of a parameter of `rows` rows split as `split` says.
+std::vector<std::int64_t> part_rows(HfSplit split, const ModelConfig& model, std::int64_t rows) {
+  switch (split) {
+    case HfSplit::kWhole:
+      return {};
+    case HfSplit::kQkv: {
+      const std::int64_t head_dim = model.d_model / std::max<std::int64_t>(model.n_head, 1);
+      const std::int64_t kv_rows =
+          (model.n_kv_head != 0 ? model.n_kv_head : model.n_head) * head_dim;
+      return {rows - 2 * kv_rows, kv_rows, kv_rows};
+    }
+    case HfSplit::kTwoHalves:
+      return {rows / 2, rows - rows / 2};
+  }
+  return {};
+}
+
 std::string substitute(std::string_view pattern, long long index) {
   std::string text(pattern);
   const std::size_t hole = text.find("{N}");
@@ -111,8 +162,8 @@ bool HfNaming::skipped(std::string_view name) const {
   return false;
 }
 
-HfNaming hf_naming(ModelType model_type, std::span<const ManifestParameter> parameters) {
-  const HfFamily& family = family_of(model_type);
+HfNaming hf_naming(const ModelConfig& model, std::span<const ManifestParameter> parameters) {
+  const HfFamily& family = family_of(model.type);
   HfNaming naming;
   naming.family = std::string(family.name);
   naming.body_prefix = std::string(family.body_prefix);
@@ -130,10 +181,17 @@ HfNaming hf_naming(ModelType model_type, std::span<const ManifestParameter> para
     }
     ZT_CHECK(found != nullptr, "the " + naming.family + " name table has no rule for parameter '" +
                                    parameter.name + "'");
-    HfParameterNames names{parameter, {}, found->layout, found->row_fit, found->in_body};
+    HfParameterNames names{parameter, {}, {}, found->layout, found->row_fit, found->in_body};
     for (const std::string_view part : found->hf) {
       if (!part.empty()) names.parts.push_back(substitute(part, index));
     }
+    if (!parameter.shape.empty()) {
+      names.part_rows = part_rows(found->split, model, parameter.shape[0]);
+    }
+    ZT_CHECK(names.part_rows.empty() || names.part_rows.size() == names.parts.size(),
+             "the " + naming.family + " rule for '" + parameter.name + "' splits its rows into " +
+                 std::to_string(names.part_rows.size()) + " parts, not " +
+                 std::to_string(names.parts.size()));
     naming.parameters.push_back(std::move(names));
   }
   return naming;

@@ -5,16 +5,26 @@
 //   project "block.{N}.attn.qkv.weight" <- "h.{N}.attn.c_attn.weight", transposed
 //
 // A rule lists one Hugging Face tensor per part: parts stack along the parameter's rows in
-// order (Llama's q, k and v projections make our fused qkv; GPT-2 has one part each).
+// order, each of a row count the model's shape fixes (Llama's q_proj (n_head head_dim rows),
+// k_proj and v_proj (n_kv_head head_dim each) make our fused qkv; gate_proj then up_proj, F
+// rows each, our fused SwiGLU fc); an export splits the rows back. GPT-2 has one part each.
+// Llama's q and k rows need no permutation: our rotary embedding pairs (x_i, x_{i+hd/2}) as
+// Hugging Face's rotate_half does (Note [Rotary pairs] in nn/kernels/kernel_backend.h);
+// Hugging Face's conversion already permuted Meta's interleaved rows into that order.
 // Conv1D weights (GPT-2) are stored (in, out) and transposed to our Linear's (out, in).
 // Row fit: the token embedding (and an untied head) may have fewer rows than the model's
 // padded vocabulary, the rest zero; the position embedding may have more rows than
 // model.seq_len, of which the first are used. Tensors a family never loads (GPT-2's causal
-// mask buffers) are listed as skipped. A family's body tensors may carry a prefix
-// ("transformer." when saved from GPT2LMHeadModel): accepted when reading, written when
-// exporting. Adding a family is adding a table (hf_names.cpp).
+// mask buffers, Llama's rotary_emb.inv_freq) are listed as skipped. A family's body tensors may
+// carry a prefix
+// ("transformer." when saved from GPT2LMHeadModel, "model." from LlamaForCausalLM; lm_head
+// has none): accepted when reading, written when exporting. A tied head is absent from the
+// files transformers saves; one present beside a config.json that declares the tie is
+// skipped, as transformers ties it to the embedding on load (Note [Hugging Face config]).
+// Adding a family is adding a table (hf_names.cpp).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -41,14 +51,16 @@ enum class HfRowFit {
 struct HfParameterNames {
   ManifestParameter parameter;
   std::vector<std::string> parts;  // Hugging Face names (no body prefix), stacked by rows
+  // Each part's rows when there are several (they add up to the parameter's), else empty.
+  std::vector<std::int64_t> part_rows;
   HfLayout layout = HfLayout::kAsIs;
   HfRowFit row_fit = HfRowFit::kExact;
   bool in_body = true;  // the family's body prefix applies (not to GPT-2's lm_head)
 };
 
 struct HfNaming {
-  std::string family;       // "gpt2"
-  std::string body_prefix;  // "transformer."
+  std::string family;       // "gpt2", "llama": config.json's model_type
+  std::string body_prefix;  // "transformer.", "model."
   // Our untied parameters, in layout order (a tied one reads its source's values).
   std::vector<HfParameterNames> parameters;
   std::vector<std::string> skipped_patterns;  // buffers never loaded, "{N}" a block index
@@ -56,10 +68,11 @@ struct HfNaming {
   bool skipped(std::string_view name) const;
 };
 
-// The naming of `model_type`'s parameters (describe_parameters' list). Throws ConfigError
-// for a model type without Hugging Face names (mlp), and InternalError for a parameter the
-// family's table does not cover (a model changed without its table).
-HfNaming hf_naming(ModelType model_type, std::span<const ManifestParameter> parameters);
+// The naming of `model`'s parameters (describe_parameters' list); model.* gives the rows of
+// a fused parameter's parts. Throws ConfigError for a model type without Hugging Face names
+// (mlp), and InternalError for a parameter the family's table does not cover (a model
+// changed without its table).
+HfNaming hf_naming(const ModelConfig& model, std::span<const ManifestParameter> parameters);
 
 // `name` without the body prefix when it has it.
 std::string_view without_body_prefix(const HfNaming& naming, std::string_view name);

@@ -6,8 +6,6 @@
 
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -17,6 +15,7 @@
 #include "sharding/flat_layout.h"
 #include "support/error_message.h"
 #include "support/hf_gpt2_fixture.h"
+#include "support/safetensors_writing.h"
 #include "support/temp_dir.h"
 
 namespace zt::checkpoint {
@@ -25,6 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct TinyModel {
+  Config config;
   zero::FlatLayout layout;
   std::vector<ManifestParameter> parameters;
 };
@@ -35,13 +35,13 @@ TinyModel tiny_model(bool tied) {
                         {"model.type=gpt", "model.n_layer=2", "model.n_head=2", "model.d_model=16",
                          "model.vocab_size=16", "model.seq_len=8",
                          std::string("model.tie_embeddings=") + (tied ? "true" : "false")});
-  TinyModel model{zero::make_flat_layout(engine::make_model(config), 1), {}};
+  TinyModel model{config, zero::make_flat_layout(engine::make_model(config), 1), {}};
   model.parameters = describe_parameters(model.layout);
   return model;
 }
 
 HfNaming gpt2_naming(const TinyModel& model) {
-  return hf_naming(ModelType::kGpt, model.parameters);
+  return hf_naming(model.config.model, model.parameters);
 }
 
 TEST(HfImport, FillsEveryParameterFromTheTiedFixture) {
@@ -74,47 +74,11 @@ TEST(HfImport, ReadsAnF16ShardedSetWithAnUntiedHead) {
   EXPECT_EQ(all, testing::expected_from_hf(weights, model.parameters, model.layout.numel));
 }
 
-// A safetensors file of the fixture's tensors, changed by `edit` (name -> shape, values).
-struct Tensor32 {
-  std::vector<std::int64_t> shape;
-  std::vector<float> values;
-};
-using TensorMap = std::map<std::string, Tensor32>;
+using testing::TensorMap;
+using testing::write_safetensors;
 
 TensorMap fixture_tensors() {
-  const HfWeights weights(testing::hf_gpt2_fixture("tied"));
-  TensorMap tensors;
-  for (const auto& [name, ref] : weights.tensors()) {
-    if (!converts_to_f32(ref.tensor->dtype)) continue;  // the bool mask buffers
-    Tensor32 t{ref.tensor->shape,
-               std::vector<float>(static_cast<std::size_t>(ref.tensor->numel()))};
-    ref.file->read_f32(*ref.tensor, 0, ref.tensor->numel(), t.values.data());
-    tensors["transformer." == name.substr(0, 12) ? name.substr(12) : name] = std::move(t);
-  }
-  return tensors;
-}
-
-void write_safetensors(const fs::path& path, const TensorMap& tensors) {
-  std::string header = "{";
-  std::uint64_t offset = 0;
-  for (const auto& [name, t] : tensors) {
-    std::string shape;
-    for (const std::int64_t d : t.shape) shape += (shape.empty() ? "" : ",") + std::to_string(d);
-    const std::uint64_t bytes = t.values.size() * 4;
-    header += (header.size() > 1 ? "," : "") +
-              ("\"" + name + "\":{\"dtype\":\"F32\",\"shape\":[" + shape + "],\"data_offsets\":[" +
-               std::to_string(offset) + "," + std::to_string(offset + bytes) + "]}");
-    offset += bytes;
-  }
-  header += "}";
-  std::ofstream out(path, std::ios::binary);
-  const std::uint64_t length = header.size();
-  out.write(reinterpret_cast<const char*>(&length), 8);
-  out << header;
-  for (const auto& [name, t] : tensors) {
-    out.write(reinterpret_cast<const char*>(t.values.data()),
-              static_cast<std::streamsize>(t.values.size() * 4));
-  }
+  return testing::read_tensors(HfWeights(testing::hf_gpt2_fixture("tied")), "transformer.");
 }
 
 std::string refusal(const TensorMap& tensors, bool tied) {
@@ -162,7 +126,7 @@ TEST(HfImport, RefusesAMisShapedTensorNamingBothShapes) {
   EXPECT_CONTAINS(message, "expected (16, 48), a Conv1D (in, out) weight transposed to ours");
 
   tensors = fixture_tensors();
-  Tensor32& wte = tensors["wte.weight"];
+  testing::Tensor32& wte = tensors["wte.weight"];
   wte.shape = {20, 16};  // a vocabulary larger than model.vocab_size
   wte.values.resize(20 * 16);
   message = refusal(tensors, true);
@@ -175,14 +139,14 @@ TEST(HfImport, RefusesAHeadTiedOnOneSideOnly) {
   EXPECT_CONTAINS(refusal(tensors, false),
                   "no tensor 'lm_head.weight' for this model's "
                   "head.lm_head.weight (16, 16); the file ties its head "
-                  "to wte: set model.tie_embeddings = true");
+                  "to the token embedding: set model.tie_embeddings = true");
   tensors["lm_head.weight"] = tensors["wte.weight"];
   EXPECT_CONTAINS(refusal(tensors, true), "extra tensor 'lm_head.weight' (13, 16)");
   EXPECT_CONTAINS(refusal(tensors, true), "set model.tie_embeddings = false");
 }
 
 TEST(HfImport, AnMlpHasNoHuggingFaceNames) {
-  EXPECT_CONTAINS(testing::message_of<ConfigError>([] { hf_naming(ModelType::kMlp, {}); }),
+  EXPECT_CONTAINS(testing::message_of<ConfigError>([] { hf_naming(ModelConfig{}, {}); }),
                   "model.type = \"mlp\" has no Hugging Face counterpart");
 }
 

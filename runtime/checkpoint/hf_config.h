@@ -1,0 +1,42 @@
+// Note [Hugging Face config]: the config.json transformers saves beside a model's weights
+// describes the model they were trained as. checkpoint.init_from reads the one beside the
+// weights (the safetensors file's or the index's directory) and refuses a model.* that
+// differs, naming the config.json key, the file, the model.* key and where it was set: the
+// tensor shapes alone cannot tell a rope_theta, an epsilon or a rotary scaling apart, and
+// these change every logit. Checked: GPT-2's n_embd, n_head, n_layer, n_positions (at least
+// model.seq_len), layer_norm_epsilon and activation_function; Llama's hidden_size,
+// num_attention_heads, num_key_value_heads, num_hidden_layers, intermediate_size, head_dim,
+// rms_norm_eps and rope_theta (to 1e-6 relative), hidden_act, attention_bias and mlp_bias;
+// any rope_scaling or a non-default rope_parameters.rope_type is refused (none is
+// implemented); and both families' model_type and tie_word_embeddings (transformers' defaults
+// when absent: GPT-2 tied, Llama untied). With the tie agreed, a copy of the tied head in the
+// weights is skipped, as transformers ties it on load. A missing config.json is allowed (the
+// shapes are still checked) and said in the log. An export (`checkpoint export --names hf`)
+// writes one, so that transformers loads the export as it is.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/config/config.h"
+
+namespace zt::checkpoint {
+
+inline constexpr std::string_view kHfConfigName = "config.json";
+
+// The config.json in the directory of `weights_source` (a safetensors file or an index), or
+// nullopt when there is none.
+std::optional<std::filesystem::path> hf_config_beside(const std::filesystem::path& weights_source);
+
+// Checks `config_json` against config.model (its family's keys, above). Throws ConfigError
+// naming the config.json key and file and the model.* key, with both values; FormatError
+// when the file is not JSON or a key has the wrong kind.
+void check_hf_config(const Config& config, const std::filesystem::path& config_json);
+
+// A config.json for `model` that transformers builds the same model from: model_type,
+// architectures, the shape keys above, and torch_dtype ("float32", "bfloat16").
+std::string hf_config_text(const ModelConfig& model, std::string_view torch_dtype);
+
+}  // namespace zt::checkpoint
