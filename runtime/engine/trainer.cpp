@@ -28,6 +28,7 @@
 #include "runtime/engine/progress_line.h"
 #include "runtime/engine/training_sample.h"
 #include "sharding/compute_dtype.h"
+#include "sharding/host_transfer.h"
 
 namespace zt::engine {
 
@@ -586,6 +587,36 @@ double Trainer::evaluate(const data::Batch& batch) {
   return global_mean_loss(loss[0], static_cast<std::int64_t>(loss[1]));
 }
 
+std::vector<float> Trainer::forward_logits(const Tensor& inputs) {
+  if (!inputs.defined() || inputs.rank() == 0) {
+    throw Error("forward_logits(inputs): the inputs need a sample axis first; got " +
+                (inputs.defined() ? inputs.shape().to_string() : std::string("(none)")));
+  }
+  model_.block(0).module->check_input(inputs);
+  const std::string phase = tracker_.phase();
+  tracker_.set_phase("evaluation data");
+  Tensor output;
+  try {
+    output = pass_->forward_only(device_inputs(inputs));
+  } catch (...) {
+    pass_->discard_forward();
+    strategy_->end_forward_only();
+    throw;
+  }
+  strategy_->end_forward_only();
+  tracker_.set_phase("evaluation output");
+  if (output.dtype() != DType::kF32) {
+    Tensor widened =
+        Tensor::empty(output.shape(), DType::kF32, tracker_, MemoryCategory::kActivations);
+    device_.ops().cast(output, widened);
+    output = widened;
+  }
+  std::vector<float> logits(static_cast<std::size_t>(output.numel()));
+  zero::read_to_host(device_, output, logits);
+  tracker_.set_phase(phase);
+  return logits;
+}
+
 bool Trainer::evaluates_after(std::int64_t step) const {
   const std::int64_t every = config_.train.eval_every;
   return every > 0 && (step % every == 0 || step == config_.train.steps);
@@ -709,18 +740,21 @@ data::Batch Trainer::load_from_source(std::int64_t step, std::int64_t micro) {
   return batch;
 }
 
+Tensor Trainer::device_inputs(const Tensor& inputs) {
+  Tensor on = inputs.device() != device_.device() ? on_device(inputs) : inputs;
+  if (is_floating(on.dtype()) && on.dtype() != compute_dtype_) {
+    Tensor cast = Tensor::empty(on.shape(), compute_dtype_, tracker_, MemoryCategory::kActivations);
+    device_.ops().cast(on, cast);
+    on = cast;
+  }
+  return on;
+}
+
 nn::LossResult Trainer::forward_loss(const data::Batch& batch, float grad_scale, std::int64_t step,
                                      std::int64_t micro, bool for_backward) {
-  Tensor inputs = batch.inputs;
+  const Tensor inputs = device_inputs(batch.inputs);
   Tensor targets = batch.targets;
-  if (inputs.device() != device_.device()) inputs = on_device(inputs);
   if (targets.device() != device_.device()) targets = on_device(targets);
-  if (is_floating(inputs.dtype()) && inputs.dtype() != compute_dtype_) {
-    Tensor cast =
-        Tensor::empty(inputs.shape(), compute_dtype_, tracker_, MemoryCategory::kActivations);
-    device_.ops().cast(inputs, cast);
-    inputs = cast;
-  }
   Tensor output = for_backward ? pass_->forward(inputs) : pass_->forward_only(inputs);
   tracker_.set_phase(for_backward ? "loss" : "evaluation loss");
   nn::LossContext ctx{device_, *kernels_};

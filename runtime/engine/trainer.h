@@ -122,6 +122,11 @@ class Trainer {
   // train.eval_batches micro-batches per rank of the parts' validation source, the same
   // samples every time (Note [Validation samples]). Collective; Error without a source.
   double validation_loss();
+  // The model's output for `inputs` (this rank's samples, any number: for a language model
+  // token ids (B, T) and logits (B, T, V)), from a forward that keeps nothing for a backward
+  // and changes nothing, as evaluate's. Row-major f32 on the host, widened from the compute
+  // dtype. Collective (stage 3 gathers each block's parameters): call it on every rank.
+  std::vector<float> forward_logits(const Tensor& inputs);
   std::int64_t steps_done() const { return steps_done_; }
   // Saves a checkpoint of the state after steps_done() into checkpoint.dir and commits it
   // before returning, whatever checkpoint.every_steps says. Collective. Returns its path.
@@ -170,6 +175,8 @@ class Trainer {
   // non-finite one.
   double read_loss_sums(std::int64_t step);
   void check_loss_finite(double loss_sum, std::int64_t step, std::int64_t micro) const;
+  // `inputs` on the device, floating ones in the compute dtype.
+  Tensor device_inputs(const Tensor& inputs);
   // The loss of `batch`'s forward as the loss computes it (backward not run). With
   // `for_backward` false the forward keeps nothing (evaluation; the caller ends it).
   nn::LossResult forward_loss(const data::Batch& batch, float grad_scale, std::int64_t step,
