@@ -106,9 +106,6 @@ class HfReference : public ::testing::TestWithParam<ReferenceCase> {};
 
 TEST_P(HfReference, LogitsAndFirstLossMatchTransformers) {
   const ReferenceCase setup = GetParam();
-  if (setup.model == "llama") {
-    GTEST_SKIP() << "needs Llama init_from";  // TEMPORARY: enable once Llama's table lands
-  }
   const testing::HfReference reference = testing::load_hf_reference(setup.model);
   ASSERT_EQ(reference.batch, kWorld);
   const Measured measured = forward_and_first_step(config_for(setup.model, setup.stage), reference);
