@@ -17,6 +17,10 @@ set_target_properties(zerotrain PROPERTIES INSTALL_RPATH "$ORIGIN/${zt_bin_to_li
 install(TARGETS zerotrain_library EXPORT zerotrainTargets
         LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}")
 install(TARGETS zerotrain RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
+# The CUDA module, beside libzerotrain where it looks for it (Note [The CUDA backend module]).
+if(TARGET zerotrain_cuda)
+  install(TARGETS zerotrain_cuda LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}")
+endif()
 
 # The headers are listed when installing, by the compiler itself, so an include added to
 # any header reached from <zerotrain/...> is installed without editing a list here.

@@ -18,8 +18,8 @@ if(ZT_WERROR)
 endif()
 
 # zt_library(NAME SOURCES... DEPS ...): one layer's library with the project's settings. With
-# the CUDA backend on, the library links the CUDA runtime and every target above it sees
-# ZT_HAVE_CUDA (so core's cuda_backend_built() tells the truth).
+# the CUDA backend on, every target above the library sees ZT_HAVE_CUDA (so core's
+# cuda_backend_built() tells the truth).
 function(zt_library name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;PRIVATE_DEPS" ${ARGN})
   if(NOT ARG_SOURCES)
@@ -33,22 +33,25 @@ function(zt_library name)
   target_include_directories(${name} PUBLIC "${ZT_SOURCE_ROOT}")
   target_link_libraries(${name} PUBLIC ${ARG_DEPS} PRIVATE zt_warnings ${ARG_PRIVATE_DEPS})
   if(ZT_HAVE_CUDA)
-    target_link_libraries(${name} PUBLIC CUDA::cudart)
+    # The build has a CUDA module (cuda_module/); the layer itself links no CUDA library.
     target_compile_definitions(${name} PUBLIC ZT_HAVE_CUDA=1)
   endif()
 endfunction()
 
-# zt_glob_sources(OUT DIR): the .cpp files of a layer folder, recursively; with the CUDA
-# backend on, also its cuda/ folders' .cu and .cpp files (without it those are left out, so
-# a CPU-only build needs no CUDA header). Globbing keeps a new file from needing a CMake
-# edit; CONFIGURE_DEPENDS re-runs the glob on every build.
+# zt_glob_sources(OUT DIR): the .cpp files of a layer folder, recursively, but those of its
+# cuda/ and nccl/ folders, which the CUDA module builds (zt_cuda_sources; Note [The CUDA
+# backend module] in core/device/cuda_module.h), so a layer needs no CUDA header. Globbing
+# keeps a new file from needing a CMake edit; CONFIGURE_DEPENDS re-runs the glob on every
+# build.
 function(zt_glob_sources out dir)
   file(GLOB_RECURSE sources CONFIGURE_DEPENDS "${dir}/*.cpp")
-  list(FILTER sources EXCLUDE REGEX "/cuda/")
-  if(ZT_HAVE_CUDA)
-    file(GLOB_RECURSE cuda_sources CONFIGURE_DEPENDS "${dir}/*.cu" "${dir}/*.cpp")
-    list(FILTER cuda_sources INCLUDE REGEX "/cuda/")
-    list(APPEND sources ${cuda_sources})
-  endif()
+  list(FILTER sources EXCLUDE REGEX "/(cuda|nccl)/")
+  set(${out} ${sources} PARENT_SCOPE)
+endfunction()
+
+# zt_cuda_sources(OUT DIR): the .cu and .cpp files of DIR's cuda/ folders (and nccl/'s).
+function(zt_cuda_sources out dir)
+  file(GLOB_RECURSE sources CONFIGURE_DEPENDS "${dir}/*.cu" "${dir}/*.cpp")
+  list(FILTER sources INCLUDE REGEX "/(cuda|nccl)/")
   set(${out} ${sources} PARENT_SCOPE)
 endfunction()

@@ -6,10 +6,8 @@
 
 #include "comm/gloo/gloo_communicator.h"
 #include "comm/gloo/single_rank_communicator.h"
+#include "comm/nccl_entries.h"
 #include "core/error.h"
-#if defined(ZT_HAVE_NCCL)
-#include "comm/nccl/nccl_communicator.h"
-#endif
 
 namespace zt::comm {
 namespace {
@@ -34,17 +32,17 @@ std::unique_ptr<Communicator> create_nccl_communicator(Store& store, int rank, i
     throw ConfigError("comm.backend = \"nccl\" moves CUDA tensors only, but the rank runs on " +
                       device + ": set runtime.device = \"cuda\", or comm.backend = \"gloo\"");
   }
-#if defined(ZT_HAVE_NCCL)
-  return std::make_unique<NcclCommunicator>(store, rank, world_size, options);
-#else
-  (void)store;
-  (void)rank;
-  (void)world_size;
-  return nullptr;  // unreachable: nccl_backend_built() is false
-#endif
+  const NcclEntries& entries = nccl_entries().get();
+  ZT_CHECK(entries.create != nullptr, "the CUDA module was built without the NCCL communicator");
+  return entries.create(store, rank, world_size, options);
 }
 
 }  // namespace
+
+CudaModuleSlot<NcclEntries>& nccl_entries() {
+  static CudaModuleSlot<NcclEntries> slot;
+  return slot;
+}
 
 std::string_view comm_backend_name(CommBackend backend) {
   switch (backend) {

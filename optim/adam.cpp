@@ -5,11 +5,9 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "optim/cuda_optimizer_entries.h"
 #include "optim/math/optimizer_math.h"
 #include "optim/step_internal.h"
-#if defined(ZT_HAVE_CUDA)
-#include "optim/cuda/optimizer_cuda.h"
-#endif
 
 namespace zt::optim {
 
@@ -41,14 +39,9 @@ void Adam::step(const Tensor& params, const Tensor& grads, std::span<const Tenso
   const math::AdamStepScalars scalars = step_scalars(step, lr);
   if (params.device().meta) return;  // the estimator's meta device: nothing to update
   if (!on_host) {
-#if defined(ZT_HAVE_CUDA)
-    cuda::adam_step(params, grads, states[0], states[1], compute_params, scalars,
-                    device.compute_stream().native_handle());
+    cuda_optimizer_entries().get().adam_step(params, grads, states[0], states[1], compute_params,
+                                             scalars, device.compute_stream().native_handle());
     return;
-#else
-    ZT_CHECK(false, "adam: tensors on " + device.device().to_string() +
-                        " in a build without the CUDA backend");
-#endif
   }
   float* p = static_cast<float*>(params.data());
   float* m = static_cast<float*>(states[0].data());

@@ -3,11 +3,9 @@
 #include "optim/sgd.h"
 
 #include "core/error.h"
+#include "optim/cuda_optimizer_entries.h"
 #include "optim/math/optimizer_math.h"
 #include "optim/step_internal.h"
-#if defined(ZT_HAVE_CUDA)
-#include "optim/cuda/optimizer_cuda.h"
-#endif
 
 namespace zt::optim {
 
@@ -21,14 +19,10 @@ void Sgd::step(const Tensor& params, const Tensor& grads, std::span<const Tensor
                                                    compute_params, device);
   if (params.device().meta) return;  // the estimator's meta device: nothing to update
   if (!on_host) {
-#if defined(ZT_HAVE_CUDA)
-    cuda::sgd_step(params, grads, momentum_ == 0.0f ? nullptr : &states[0], compute_params, lr,
-                   momentum_, weight_decay_, nesterov_, device.compute_stream().native_handle());
+    cuda_optimizer_entries().get().sgd_step(params, grads, momentum_ == 0.0f ? nullptr : &states[0],
+                                            compute_params, lr, momentum_, weight_decay_, nesterov_,
+                                            device.compute_stream().native_handle());
     return;
-#else
-    ZT_CHECK(false, "sgd: tensors on " + device.device().to_string() +
-                        " in a build without the CUDA backend");
-#endif
   }
   float* p = static_cast<float*>(params.data());
   float* buffer = momentum_ == 0.0f ? nullptr : static_cast<float*>(states[0].data());

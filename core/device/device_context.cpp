@@ -4,12 +4,9 @@
 #include "core/device/cpu_allocator.h"
 #include "core/device/cpu_device_ops.h"
 #include "core/device/cpu_streams.h"
+#include "core/device/cuda_module.h"
 #include "core/device/meta_device.h"
 #include "core/error.h"
-
-#if defined(ZT_HAVE_CUDA)
-#include "core/device/cuda/cuda_device_context.h"
-#endif
 
 namespace zt {
 namespace {
@@ -64,13 +61,7 @@ std::unique_ptr<DeviceContext> make_device_context(Device device, std::int64_t c
   if (device.kind == DeviceKind::kCpu) {
     return std::make_unique<CpuDeviceContext>(device, capacity_bytes);
   }
-#if defined(ZT_HAVE_CUDA)
-  return make_cuda_device_context(device, capacity_bytes);
-#else
-  throw ConfigError(
-      "runtime.device = \"cuda\": this zerotrain was built without the CUDA backend (configure "
-      "with -DZT_CUDA=ON on a machine with the CUDA toolkit), so it can only run on the CPU");
-#endif
+  return cuda_device_entries().get().make_device_context(device, capacity_bytes);
 }
 
 }  // namespace zt

@@ -5,12 +5,7 @@
 #include "core/error.h"
 #include "nn/kernels/cpu/cpu_kernel_backend.h"
 #include "nn/kernels/cuda_dry_kernel_backend.h"
-#if defined(ZT_HAVE_CUDA)
-#include "nn/kernels/cuda/cuda_kernel_backend.h"
-#endif
-#if defined(ZT_HAVE_CUDNN)
-#include "nn/kernels/cuda/cudnn/cudnn_attention.h"
-#endif
+#include "nn/kernels/cuda_kernel_entries.h"
 
 namespace zt::nn {
 
@@ -36,11 +31,19 @@ std::string cudnn_attention_missing() {
 }
 
 std::string cudnn_versions() {
-#if defined(ZT_HAVE_CUDNN)
-  return cuda::cudnn_versions();
-#else
-  return "";
-#endif
+  if (!cudnn_attention_built()) return "";
+  // The estimator describes a CUDA run on machines without CUDA's libraries too.
+  try {
+    const CudaKernelEntries& entries = cuda_kernel_entries().get();
+    if (entries.cudnn_versions != nullptr) return entries.cudnn_versions();
+  } catch (const ConfigError&) {
+  }
+  return "cuDNN at build; the CUDA module cannot be loaded here";
+}
+
+CudaModuleSlot<CudaKernelEntries>& cuda_kernel_entries() {
+  static CudaModuleSlot<CudaKernelEntries> slot;
+  return slot;
 }
 
 const KernelBackend& kernel_backend_for(const Device& device, CudaAttention attention) {
@@ -50,19 +53,13 @@ const KernelBackend& kernel_backend_for(const Device& device, CudaAttention atte
   // its workspace is a bound computed from the shapes, Note [cuDNN attention workspace]).
   if (device.kind == DeviceKind::kCpu) return cpu::cpu_kernel_backend();
   if (device.meta) return cuda::cuda_dry_kernel_backend(attention);
-#if defined(ZT_HAVE_CUDA)
   if (attention == CudaAttention::kCudnn && !cudnn_attention_built()) {
     throw ConfigError(
         "runtime.attention = \"cudnn\": this zerotrain was built without the cuDNN "
         "attention (" +
         cudnn_attention_missing() + "); use runtime.attention = \"rows\"");
   }
-  return cuda::cuda_kernel_backend(device.index, attention);
-#else
-  throw ConfigError(
-      "runtime.device = \"cuda\": this zerotrain was built without the CUDA "
-      "backend, so nn has no CUDA kernels; configure with -DZT_CUDA=ON");
-#endif
+  return cuda_kernel_entries().get().kernel_backend(device.index, attention);
 }
 
 }  // namespace zt::nn

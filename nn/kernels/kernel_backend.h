@@ -193,7 +193,8 @@ enum class CudaAttention { kRows, kCudnn };
 
 // The backend for `device` (and, on CUDA, `attention`), created at its first use and kept for
 // the process. Throws ConfigError for a CUDA device when this binary was built without the
-// CUDA backend, and for kCudnn when it was built without the cuDNN attention.
+// CUDA backend or its module cannot be loaded (core/device/cuda_module.h), and for kCudnn
+// when it was built without the cuDNN attention.
 const KernelBackend& kernel_backend_for(const Device& device,
                                         CudaAttention attention = CudaAttention::kRows);
 
