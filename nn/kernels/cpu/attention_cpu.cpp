@@ -1,15 +1,16 @@
 // CPU causal attention. Head h of an operand is a (T, hs) matrix with row stride seq_stride
-// (Note [Attention operands]), which the GEMMs read in place. The forward is tiled (Note
-// [Tiled attention]): per (batch row, query head, query block) an online softmax over key
-// blocks, one (block_q, block_k) f32 score block per chunk of units. The backward works one
-// (batch row, query head) at a time on its (T, T) scores, one per chunk of heads (Note
-// [Attention chunks]). The row arithmetic is attention_math.h's, as on CUDA:
+// (Note [Attention operands]), which the GEMMs read in place. Both directions are tiled (Note
+// [Tiled attention]): the forward per (batch row, query head, query block) an online softmax
+// over key blocks, one (block_q, block_k) f32 score block per chunk of units; the backward per
+// (batch row, kv head) over its group's query blocks and their key blocks, one P and one dS
+// block per chunk (Note [Attention chunks]). The row arithmetic is attention_math.h's, as on
+// CUDA:
 //   forward:  per key block: S = scale q_blk k_blk^T;  m, l, P = attention_block_row(S_t);
 //             o_blk = o_blk exp(m - m') + P v_blk;  at the end o /= l, lse = m + log l
 //             (k and v may be longer than q, T_kv >= T: Note [Longer key sequence])
-//   backward: S = scale q_h k^T;  P_t = exp(S_t - lse_t);  dv += P^T dO_h;  dP = dO_h v^T
-//             dS_t = P_t ∘ (dP_t - D_t), D_t = dO_t · O_t;  dq_h = scale dS k;
-//             dk += scale dS^T q_h
+//   backward: D_t = dO_t · O_t;  per query block and key block: P = exp(scale q_blk k_blk^T
+//             - lse);  dv_blk += P^T dO_blk;  dP = dO_blk v_blk^T;  dS_t = P_t ∘ (dP_t - D_t);
+//             dq_blk += scale dS k_blk;  dk_blk += scale dS^T q_blk
 // where k, v are kv head h / group. The backward visits the query heads of one kv head in
 // turn, so dk and dv sum over the group in f32 before they are rounded. bf16/f16 operands
 // are widened to f32 workspace (packed (B, T, heads, hs)) and results rounded once.
@@ -28,13 +29,15 @@ namespace zt::nn::cpu {
 namespace {
 
 // Note [Attention chunks]
-// The units (the forward's query blocks, the backward's heads) run in parallel, a chunk of
-// them per thread, each chunk with its own workspace (a score block, a (T, T) matrix). The
-// chunks are cut from the number of units alone, into at most kMaxAttentionChunks (Note
-// [Chunks fixed by size]): the workspace is then at most that many blocks on any machine, and the
-// estimator counts what every machine uses. The backward's chunks are (batch row, kv head) pairs,
-// so the query heads that sum into one kv head's dk and dv stay on one thread, in order. GEMMs
-// inside a chunk run on one thread (gemm_cpu.cpp): the heads are the parallelism.
+// The units (the forward's query blocks, the backward's (batch row, kv head) pairs) run in
+// parallel, a chunk of them per thread, each chunk with its own workspace (the forward's score
+// block, the backward's P and dS blocks). The chunks are cut from the number of units alone,
+// into at most kMaxAttentionChunks (Note [Chunks fixed by size]): the workspace is then at most
+// that many blocks on any machine, and the estimator counts what every machine uses. A
+// backward unit writes its kv head's dk and dv and the dq of the query heads that read it, and
+// nothing else, so the query heads that sum into one kv head's dk and dv stay on one thread,
+// in order. GEMMs inside a chunk run on one thread (gemm_cpu.cpp): the units are the
+// parallelism.
 constexpr std::int64_t kMaxAttentionChunks = 8;
 
 // The grain over `pairs` units: at most kMaxAttentionChunks chunks.
@@ -101,17 +104,29 @@ class F32Heads {
 };
 
 // Note [Tiled attention]
-// The forward never holds a (T, T_kv) matrix: each (batch row, query head, query block) runs
-// an online softmax over key blocks (flash attention's recurrence). Per query row it keeps the
-// running max m and sum l (OnlineSoftmax) and accumulates Σ_j exp(S_tj - m) v_j in the output
-// rows themselves (f32: the operand or its widened copy), rescaled by exp(m - m') whenever a
-// block raises the max; at the end o = acc / l and lse = m + log l. Key blocks entirely after
-// the block's last query position are skipped, the diagonal block is masked row by row. The
-// block sizes are PyTorch's CPU flash kernel's: query blocks of 32 below length 192, 64 below
-// 768 and 256 from there, key blocks of 512, each capped at its length. Units are cut into at
-// most kMaxAttentionChunks chunks (Note [Attention chunks]), each with one (block_q, block_k)
-// f32 score block of workspace. The online softmax sums in another order than the untiled
-// rows did, so o and lse differ from them by round-off, not by more.
+// Neither direction holds a (T, T_kv) matrix. The forward runs, per (batch row, query head,
+// query block), an online softmax over key blocks (flash attention's recurrence). Per query
+// row it keeps the running max m and sum l (OnlineSoftmax) and accumulates Σ_j exp(S_tj - m) v_j
+// in the output rows themselves (f32: the operand or its widened copy), rescaled by
+// exp(m - m') whenever a block raises the max; at the end o = acc / l and lse = m + log l. Key
+// blocks entirely after the block's last query position are skipped, the diagonal block is
+// masked row by row. The block sizes are PyTorch's CPU flash kernel's: query blocks of 32
+// below length 192, 64 below 768 and 256 from there, key blocks of 512, each capped at its
+// length. Units are cut into at most kMaxAttentionChunks chunks (Note [Attention chunks]),
+// each with one (block_q, block_k) f32 score block of workspace. The online softmax sums in
+// another order than the untiled rows did, so o and lse differ from them by round-off, not by
+// more.
+// The backward (flash attention's, in one pass) needs no running statistics: lse gives every
+// block its final P = exp(S - lse) at once, and D_t = dO_t · O_t stands in for the row's
+// Σ_j P_tj dP_tj. A unit is one (batch row, kv head): it zeroes its dk, dv and its group's dq,
+// then for each query head of the group in order, each query block in order, each key block
+// the block sees (the diagonal one cut at the block's last position) adds that tile's
+// P^T dO into dv, scale dS k into dq and scale dS^T q into dk, with one (block_q, block_k) P
+// and one dS block per chunk as workspace. Every sum runs in an order fixed by the shape, so
+// the gradients are the same bits on any thread count; they differ from the untiled kernel's
+// (which summed each gradient over all keys or queries in one GEMM) by round-off. A unit does
+// the five GEMMs of the untiled kernel on the tiles a causal mask leaves, about half the
+// work at long lengths, and recomputes nothing; its parallelism is B n_kv_head units.
 constexpr std::int64_t kKeyBlock = 512;
 
 std::int64_t query_block(std::int64_t seq_len) {
