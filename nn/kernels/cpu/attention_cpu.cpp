@@ -1,15 +1,16 @@
 // CPU causal attention. Head h of an operand is a (T, hs) matrix with row stride seq_stride
-// (Note [Attention operands]), which the GEMMs read in place. The forward is tiled (Note
-// [Tiled attention]): per (batch row, query head, query block) an online softmax over key
-// blocks, one (block_q, block_k) f32 score block per chunk of units. The backward works one
-// (batch row, query head) at a time on its (T, T) scores, one per chunk of heads (Note
-// [Attention chunks]). The row arithmetic is attention_math.h's, as on CUDA:
+// (Note [Attention operands]), which the GEMMs read in place. Both directions are tiled (Note
+// [Tiled attention]): the forward per (batch row, query head, query block) an online softmax
+// over key blocks, one (block_q, block_k) f32 score block per chunk of units; the backward per
+// (batch row, kv head) over its group's query blocks and their key blocks, one P and one dS
+// block per chunk (Note [Attention chunks]). The row arithmetic is attention_math.h's, as on
+// CUDA:
 //   forward:  per key block: S = scale q_blk k_blk^T;  m, l, P = attention_block_row(S_t);
 //             o_blk = o_blk exp(m - m') + P v_blk;  at the end o /= l, lse = m + log l
 //             (k and v may be longer than q, T_kv >= T: Note [Longer key sequence])
-//   backward: S = scale q_h k^T;  P_t = exp(S_t - lse_t);  dv += P^T dO_h;  dP = dO_h v^T
-//             dS_t = P_t ∘ (dP_t - D_t), D_t = dO_t · O_t;  dq_h = scale dS k;
-//             dk += scale dS^T q_h
+//   backward: D_t = dO_t · O_t;  per query block and key block: P = exp(scale q_blk k_blk^T
+//             - lse);  dv_blk += P^T dO_blk;  dP = dO_blk v_blk^T;  dS_t = P_t ∘ (dP_t - D_t);
+//             dq_blk += scale dS k_blk;  dk_blk += scale dS^T q_blk
 // where k, v are kv head h / group. The backward visits the query heads of one kv head in
 // turn, so dk and dv sum over the group in f32 before they are rounded. bf16/f16 operands
 // are widened to f32 workspace (packed (B, T, heads, hs)) and results rounded once.
@@ -28,13 +29,15 @@ namespace zt::nn::cpu {
 namespace {
 
 // Note [Attention chunks]
-// The units (the forward's query blocks, the backward's heads) run in parallel, a chunk of
-// them per thread, each chunk with its own workspace (a score block, a (T, T) matrix). The
-// chunks are cut from the number of units alone, into at most kMaxAttentionChunks (Note
-// [Chunks fixed by size]): the workspace is then at most that many blocks on any machine, and the
-// estimator counts what every machine uses. The backward's chunks are (batch row, kv head) pairs,
-// so the query heads that sum into one kv head's dk and dv stay on one thread, in order. GEMMs
-// inside a chunk run on one thread (gemm_cpu.cpp): the heads are the parallelism.
+// The units (the forward's query blocks, the backward's (batch row, kv head) pairs) run in
+// parallel, a chunk of them per thread, each chunk with its own workspace (the forward's score
+// block, the backward's P and dS blocks). The chunks are cut from the number of units alone,
+// into at most kMaxAttentionChunks (Note [Chunks fixed by size]): the workspace is then at most
+// that many blocks on any machine, and the estimator counts what every machine uses. A
+// backward unit writes its kv head's dk and dv and the dq of the query heads that read it, and
+// nothing else, so the query heads that sum into one kv head's dk and dv stay on one thread,
+// in order. GEMMs inside a chunk run on one thread (gemm_cpu.cpp): the units are the
+// parallelism.
 constexpr std::int64_t kMaxAttentionChunks = 8;
 
 // The grain over `pairs` units: at most kMaxAttentionChunks chunks.
@@ -101,17 +104,29 @@ class F32Heads {
 };
 
 // Note [Tiled attention]
-// The forward never holds a (T, T_kv) matrix: each (batch row, query head, query block) runs
-// an online softmax over key blocks (flash attention's recurrence). Per query row it keeps the
-// running max m and sum l (OnlineSoftmax) and accumulates Σ_j exp(S_tj - m) v_j in the output
-// rows themselves (f32: the operand or its widened copy), rescaled by exp(m - m') whenever a
-// block raises the max; at the end o = acc / l and lse = m + log l. Key blocks entirely after
-// the block's last query position are skipped, the diagonal block is masked row by row. The
-// block sizes are PyTorch's CPU flash kernel's: query blocks of 32 below length 192, 64 below
-// 768 and 256 from there, key blocks of 512, each capped at its length. Units are cut into at
-// most kMaxAttentionChunks chunks (Note [Attention chunks]), each with one (block_q, block_k)
-// f32 score block of workspace. The online softmax sums in another order than the untiled
-// rows did, so o and lse differ from them by round-off, not by more.
+// Neither direction holds a (T, T_kv) matrix. The forward runs, per (batch row, query head,
+// query block), an online softmax over key blocks (flash attention's recurrence). Per query
+// row it keeps the running max m and sum l (OnlineSoftmax) and accumulates Σ_j exp(S_tj - m) v_j
+// in the output rows themselves (f32: the operand or its widened copy), rescaled by
+// exp(m - m') whenever a block raises the max; at the end o = acc / l and lse = m + log l. Key
+// blocks entirely after the block's last query position are skipped, the diagonal block is
+// masked row by row. The block sizes are PyTorch's CPU flash kernel's: query blocks of 32
+// below length 192, 64 below 768 and 256 from there, key blocks of 512, each capped at its
+// length. Units are cut into at most kMaxAttentionChunks chunks (Note [Attention chunks]),
+// each with one (block_q, block_k) f32 score block of workspace. The online softmax sums in
+// another order than the untiled rows did, so o and lse differ from them by round-off, not by
+// more.
+// The backward (flash attention's, in one pass) needs no running statistics: lse gives every
+// block its final P = exp(S - lse) at once, and D_t = dO_t · O_t stands in for the row's
+// Σ_j P_tj dP_tj. A unit is one (batch row, kv head): it zeroes its dk, dv and its group's dq,
+// then for each query head of the group in order, each query block in order, each key block
+// the block sees (the diagonal one cut at the block's last position) adds that tile's
+// P^T dO into dv, scale dS k into dq and scale dS^T q into dk, with one (block_q, block_k) P
+// and one dS block per chunk as workspace. Every sum runs in an order fixed by the shape, so
+// the gradients are the same bits on any thread count; they differ from the untiled kernel's
+// (which summed each gradient over all keys or queries in one GEMM) by round-off. A unit does
+// the five GEMMs of the untiled kernel on the tiles a causal mask leaves, about half the
+// work at long lengths, and recomputes nothing; its parallelism is B n_kv_head units.
 constexpr std::int64_t kKeyBlock = 512;
 
 std::int64_t query_block(std::int64_t seq_len) {
@@ -215,53 +230,93 @@ struct BackwardOperands {
   const F32Heads& dq;
   const F32Heads& dk;
   const F32Heads& dv;
-  float* p;   // (chunks, T, T) workspace: P of one head per chunk
-  float* ds;  // (chunks, T, T) workspace: dP, then dS, of one head per chunk
+  float* p;   // (chunks, block_q, block_k) workspace: one P block per chunk
+  float* ds;  // (chunks, block_q, block_k) workspace: one dP, then dS, block per chunk
 };
 
-// The gradients of query head h (of kv head kv) of batch row b, with chunk `chunk`'s
-// workspace; dk and dv are written when `first` (the group's first query head), else
-// accumulated.
-void backward_head(const AttentionShape& shape, const BackwardOperands& operands,
-                   std::int64_t chunk, std::int64_t b, std::int64_t h, std::int64_t kv,
-                   bool first) {
-  const std::int64_t t_len = shape.seq_len, hs = shape.head_dim;
-  BackwardOperands x = operands;
-  x.p += chunk * t_len * t_len;
-  x.ds += chunk * t_len * t_len;
-  const float beta_kv = first ? 0.0f : 1.0f;
-  const float* q = x.q.head(b, h);
+// Query rows [t0, t0 + rows) of query head h (of kv head kv) of batch row b (Note [Tiled
+// attention], the backward): adds their share into dq's rows and into dk and dv, over every key
+// block they see, with the chunk's P and dS blocks `p` and `ds` (rows, block_k).
+void backward_query_block(const AttentionShape& shape, const BackwardOperands& x, std::int64_t b,
+                          std::int64_t h, std::int64_t kv, std::int64_t t0, std::int64_t rows,
+                          float* p, float* ds) {
+  const std::int64_t hs = shape.head_dim, block_k = key_block(shape.kv_len);
+  const std::int64_t first_position = shape.query_offset() + t0;  // of row 0 among the keys
+  const float* q = x.q.head(b, h) + t0 * x.q.ld();
+  const float* d_o = x.d_o.head(b, h) + t0 * x.d_o.ld();
+  const float* o = x.o.head(b, h) + t0 * x.o.ld();
   const float* k = x.k.head(b, kv);
-  const float* d_o = x.d_o.head(b, h);
-  const float* o = x.o.head(b, h);
-  const float* lse = x.lse + (b * shape.n_head + h) * t_len;
-  // P (T, T) = exp(scale q_h k^T - lse), recomputed
-  gemm_f32(false, true, t_len, t_len, hs, shape.scale(), q, x.q.ld(), k, x.k.ld(), 0.0f, x.p,
-           t_len);
-  for (std::int64_t t = 0; t < t_len; ++t) {
-    math::attention_probability_row(x.p + t * t_len, lse[t], t, t_len);
+  const float* v = x.v.head(b, kv);
+  float* dq = x.dq.head(b, h) + t0 * x.dq.ld();
+  float* dk = x.dk.head(b, kv);
+  float* dv = x.dv.head(b, kv);
+  const float* lse = x.lse + (b * shape.n_head + h) * shape.seq_len + t0;
+  // D_t = dO_t · O_t, which stands in for Σ_j P_tj dP_tj over all of row t's keys
+  std::array<float, kMaxQueryBlock> d;
+  for (std::int64_t i = 0; i < rows; ++i) {
+    d[static_cast<std::size_t>(i)] =
+        math::attention_output_dot(o + i * x.o.ld(), d_o + i * x.d_o.ld(), hs);
   }
-  // dv (T, hs) (+)= P^T (T, T) · dO_h (T, hs);  dP (T, T) = dO_h (T, hs) · v^T (hs, T)
-  gemm_f32(true, false, t_len, hs, t_len, 1.0f, x.p, t_len, d_o, x.d_o.ld(), beta_kv,
-           x.dv.head(b, kv), x.dv.ld());
-  gemm_f32(false, true, t_len, t_len, hs, 1.0f, d_o, x.d_o.ld(), x.v.head(b, kv), x.v.ld(), 0.0f,
-           x.ds, t_len);
-  for (std::int64_t t = 0; t < t_len; ++t) {
-    const float d = math::attention_output_dot(o + t * x.o.ld(), d_o + t * x.d_o.ld(), hs);
-    math::attention_score_gradient_row(x.p + t * t_len, x.ds + t * t_len, d, t_len);
+  // keys after the last row's position are masked for every row: no block, or part of one,
+  // past them runs
+  const std::int64_t keys_seen = first_position + rows;
+  for (std::int64_t j0 = 0; j0 < keys_seen; j0 += block_k) {
+    const std::int64_t n = std::min(block_k, keys_seen - j0);
+    const float* k_blk = k + j0 * x.k.ld();
+    const float* v_blk = v + j0 * x.v.ld();
+    // P (rows, n) = exp(scale q_blk k_blk^T - lse), masked
+    gemm_f32(false, true, rows, n, hs, shape.scale(), q, x.q.ld(), k_blk, x.k.ld(), 0.0f, p,
+             block_k);
+    for (std::int64_t i = 0; i < rows; ++i) {
+      const std::int64_t visible = std::clamp<std::int64_t>(first_position + i - j0 + 1, 0, n);
+      math::attention_block_probability_row(p + i * block_k, lse[i], visible, n);
+    }
+    // dv_blk (n, hs) += P^T (n, rows) · dO_blk (rows, hs);  dP (rows, n) = dO_blk · v_blk^T
+    gemm_f32(true, false, n, hs, rows, 1.0f, p, block_k, d_o, x.d_o.ld(), 1.0f, dv + j0 * x.dv.ld(),
+             x.dv.ld());
+    gemm_f32(false, true, rows, n, hs, 1.0f, d_o, x.d_o.ld(), v_blk, x.v.ld(), 0.0f, ds, block_k);
+    for (std::int64_t i = 0; i < rows; ++i) {
+      math::attention_score_gradient_row(p + i * block_k, ds + i * block_k,
+                                         d[static_cast<std::size_t>(i)], n);
+    }
+    // dq_blk (rows, hs) += scale dS (rows, n) · k_blk (n, hs);
+    // dk_blk (n, hs) += scale dS^T (n, rows) · q_blk (rows, hs)
+    gemm_f32(false, false, rows, hs, n, shape.scale(), ds, block_k, k_blk, x.k.ld(), 1.0f, dq,
+             x.dq.ld());
+    gemm_f32(true, false, n, hs, rows, shape.scale(), ds, block_k, q, x.q.ld(), 1.0f,
+             dk + j0 * x.dk.ld(), x.dk.ld());
   }
-  // dq_h (T, hs) = scale dS (T, T) · k (T, hs);  dk (T, hs) (+)= scale dS^T · q_h (T, hs)
-  gemm_f32(false, false, t_len, hs, t_len, shape.scale(), x.ds, t_len, k, x.k.ld(), 0.0f,
-           x.dq.head(b, h), x.dq.ld());
-  gemm_f32(true, false, t_len, hs, t_len, shape.scale(), x.ds, t_len, q, x.q.ld(), beta_kv,
-           x.dk.head(b, kv), x.dk.ld());
 }
 
-// (chunks, T, T) f32: one (T, T) matrix per chunk of heads (Note [Attention chunks]), the
-// backward's P and dS.
-Tensor scores_workspace(std::int64_t chunks, const AttentionShape& shape, MemoryTracker& tracker) {
-  return Tensor::zeros(Shape{chunks, shape.seq_len, shape.seq_len}, DType::kF32, tracker,
-                       MemoryCategory::kWorkspace);
+// Zeroes `rows` rows of head_dim f32 elements with row stride ld: the gradients the tiles add
+// into.
+void zero_head(float* head, std::int64_t ld, std::int64_t rows, std::int64_t head_dim) {
+  for (std::int64_t t = 0; t < rows; ++t) std::fill(head + t * ld, head + t * ld + head_dim, 0.0f);
+}
+
+// The gradients of kv head kv of batch row b and of its group's query heads, with the chunk's
+// P and dS blocks: the group's query heads in order, each's query blocks in order, each adding
+// into dk and dv (and its own dq) in f32.
+void backward_kv_head(const AttentionShape& shape, const BackwardOperands& x, std::int64_t b,
+                      std::int64_t kv, float* p, float* ds) {
+  const std::int64_t hs = shape.head_dim, block_q = query_block(shape.seq_len);
+  zero_head(x.dk.head(b, kv), x.dk.ld(), shape.kv_len, hs);
+  zero_head(x.dv.head(b, kv), x.dv.ld(), shape.kv_len, hs);
+  for (std::int64_t g = 0; g < shape.group(); ++g) {
+    const std::int64_t h = kv * shape.group() + g;
+    zero_head(x.dq.head(b, h), x.dq.ld(), shape.seq_len, hs);
+    for (std::int64_t t0 = 0; t0 < shape.seq_len; t0 += block_q) {
+      backward_query_block(shape, x, b, h, kv, t0, std::min(block_q, shape.seq_len - t0), p, ds);
+    }
+  }
+}
+
+// (chunks, block_q, block_k) f32: one block per chunk of (batch row, kv head) pairs (Note
+// [Attention chunks]), the backward's P or dS.
+Tensor backward_block_workspace(std::int64_t chunks, const AttentionShape& shape,
+                                MemoryTracker& tracker) {
+  return Tensor::zeros(Shape{chunks, query_block(shape.seq_len), key_block(shape.kv_len)},
+                       DType::kF32, tracker, MemoryCategory::kWorkspace);
 }
 
 }  // namespace
@@ -290,8 +345,8 @@ void attention_backward(const AttentionHeads& q, const AttentionHeads& k, const 
   const F32Heads o32(o, true, tracker), d_o32(d_o, true, tracker);
   const F32Heads dq32(dq, false, tracker), dk32(dk, false, tracker), dv32(dv, false, tracker);
   const std::int64_t pairs = shape.batch * shape.n_kv_head;
-  const Tensor p = scores_workspace(attention_chunks(pairs), shape, tracker);
-  const Tensor ds = scores_workspace(attention_chunks(pairs), shape, tracker);
+  const Tensor p = backward_block_workspace(attention_chunks(pairs), shape, tracker);
+  const Tensor ds = backward_block_workspace(attention_chunks(pairs), shape, tracker);
   if (lse.device().meta) return;
   const BackwardOperands x{q32,
                            k32,
@@ -304,14 +359,12 @@ void attention_backward(const AttentionHeads& q, const AttentionHeads& k, const 
                            dv32,
                            p.data_as<float>(),
                            ds.data_as<float>()};
+  const std::int64_t block = query_block(shape.seq_len) * key_block(shape.kv_len);
   parallel_for_chunks(pairs, attention_grain(pairs),
                       [&](std::int64_t chunk, std::int64_t first, std::int64_t last) {
                         for (std::int64_t pair = first; pair < last; ++pair) {
-                          const std::int64_t b = pair / shape.n_kv_head;
-                          const std::int64_t kv = pair % shape.n_kv_head;
-                          for (std::int64_t g = 0; g < shape.group(); ++g) {
-                            backward_head(shape, x, chunk, b, kv * shape.group() + g, kv, g == 0);
-                          }
+                          backward_kv_head(shape, x, pair / shape.n_kv_head, pair % shape.n_kv_head,
+                                           x.p + chunk * block, x.ds + chunk * block);
                         }
                       });
   dq32.store();

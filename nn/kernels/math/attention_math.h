@@ -110,10 +110,13 @@ ZT_HOST_DEVICE float attention_block_row(float* row, std::int64_t visible, std::
   return rescale;
 }
 
-// One row of the backward's probabilities, in place: scores s (T) of query t -> P.
-ZT_HOST_DEVICE void attention_probability_row(float* row, float lse, std::int64_t t,
-                                              std::int64_t seq_len) {
-  for (std::int64_t j = 0; j < seq_len; ++j) row[j] = attention_probability(row[j], lse, j, t);
+// One row of a block of the tiled backward's probabilities, in place (Note [Tiled attention]
+// in nn/kernels/cpu/attention_cpu.cpp): the row's first `visible` of n scores are keys its
+// query sees and become P = exp(s - lse_t), the rest are masked and become exactly 0.
+ZT_HOST_DEVICE void attention_block_probability_row(float* row, float lse, std::int64_t visible,
+                                                    std::int64_t n) {
+  for (std::int64_t j = 0; j < visible; ++j) row[j] = expf(row[j] - lse);
+  for (std::int64_t j = visible; j < n; ++j) row[j] = 0.0f;
 }
 
 // D_t = Σ_d dO_td O_td over one row of head_dim elements.
@@ -123,10 +126,11 @@ ZT_HOST_DEVICE float attention_output_dot(const float* o, const float* d_o, std:
   return dot;
 }
 
-// One row of the backward, in place: given P (T) and dP (T) of query t and its D_t, writes dS.
+// One row of the backward, in place: given P (n) and dP (n) of query t (a whole row or a
+// block of it) and its D_t, writes dS.
 ZT_HOST_DEVICE void attention_score_gradient_row(const float* p, float* dp, float d,
-                                                 std::int64_t seq_len) {
-  for (std::int64_t j = 0; j < seq_len; ++j) dp[j] = attention_score_gradient(p[j], dp[j], d);
+                                                 std::int64_t n) {
+  for (std::int64_t j = 0; j < n; ++j) dp[j] = attention_score_gradient(p[j], dp[j], d);
 }
 
 }  // namespace zt::nn::math

@@ -1,7 +1,7 @@
 // The CPU backend's attention ops: forward and backward against the formula the old
 // (B, nh, T, T)-saving kernels computed, written as a double-precision loop; gradients against
 // finite differences; grouped-query heads; heads read and written in place in wider rows; and
-// scores kept one head per chunk of heads at a time.
+// scores kept one block per chunk at a time.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -248,8 +248,8 @@ TEST(AttentionKernel, OneTokenAttendsOnlyToItself) {
 TEST(AttentionKernel, KeepsScoresOfOneHeadPerChunkAtATime) {
   // f32: no widened copies, so the workspace is one score block per chunk (Note [Attention
   // chunks]): forward 12 (batch, head, query block) units, each block the whole (11, 11), in
-  // 6 chunks of 2 (Note [Tiled attention]), backward
-  // P and dS for 6 (batch, kv head) pairs in 6 chunks; nothing of (B, nh, T, T), on any
+  // 6 chunks of 2 (Note [Tiled attention]), backward a P and a dS block (again the whole
+  // (11, 11)) for 6 (batch, kv head) pairs in 6 chunks; nothing of (B, nh, T, T), on any
   // thread count. 24 pairs would still be 8 chunks (of 3).
   const Case c{3, 11, 4, 2, 4, 0};
   MemoryTracker tracker(Device::cpu());
