@@ -41,7 +41,8 @@ Allocation::Allocation(Allocation&& other) noexcept
     : tracker_(std::exchange(other.tracker_, nullptr)),
       data_(std::exchange(other.data_, nullptr)),
       bytes_(std::exchange(other.bytes_, 0)),
-      category_(other.category_) {}
+      category_(other.category_),
+      live_slot_(other.live_slot_) {}
 
 Allocation& Allocation::operator=(Allocation&& other) noexcept {
   if (this != &other) {
@@ -50,6 +51,7 @@ Allocation& Allocation::operator=(Allocation&& other) noexcept {
     data_ = std::exchange(other.data_, nullptr);
     bytes_ = std::exchange(other.bytes_, 0);
     category_ = other.category_;
+    live_slot_ = other.live_slot_;
   }
   return *this;
 }
@@ -57,14 +59,27 @@ Allocation& Allocation::operator=(Allocation&& other) noexcept {
 Allocation::~Allocation() { release(); }
 
 void Allocation::release() noexcept {
-  if (tracker_ != nullptr) tracker_->free_allocation(data_, bytes_, category_);
+  if (tracker_ != nullptr) tracker_->free_allocation(data_, bytes_, category_, live_slot_);
   tracker_ = nullptr;
   data_ = nullptr;
   bytes_ = 0;
 }
 
+namespace {
+
+std::int64_t host_memory_limit(const Device& device) {
+  const bool host = device.kind == DeviceKind::kCpu && !device.meta;  // a meta device holds nothing
+  return host ? host_physical_memory_bytes() : 0;
+}
+
+}  // namespace
+
 MemoryTracker::MemoryTracker(Device device, std::int64_t capacity_bytes)
-    : device_(device), allocator_(host_allocator()), capacity_bytes_(capacity_bytes) {
+    : device_(device),
+      allocator_(host_allocator()),
+      capacity_bytes_(capacity_bytes),
+      host_memory_bytes_(host_memory_limit(device)),
+      phase_(std::make_shared<const std::string>()) {
   ZT_CHECK(device.kind == DeviceKind::kCpu,
            "a tracker for " + device.to_string() + " needs its device's allocator");
   ZT_CHECK(capacity_bytes >= 0, "negative memory capacity");
@@ -72,7 +87,11 @@ MemoryTracker::MemoryTracker(Device device, std::int64_t capacity_bytes)
 }
 
 MemoryTracker::MemoryTracker(DeviceAllocator& allocator, std::int64_t capacity_bytes)
-    : device_(allocator.device()), allocator_(allocator), capacity_bytes_(capacity_bytes) {
+    : device_(allocator.device()),
+      allocator_(allocator),
+      capacity_bytes_(capacity_bytes),
+      host_memory_bytes_(host_memory_limit(allocator.device())),
+      phase_(std::make_shared<const std::string>()) {
   ZT_CHECK(capacity_bytes >= 0, "negative memory capacity");
   state_.capacity_bytes = capacity_bytes;
 }
@@ -105,55 +124,97 @@ std::string approximate_bytes(std::int64_t bytes) {
 
 Allocation MemoryTracker::allocate(std::int64_t bytes, MemoryCategory category, Fill fill) {
   ZT_CHECK(bytes >= 0, "negative allocation size");
-  const auto refuse = [&](const std::string& why) {
+  // One lock for the checks, the counters, the profile's event and the live row: the
+  // allocator, which may reach the system, is asked outside it.
+  std::uint32_t slot = 0;
+  {
     std::lock_guard lock(mutex_);
-    const bool host = device_.kind == DeviceKind::kCpu;
-    throw OutOfMemoryError(report_locked(
-        std::string(host ? "out of host memory on " : "out of memory on ") + device_.to_string() +
-            ": " + allocation_description(category, bytes) + " " + why,
-        host));
-  };
-  if (device_.kind == DeviceKind::kCpu && !device_.meta) {  // a meta device holds nothing
-    const std::int64_t host_bytes = host_physical_memory_bytes();
-    const std::int64_t total = total_current_bytes() + bytes;
-    if (host_bytes > 0 && total > host_bytes) {
-      refuse("would bring this rank to " + readable_bytes(total) +
-             ", more than the host's physical memory of " + approximate_bytes(host_bytes));
+    check_room_locked(category, bytes);  // throws before anything is counted or allocated
+    add_locked(category, bytes);
+    if (recording_) record_event_locked(category, bytes);
+    if (bytes == 0) return Allocation(this, nullptr, 0, category, 0);
+    try {
+      slot = take_live_slot_locked(bytes, category);
+    } catch (...) {  // no room for the row: nothing was allocated yet
+      subtract_locked(category, bytes);
+      throw;
     }
   }
-  record(category, bytes);  // throws before anything is allocated when over capacity
-  if (bytes == 0) return Allocation(this, nullptr, 0, category);
+  const auto undo = [&]() noexcept {
+    std::lock_guard lock(mutex_);
+    give_back_live_slot_locked(slot);
+    subtract_locked(category, bytes);
+  };
   void* data = allocator_.allocate(static_cast<std::size_t>(bytes));
   if (data == nullptr) {
     allocator_.release_cached();  // cached blocks of other sizes may make room
     data = allocator_.allocate(static_cast<std::size_t>(bytes));
   }
   if (data == nullptr) {
-    unrecord(category, bytes);
-    refuse("failed: the device has no memory left to give");
-  }
-  if (fill == Fill::kZero) allocator_.fill_zero(data, static_cast<std::size_t>(bytes));
-  try {
+    undo();
     std::lock_guard lock(mutex_);
-    live_[data] = {bytes, category, ScopedAllocationName::current(), phase_};
-  } catch (...) {  // no room for the entry: give the block back rather than lose it
-    allocator_.deallocate(data, static_cast<std::size_t>(bytes));
-    unrecord(category, bytes);
-    throw;
+    const bool host = device_.kind == DeviceKind::kCpu;
+    throw OutOfMemoryError(
+        report_locked(std::string(host ? "out of host memory on " : "out of memory on ") +
+                          device_.to_string() + ": " + allocation_description(category, bytes) +
+                          " failed: the device has no memory left to give",
+                      host));
   }
-  return Allocation(this, data, bytes, category);
+  if (fill == Fill::kZero) {
+    try {
+      allocator_.fill_zero(data, static_cast<std::size_t>(bytes));
+    } catch (...) {
+      allocator_.deallocate(data, static_cast<std::size_t>(bytes));
+      undo();
+      throw;
+    }
+  }
+  return Allocation(this, data, bytes, category, slot);
 }
 
-void MemoryTracker::free_allocation(void* data, std::int64_t bytes,
-                                    MemoryCategory category) noexcept {
-  if (data != nullptr) {
-    {
-      std::lock_guard lock(mutex_);
-      live_.erase(data);
-    }
-    allocator_.deallocate(data, static_cast<std::size_t>(bytes));
+void MemoryTracker::check_room_locked(MemoryCategory category, std::int64_t bytes) const {
+  const std::int64_t total = state_.total_current_bytes + bytes;
+  if (host_memory_bytes_ > 0 && total > host_memory_bytes_) {
+    throw OutOfMemoryError(report_locked("out of host memory on " + device_.to_string() + ": " +
+                                             allocation_description(category, bytes) +
+                                             " would bring this rank to " + readable_bytes(total) +
+                                             ", more than the host's physical memory of " +
+                                             approximate_bytes(host_memory_bytes_),
+                                         true));
   }
-  unrecord(category, bytes);
+  if (capacity_bytes_ > 0 && total > capacity_bytes_) {
+    throw OutOfMemoryError(out_of_memory_message(category, bytes));
+  }
+}
+
+std::uint32_t MemoryTracker::take_live_slot_locked(std::int64_t bytes, MemoryCategory category) {
+  std::uint32_t slot = 0;
+  if (free_live_slots_.empty()) {
+    ZT_CHECK(live_.size() < UINT32_MAX, "more than 2^32 live allocations");
+    // Room for the row's index when it is freed, so that giving it back never allocates.
+    free_live_slots_.reserve(live_.size() + 1);
+    live_.emplace_back();
+    slot = static_cast<std::uint32_t>(live_.size() - 1);
+  } else {
+    slot = free_live_slots_.back();
+    free_live_slots_.pop_back();
+  }
+  live_[slot] = {bytes, category, ScopedAllocationName::current(), phase_};
+  return slot;
+}
+
+void MemoryTracker::give_back_live_slot_locked(std::uint32_t slot) noexcept {
+  live_[slot].bytes = -1;
+  live_[slot].phase.reset();
+  free_live_slots_.push_back(slot);  // never reallocates: reserved when the row was added
+}
+
+void MemoryTracker::free_allocation(void* data, std::int64_t bytes, MemoryCategory category,
+                                    std::uint32_t live_slot) noexcept {
+  if (data != nullptr) allocator_.deallocate(data, static_cast<std::size_t>(bytes));
+  std::lock_guard lock(mutex_);
+  if (data != nullptr) give_back_live_slot_locked(live_slot);
+  subtract_locked(category, bytes);
 }
 
 void MemoryTracker::record(MemoryCategory category, std::int64_t bytes) {
@@ -172,17 +233,21 @@ void MemoryTracker::add_locked(MemoryCategory category, std::int64_t bytes) {
   state_.total_current_bytes += bytes;
   if (state_.current_bytes[index] > state_.peak_bytes[index]) {
     state_.peak_bytes[index] = state_.current_bytes[index];
-    state_.peak_phase[index] = phase_;  // only when a peak rises: rare after the first step
+    state_.peak_phase[index] = *phase_;  // only when a peak rises: rare after the first step
   }
   if (state_.total_current_bytes > state_.total_peak_bytes) {
     state_.total_peak_bytes = state_.total_current_bytes;
     state_.at_total_peak_bytes = state_.current_bytes;
-    state_.total_peak_phase = phase_;
+    state_.total_peak_phase = *phase_;
   }
 }
 
 void MemoryTracker::unrecord(MemoryCategory category, std::int64_t bytes) noexcept {
   std::lock_guard lock(mutex_);
+  subtract_locked(category, bytes);
+}
+
+void MemoryTracker::subtract_locked(MemoryCategory category, std::int64_t bytes) noexcept {
   state_.current_bytes[static_cast<std::size_t>(category)] -= bytes;
   state_.total_current_bytes -= bytes;
   if (recording_) {
@@ -213,7 +278,7 @@ void MemoryTracker::record_event_locked(MemoryCategory category, std::int64_t de
   const auto index = static_cast<std::size_t>(category);
   events_.push_back(
       {std::chrono::duration<double>(std::chrono::steady_clock::now() - timeline_start_).count(),
-       step_, phase_, category, delta, state_.current_bytes[index], state_.total_current_bytes,
+       step_, *phase_, category, delta, state_.current_bytes[index], state_.total_current_bytes,
        ScopedAllocationName::current()});
 }
 
@@ -250,7 +315,7 @@ std::string MemoryTracker::allocation_description(MemoryCategory category,
                                                   std::int64_t bytes) const {
   std::string text =
       "allocating " + readable_bytes(bytes) + " of " + std::string(memory_category_name(category));
-  if (!phase_.empty()) text += " during '" + phase_ + "'";
+  if (!phase_->empty()) text += " during '" + *phase_ + "'";
   return text;
 }
 
@@ -273,8 +338,9 @@ std::string MemoryTracker::report_locked(std::string headline, bool host_advice)
 std::vector<LiveAllocationRow> MemoryTracker::largest_live_locked() const {
   constexpr std::size_t kShown = 5;
   std::vector<LiveAllocationRow> rows;
-  for (const auto& [data, live] : live_) {
-    rows.push_back(LiveAllocationRow{live.bytes, live.category, live.name, live.phase});
+  for (const LiveAllocation& live : live_) {
+    if (live.bytes < 0) continue;  // a free row
+    rows.push_back(LiveAllocationRow{live.bytes, live.category, live.name, *live.phase});
   }
   // Ties broken by what the rows say, not by address: ranks that hold the same tensors
   // list them alike (and the launcher shows their errors once).
@@ -304,18 +370,18 @@ OutOfMemoryError MemoryTracker::untracked_allocation_failed() const {
   std::lock_guard lock(mutex_);
   std::string headline = "out of host memory on " + device_.to_string() +
                          ": an allocation outside the memory tracker failed (std::bad_alloc)";
-  if (!phase_.empty()) headline += " during '" + phase_ + "'";
+  if (!phase_->empty()) headline += " during '" + *phase_ + "'";
   return OutOfMemoryError(report_locked(std::move(headline), true));
 }
 
 void MemoryTracker::set_phase(std::string phase) {
   std::lock_guard lock(mutex_);
-  phase_ = std::move(phase);
+  if (phase != *phase_) phase_ = std::make_shared<const std::string>(std::move(phase));
 }
 
 std::string MemoryTracker::phase() const {
   std::lock_guard lock(mutex_);
-  return phase_;
+  return *phase_;
 }
 
 void MemoryTracker::set_oom_advice(std::function<std::string()> advice) {
@@ -351,10 +417,10 @@ std::int64_t MemoryTracker::total_peak_bytes() const {
 void MemoryTracker::reset_peaks() {
   std::lock_guard lock(mutex_);
   state_.peak_bytes = state_.current_bytes;
-  state_.peak_phase.fill(phase_);
+  state_.peak_phase.fill(*phase_);
   state_.total_peak_bytes = state_.total_current_bytes;
   state_.at_total_peak_bytes = state_.current_bytes;
-  state_.total_peak_phase = phase_;
+  state_.total_peak_phase = *phase_;
 }
 
 }  // namespace zt

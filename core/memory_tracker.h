@@ -7,10 +7,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "core/device.h"
@@ -57,7 +57,8 @@ struct MemoryEvent {
 };
 
 // Names the allocations this thread makes while it lives ("flat parameters", "gradient
-// shard"), for the memory profile. Nests: the innermost name wins.
+// shard"), for the memory profile. Nests: the innermost name wins. `name` must outlive the
+// allocations made under it (a string literal): the tracker keeps the pointer, not a copy.
 class ScopedAllocationName {
  public:
   explicit ScopedAllocationName(const char* name);
@@ -89,14 +90,16 @@ class Allocation {
 
  private:
   friend class MemoryTracker;
-  Allocation(MemoryTracker* tracker, void* data, std::int64_t bytes, MemoryCategory category)
-      : tracker_(tracker), data_(data), bytes_(bytes), category_(category) {}
+  Allocation(MemoryTracker* tracker, void* data, std::int64_t bytes, MemoryCategory category,
+             std::uint32_t live_slot)
+      : tracker_(tracker), data_(data), bytes_(bytes), category_(category), live_slot_(live_slot) {}
   void release() noexcept;
 
   MemoryTracker* tracker_ = nullptr;
   void* data_ = nullptr;
   std::int64_t bytes_ = 0;
   MemoryCategory category_ = MemoryCategory::kWorkspace;
+  std::uint32_t live_slot_ = 0;  // its row in the tracker's live table (Note [Live slots])
 };
 
 // Note [Host memory]
@@ -171,8 +174,12 @@ class MemoryTracker {
 
  private:
   friend class Allocation;
-  void free_allocation(void* data, std::int64_t bytes, MemoryCategory category) noexcept;
+  void free_allocation(void* data, std::int64_t bytes, MemoryCategory category,
+                       std::uint32_t live_slot) noexcept;
+  // Throws OutOfMemoryError when `bytes` more would pass the capacity or the host's memory.
+  void check_room_locked(MemoryCategory category, std::int64_t bytes) const;
   void add_locked(MemoryCategory category, std::int64_t bytes);
+  void subtract_locked(MemoryCategory category, std::int64_t bytes) noexcept;
   std::string out_of_memory_message(MemoryCategory category, std::int64_t bytes) const;
   // "allocating 3 GiB of parameters during 'x'": the start of every refusal.
   std::string allocation_description(MemoryCategory category, std::int64_t bytes) const;
@@ -183,9 +190,14 @@ class MemoryTracker {
   const Device device_;
   DeviceAllocator& allocator_;
   const std::int64_t capacity_bytes_;
+  // The host's physical memory, read once (sysconf costs a system call): 0 when unknown or
+  // when the tracker is not the host's (Note [Host memory]).
+  const std::int64_t host_memory_bytes_;
   mutable std::mutex mutex_;
   MemorySnapshot state_;  // guarded by mutex_ (capacity_bytes mirrors capacity_bytes_)
-  std::string phase_;     // guarded by mutex_
+  // The phase label, shared with the live allocations made in it: recording one copies a
+  // pointer, not the text. Guarded by mutex_; never null.
+  std::shared_ptr<const std::string> phase_;
   std::function<std::string()> oom_advice_;  // guarded by mutex_
   // The timeline, guarded by mutex_.
   bool recording_ = false;
@@ -195,15 +207,23 @@ class MemoryTracker {
   std::chrono::steady_clock::time_point timeline_start_;
   std::vector<MemoryEvent> events_;
   void record_event_locked(MemoryCategory category, std::int64_t delta);
-  // Every live allocation (by address), for the largest-tensor list of out-of-memory
-  // errors; guarded by mutex_.
+  // Note [Live slots]
+  // Every live allocation, for the largest-tensor list of out-of-memory errors, in a table
+  // whose rows are reused: an allocation takes a free row (growing the table only past the
+  // most allocations ever live at once) and gives it back when freed, and its Allocation
+  // carries the row's index. A training step's allocations therefore reach neither the heap
+  // nor a hash map once the first step has sized the table. Guarded by mutex_.
   struct LiveAllocation {
-    std::int64_t bytes = 0;
+    std::int64_t bytes = -1;  // -1: the row is free
     MemoryCategory category = MemoryCategory::kWorkspace;
-    std::string name;
-    std::string phase;
+    const char* name = "";                     // a ScopedAllocationName's (a literal)
+    std::shared_ptr<const std::string> phase;  // phase_ when it was made
   };
-  std::unordered_map<const void*, LiveAllocation> live_;
+  std::vector<LiveAllocation> live_;
+  std::vector<std::uint32_t> free_live_slots_;  // rows of live_ that are free
+  // The row for a new allocation; throws std::bad_alloc only while the table grows.
+  std::uint32_t take_live_slot_locked(std::int64_t bytes, MemoryCategory category);
+  void give_back_live_slot_locked(std::uint32_t slot) noexcept;
   std::vector<LiveAllocationRow> largest_live_locked() const;
 };
 

@@ -3,6 +3,7 @@
 #include "core/device/cpu_allocator.h"
 
 #include "core/device/cpu_pool_allocator.h"
+#include "core/device/host_heap.h"
 
 namespace zt {
 namespace {
@@ -26,6 +27,8 @@ constexpr bool kAddressSanitizer = false;
 bool host_allocator_pools_blocks() { return !kAddressSanitizer; }
 
 DeviceAllocator& host_allocator() {
+  // The heap too keeps what a step frees (Note [Heap trimming]): the libraries' buffers.
+  [[maybe_unused]] static const bool heap_kept = keep_freed_heap_memory();
   HostPoolLimits limits;
   limits.pool = host_allocator_pools_blocks();
   // Never destroyed before the trackers of static objects, which free into it.

@@ -1,9 +1,9 @@
 // PooledHostAllocator's free lists and counters, and the C heap as a block source.
 #include "core/device/cpu_pool_allocator.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <utility>
 
 #include "core/device/host_size_class.h"
 #include "core/error.h"
@@ -45,10 +45,10 @@ void* PooledHostAllocator::allocate(std::size_t bytes) {
   const std::size_t class_bytes = host_size_class_bytes(bytes);
   if (pooled(class_bytes)) {
     std::lock_guard lock(mutex_);
-    auto cached = cached_blocks_.find(class_bytes);
-    if (cached != cached_blocks_.end() && !cached->second.empty()) {
-      void* data = cached->second.back();
-      cached->second.pop_back();
+    std::vector<void*>& cached = classes_[host_size_class_index(class_bytes)].cached_blocks;
+    if (!cached.empty()) {
+      void* data = cached.back();
+      cached.pop_back();
       cached_bytes_ -= static_cast<std::int64_t>(class_bytes);
       count_handed_out_locked(class_bytes);
       return data;
@@ -59,14 +59,25 @@ void* PooledHostAllocator::allocate(std::size_t bytes) {
   void* data = source_.obtain(class_bytes);
   if (data == nullptr) return nullptr;
   std::lock_guard lock(mutex_);
+  ++blocks_obtained_;
   count_handed_out_locked(class_bytes);
+  if (pooled(class_bytes)) {
+    SizeClass& size_class = classes_[host_size_class_index(class_bytes)];
+    std::vector<void*>& cached = size_class.cached_blocks;
+    const std::size_t needed = cached.size() + static_cast<std::size_t>(size_class.blocks_in_use);
+    try {  // room to cache every block of the class when freed (Note [Allocation-free reuse])
+      if (cached.capacity() < needed) cached.reserve(std::max(needed, 2 * cached.capacity()));
+    } catch (...) {
+      // No room now: deallocate tries again, or gives the block back to the source.
+    }
+  }
   return data;
 }
 
 void PooledHostAllocator::count_handed_out_locked(std::size_t class_bytes) {
   allocated_bytes_ += static_cast<std::int64_t>(class_bytes);
   ++allocations_;
-  ++blocks_in_use_[class_bytes];
+  ++classes_[host_size_class_index(class_bytes)].blocks_in_use;
 }
 
 void PooledHostAllocator::deallocate(void* data, std::size_t bytes) noexcept {
@@ -74,15 +85,15 @@ void PooledHostAllocator::deallocate(void* data, std::size_t bytes) noexcept {
   const std::size_t class_bytes = host_size_class_bytes(bytes);
   {
     std::lock_guard lock(mutex_);
+    SizeClass& size_class = classes_[host_size_class_index(class_bytes)];
     allocated_bytes_ -= static_cast<std::int64_t>(class_bytes);
     --allocations_;
-    auto in_use = blocks_in_use_.find(class_bytes);
-    if (in_use != blocks_in_use_.end() && --in_use->second == 0) blocks_in_use_.erase(in_use);
+    --size_class.blocks_in_use;
     const bool fits = cached_bytes_ + static_cast<std::int64_t>(class_bytes) <=
                       static_cast<std::int64_t>(limits_.max_cached_bytes);
     if (pooled(class_bytes) && fits) {
       try {
-        cached_blocks_[class_bytes].push_back(data);
+        size_class.cached_blocks.push_back(data);
         cached_bytes_ += static_cast<std::int64_t>(class_bytes);
         return;
       } catch (...) {
@@ -98,14 +109,16 @@ void PooledHostAllocator::fill_zero(void* data, std::size_t bytes) {
 }
 
 void PooledHostAllocator::release_cached() noexcept {
-  std::map<std::size_t, std::vector<void*>> released;
-  {
-    std::lock_guard lock(mutex_);
-    released = std::exchange(cached_blocks_, {});
-    cached_bytes_ = 0;
-  }
-  for (const auto& [class_bytes, blocks] : released) {
-    for (void* data : blocks) source_.give_back(data, class_bytes);
+  for (std::size_t index = 0; index < kHostSizeClassCount; ++index) {
+    std::vector<void*> released;
+    {
+      std::lock_guard lock(mutex_);
+      std::vector<void*>& cached = classes_[index].cached_blocks;
+      if (cached.empty()) continue;
+      cached_bytes_ -= static_cast<std::int64_t>(cached.size() * host_size_class_at(index));
+      released.swap(cached);
+    }
+    for (void* data : released) source_.give_back(data, host_size_class_at(index));
   }
 }
 
@@ -115,13 +128,14 @@ AllocatorStats PooledHostAllocator::stats() const {
   stats.allocated_bytes = allocated_bytes_;
   stats.reserved_bytes = allocated_bytes_ + cached_bytes_;
   stats.allocations = allocations_;
-  for (auto it = blocks_in_use_.rbegin();
-       it != blocks_in_use_.rend() &&
-       stats.largest_allocated_blocks.size() < kLargestBlocksReported;
-       ++it) {
-    for (std::int64_t i = 0;
-         i < it->second && stats.largest_allocated_blocks.size() < kLargestBlocksReported; ++i) {
-      stats.largest_allocated_blocks.push_back(static_cast<std::int64_t>(it->first));
+  stats.blocks_obtained = blocks_obtained_;
+  for (std::size_t index = kHostSizeClassCount;
+       index-- > 0 && stats.largest_allocated_blocks.size() < kLargestBlocksReported;) {
+    for (std::int64_t i = 0; i < classes_[index].blocks_in_use &&
+                             stats.largest_allocated_blocks.size() < kLargestBlocksReported;
+         ++i) {
+      stats.largest_allocated_blocks.push_back(
+          static_cast<std::int64_t>(host_size_class_at(index)));
     }
   }
   return stats;

@@ -4,13 +4,14 @@
 // backend, page-locked memory for staging copies.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <mutex>
 #include <vector>
 
 #include "core/device/device_allocator.h"
+#include "core/device/host_size_class.h"
 
 namespace zt {
 
@@ -60,15 +61,25 @@ class PooledHostAllocator final : public DeviceAllocator {
   }
   void count_handed_out_locked(std::size_t class_bytes);
 
+  // Note [Allocation-free reuse]
+  // A size class's free list and count live in an array indexed by class, and a class's free
+  // list keeps room for every block of it handed out: once the first training step has
+  // obtained its blocks, allocating and freeing them again touches neither the system nor
+  // the heap (no map node, no vector growth).
+  struct SizeClass {
+    std::vector<void*> cached_blocks;
+    std::int64_t blocks_in_use = 0;
+  };
+
   HostMemorySource& source_;
   const HostPoolLimits limits_;
   const Device device_;
-  mutable std::mutex mutex_;                                 // guards everything below
-  std::map<std::size_t, std::vector<void*>> cached_blocks_;  // by class size
-  std::map<std::size_t, std::int64_t> blocks_in_use_;        // class size -> count
+  mutable std::mutex mutex_;  // guards everything below
+  std::array<SizeClass, kHostSizeClassCount> classes_;
   std::int64_t cached_bytes_ = 0;
   std::int64_t allocated_bytes_ = 0;
   std::int64_t allocations_ = 0;
+  std::int64_t blocks_obtained_ = 0;
 };
 
 }  // namespace zt

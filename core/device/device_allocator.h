@@ -18,6 +18,9 @@ struct AllocatorStats {
   std::int64_t allocated_bytes = 0;  // handed out and not yet returned (rounded sizes)
   std::int64_t reserved_bytes = 0;   // obtained from the system: allocated + cached
   std::int64_t allocations = 0;      // blocks handed out now
+  // Blocks ever obtained from the system (the cache's misses): constant across steady-state
+  // training steps, which reuse what the first step obtained.
+  std::int64_t blocks_obtained = 0;
   std::vector<std::int64_t> largest_allocated_blocks;  // up to 8, largest first
 };
 

@@ -63,6 +63,7 @@ struct CudaCachingAllocator::Pools {
   std::set<Block*, BySizeThenAddress> free_large;
   std::map<std::size_t, std::int64_t> in_use_by_size;  // block bytes -> count
   std::int64_t reserved_bytes = 0;
+  std::int64_t segments_obtained = 0;  // cudaMalloc calls that succeeded, ever
   std::int64_t allocated_bytes = 0;
   std::int64_t allocations = 0;
 
@@ -150,6 +151,7 @@ void* CudaCachingAllocator::allocate(std::size_t bytes) {
       block = segment.get();
       pools.blocks.emplace(data, std::move(segment));
       pools.reserved_bytes += static_cast<std::int64_t>(segment_bytes);
+      ++pools.segments_obtained;
     }
   }
 
@@ -252,6 +254,7 @@ AllocatorStats CudaCachingAllocator::stats() const {
   stats.allocated_bytes = pools.allocated_bytes;
   stats.reserved_bytes = pools.reserved_bytes;
   stats.allocations = pools.allocations;
+  stats.blocks_obtained = pools.segments_obtained;
   for (auto it = pools.in_use_by_size.rbegin();
        it != pools.in_use_by_size.rend() &&
        stats.largest_allocated_blocks.size() < kLargestBlocksReported;

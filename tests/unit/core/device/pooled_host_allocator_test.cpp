@@ -54,6 +54,42 @@ TEST(HostSizeClass, RoundsUpToQuarterStepsOfPowersOfTwo) {
   }
 }
 
+TEST(HostSizeClass, IndicesAreDenseAndInvertible) {
+  for (std::size_t index = 0; index < kHostSizeClassCount; ++index) {
+    const std::size_t class_bytes = host_size_class_at(index);
+    ASSERT_EQ(host_size_class_bytes(class_bytes), class_bytes) << index;  // a class
+    ASSERT_EQ(host_size_class_index(class_bytes), index);
+    if (index > 0) {  // the next class up from the previous one: no class skipped
+      ASSERT_EQ(host_size_class_bytes(host_size_class_at(index - 1) + 1), class_bytes) << index;
+    }
+  }
+  EXPECT_EQ(host_size_class_index(64), 0u);
+  EXPECT_EQ(host_size_class_index(320), 4u);
+  EXPECT_EQ(host_size_class_at(kHostSizeClassCount - 1), std::size_t{1} << 63);
+}
+
+// The steady state of training: the same sizes allocated and freed over and over reach the
+// source only the first time, and the counter says so.
+TEST(PooledHostAllocator, RepeatedRoundsObtainNoNewBlocks) {
+  CountingHostMemory source;
+  PooledHostAllocator pool(source, HostPoolLimits{});
+  MemoryTracker tracker(pool);
+  const std::vector<std::int64_t> sizes{100, 4096, 4096, 70'000, 3 << 20, 64, 1 << 20};
+  std::int64_t obtained_after_first = 0;
+  for (int round = 0; round < 5; ++round) {
+    std::vector<Allocation> live;
+    for (const std::int64_t bytes : sizes) {
+      live.push_back(tracker.allocate(bytes, MemoryCategory::kActivations, Fill::kUninitialized));
+    }
+    live.clear();
+    if (round == 0) obtained_after_first = pool.stats().blocks_obtained;
+  }
+  EXPECT_EQ(obtained_after_first, static_cast<std::int64_t>(sizes.size()));
+  EXPECT_EQ(pool.stats().blocks_obtained, obtained_after_first);
+  EXPECT_EQ(source.obtained.load(), static_cast<int>(sizes.size()));
+  EXPECT_EQ(source.given_back.load(), 0);
+}
+
 TEST(PooledHostAllocator, ReusesAFreedBlockOfTheSameClassWithoutZeroingIt) {
   CountingHostMemory source;
   PooledHostAllocator pool(source, HostPoolLimits{});
