@@ -1,7 +1,7 @@
 // The CPU kernel backend: oneDNN GEMMs and loops over the shared math. bf16 operands go
 // straight into oneDNN's bf16 GEMM (f32 accumulation) where the CPU has one; otherwise
 // bf16/f16 operands are widened to f32 scratch for sgemm. Results are computed in f32 and
-// rounded once; a Linear's bias and fused GELU run in one pass over its f32 product.
+// rounded once; a Linear's bias and fused GELU run over its f32 product row by row.
 #include "nn/kernels/cpu/cpu_kernel_backend.h"
 
 #include <algorithm>
