@@ -65,7 +65,7 @@ MemoryTracker& tracker_of(DeviceContext& device) {
 }
 
 // Note [GELU in the GEMMs] (the CPU side): the work cuBLASLt's epilogues do on the GPU runs
-// here as one pass over the f32 GEMM result, before it is rounded into its dtype.
+// here over the f32 GEMM result a row at a time, before it is rounded into its dtype.
 
 // Forward epilogue over y32 (rows, cols), the f32 product x · W^T: adds the bias (when given)
 // and, when pre_gelu is defined, writes that value rounded into pre_gelu and keeps gelu of it
