@@ -1,7 +1,7 @@
 // The CPU kernel backend: oneDNN GEMMs and loops over the shared math. bf16 operands go
 // straight into oneDNN's bf16 GEMM (f32 accumulation) where the CPU has one; otherwise
 // bf16/f16 operands are widened to f32 scratch for sgemm. Results are computed in f32 and
-// rounded once; a Linear's bias and fused GELU run in one pass over its f32 product.
+// rounded once; a Linear's bias and fused GELU run over its f32 product row by row.
 #include "nn/kernels/cpu/cpu_kernel_backend.h"
 
 #include <algorithm>
@@ -12,6 +12,7 @@
 #include "core/parallel_for.h"
 #include "nn/kernels/cpu/attention_cpu.h"
 #include "nn/kernels/cpu/dtype_io.h"
+#include "nn/kernels/cpu/gelu_cpu.h"
 #include "nn/kernels/cpu/gemm_cpu.h"
 #include "nn/kernels/cpu/rms_norm_cpu.h"
 #include "nn/kernels/cpu/rope_cpu.h"
@@ -20,7 +21,6 @@
 #include "nn/kernels/math/bias_residual_math.h"
 #include "nn/kernels/math/cross_entropy_math.h"
 #include "nn/kernels/math/embedding_math.h"
-#include "nn/kernels/math/gelu_math.h"
 #include "nn/kernels/math/layer_norm_math.h"
 #include "nn/kernels/token_ids.h"
 
@@ -65,11 +65,11 @@ MemoryTracker& tracker_of(DeviceContext& device) {
 }
 
 // Note [GELU in the GEMMs] (the CPU side): the work cuBLASLt's epilogues do on the GPU runs
-// here as one pass over the f32 GEMM result, before it is rounded into its dtype.
+// here over the f32 GEMM result a row at a time, before it is rounded into its dtype.
 
 // Forward epilogue over y32 (rows, cols), the f32 product x · W^T: adds the bias (when given)
-// and, when pre_gelu is defined, writes that value rounded into pre_gelu and keeps gelu of it.
-// Rows in parallel (Note [Chunks fixed by size]).
+// and, when pre_gelu is defined, writes that value rounded into pre_gelu and keeps gelu of it
+// (gelu_cpu.h's vector loop over the row). Rows in parallel (Note [Chunks fixed by size]).
 void linear_forward_epilogue(float* y32, const float* bias, std::int64_t rows, std::int64_t cols,
                              const Tensor& pre_gelu) {
   if (bias == nullptr && !pre_gelu.defined()) return;
@@ -79,13 +79,13 @@ void linear_forward_epilogue(float* y32, const float* bias, std::int64_t rows, s
     parallel_for(rows, parallel_row_grain(cols), [&](std::int64_t first, std::int64_t last) {
       for (std::int64_t n = first; n < last; ++n) {
         float* row = y32 + n * cols;
-        for (std::int64_t c = 0; c < cols; ++c) {
-          float v = bias != nullptr ? math::bias_add(row[c], bias[c]) : row[c];
-          if (pre != nullptr) {
-            pre[n * cols + c] = T(v);
-            v = math::gelu_forward(v);
-          }
-          row[c] = v;
+        if (bias != nullptr) {
+          for (std::int64_t c = 0; c < cols; ++c) row[c] = math::bias_add(row[c], bias[c]);
+        }
+        if (pre != nullptr) {
+          T* pre_row = pre + n * cols;
+          for (std::int64_t c = 0; c < cols; ++c) pre_row[c] = T(row[c]);
+          gelu_forward_f32(row, row, cols);
         }
       }
     });
@@ -114,11 +114,8 @@ void gelu_backward_epilogue(float* dx32, const F32Rows& pre_rows, std::int64_t r
   parallel_for_chunks(rows, parallel_row_grain(cols),
                       [&](std::int64_t chunk, std::int64_t first, std::int64_t last) {
                         for (std::int64_t n = first; n < last; ++n) {
-                          const float* pre = pre_rows.load(n, chunk);
                           float* row = dx32 + n * cols;
-                          for (std::int64_t c = 0; c < cols; ++c) {
-                            row[c] = math::gelu_backward(pre[c], row[c]);
-                          }
+                          gelu_backward_f32(pre_rows.load(n, chunk), row, row, cols);
                         }
                       });
   if (dbias != nullptr) add_column_sums(dx32, rows, cols, dbias);
@@ -211,13 +208,13 @@ class CpuKernelBackend final : public KernelBackend {
   void gelu_forward(DeviceContext& device, const Tensor& x, const Tensor& y) const override {
     (void)tracker_of(device);
     if (dry(device)) return;
-    map_elements(x, y, [](float v) { return math::gelu_forward(v); });
+    cpu::gelu_forward(x, y);
   }
   void gelu_backward(DeviceContext& device, const Tensor& x, const Tensor& dy,
                      const Tensor& dx) const override {
     (void)tracker_of(device);
     if (dry(device)) return;
-    zip_elements(x, dy, dx, [](float v, float d) { return math::gelu_backward(v, d); });
+    cpu::gelu_backward(x, dy, dx);
   }
   void relu_forward(DeviceContext& device, const Tensor& x, const Tensor& y) const override {
     (void)tracker_of(device);

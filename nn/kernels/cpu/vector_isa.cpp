@@ -1,0 +1,42 @@
+// Which vector instruction sets this CPU runs, from CPUID (__builtin_cpu_supports).
+#include "nn/kernels/cpu/vector_isa.h"
+
+namespace zt::nn::cpu {
+namespace {
+
+std::vector<VectorIsa> detect_vector_isas() {
+  std::vector<VectorIsa> isas{VectorIsa::kBaseline};
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  const bool fma = __builtin_cpu_supports("fma");
+  if (fma && __builtin_cpu_supports("avx2")) isas.push_back(VectorIsa::kAvx2);
+  if (fma && __builtin_cpu_supports("avx512f")) isas.push_back(VectorIsa::kAvx512);
+#endif
+  return isas;
+}
+
+}  // namespace
+
+std::string_view vector_isa_name(VectorIsa isa) {
+  switch (isa) {
+    case VectorIsa::kAvx2:
+      return "avx2";
+    case VectorIsa::kAvx512:
+      return "avx512";
+    case VectorIsa::kBaseline:
+      break;
+  }
+  return "baseline";
+}
+
+const std::vector<VectorIsa>& supported_vector_isas() {
+  static const std::vector<VectorIsa> isas = detect_vector_isas();
+  return isas;
+}
+
+VectorIsa widest_vector_isa() {
+  static const VectorIsa widest = supported_vector_isas().back();
+  return widest;
+}
+
+}  // namespace zt::nn::cpu
