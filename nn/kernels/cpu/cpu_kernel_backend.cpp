@@ -79,14 +79,12 @@ void linear_forward_epilogue(float* y32, const float* bias, std::int64_t rows, s
     parallel_for(rows, parallel_row_grain(cols), [&](std::int64_t first, std::int64_t last) {
       for (std::int64_t n = first; n < last; ++n) {
         float* row = y32 + n * cols;
-        for (std::int64_t c = 0; c < cols; ++c) {
-          float v = bias != nullptr ? math::bias_add(row[c], bias[c]) : row[c];
-          if (pre != nullptr) {
-            pre[n * cols + c] = T(v);
-            v = math::gelu_forward(v);
-          }
-          row[c] = v;
+        if (bias != nullptr) {
+          for (std::int64_t c = 0; c < cols; ++c) row[c] = math::bias_add(row[c], bias[c]);
         }
+        if (pre == nullptr) continue;
+        round_into(row, pre + n * cols, cols);  // one vector pass (Note [bf16 conversion paths])
+        for (std::int64_t c = 0; c < cols; ++c) row[c] = math::gelu_forward(row[c]);
       }
     });
   });
