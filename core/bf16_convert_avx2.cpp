@@ -30,24 +30,26 @@ ZT_AVX2_TARGET inline __m256i to_bf16_lanes(__m256i bits) {
 ZT_AVX2_TARGET void f32_to_bf16_avx2(const float* src, BF16* dst, std::size_t count) {
   // Two vectors per iteration: packus narrows 16 lanes at once (every lane is <= 0xFFFF, so
   // nothing saturates), interleaving 128-bit halves that the permute puts back in order.
-  std::size_t i = 0;
+  std::size_t i = elements_to_alignment(dst, 32, count);
+  f32_to_bf16_scalar(src, dst, i);
   for (; i + 2 * kLanes <= count; i += 2 * kLanes) {
     const __m256i low =
         to_bf16_lanes(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i)));
     const __m256i high =
         to_bf16_lanes(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i + kLanes)));
     const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(low, high), 0xD8);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), packed);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(dst + i), packed);
   }
   f32_to_bf16_scalar(src + i, dst + i, count - i);
 }
 
 ZT_AVX2_TARGET void bf16_to_f32_avx2(const BF16* src, float* dst, std::size_t count) {
-  std::size_t i = 0;
+  std::size_t i = elements_to_alignment(dst, 32, count);
+  bf16_to_f32_scalar(src, dst, i);
   for (; i + kLanes <= count; i += kLanes) {
     const __m256i widened =
         _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i)));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), _mm256_slli_epi32(widened, 16));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(dst + i), _mm256_slli_epi32(widened, 16));
   }
   bf16_to_f32_scalar(src + i, dst + i, count - i);
 }

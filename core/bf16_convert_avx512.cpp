@@ -35,20 +35,22 @@ ZT_AVX512_TARGET inline __m256i to_bf16_bits(__m512i bits) {
 }  // namespace
 
 ZT_AVX512_TARGET void f32_to_bf16_avx512(const float* src, BF16* dst, std::size_t count) {
-  std::size_t i = 0;
+  std::size_t i = elements_to_alignment(dst, 32, count);
+  f32_to_bf16_scalar(src, dst, i);
   for (; i + kLanes <= count; i += kLanes) {
     const __m256i bf16 = to_bf16_bits(_mm512_loadu_si512(src + i));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), bf16);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(dst + i), bf16);
   }
   f32_to_bf16_scalar(src + i, dst + i, count - i);
 }
 
 ZT_AVX512_TARGET void bf16_to_f32_avx512(const BF16* src, float* dst, std::size_t count) {
-  std::size_t i = 0;
+  std::size_t i = elements_to_alignment(dst, 64, count);
+  bf16_to_f32_scalar(src, dst, i);
   for (; i + kLanes <= count; i += kLanes) {
     const __m512i widened =
         _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i)));
-    _mm512_storeu_si512(dst + i, _mm512_slli_epi32(widened, 16));
+    _mm512_store_si512(dst + i, _mm512_slli_epi32(widened, 16));
   }
   bf16_to_f32_scalar(src + i, dst + i, count - i);
 }
@@ -56,7 +58,8 @@ ZT_AVX512_TARGET void bf16_to_f32_avx512(const BF16* src, float* dst, std::size_
 ZT_AVX512_BF16_TARGET void f32_to_bf16_avx512_bf16(const float* src, BF16* dst, std::size_t count) {
   const __m512i exponent = _mm512_set1_epi32(0x7F800000);
   const __m512i mantissa = _mm512_set1_epi32(0x007FFFFF);
-  std::size_t i = 0;
+  std::size_t i = elements_to_alignment(dst, 32, count);
+  f32_to_bf16_scalar(src, dst, i);
   for (; i + kLanes <= count; i += kLanes) {
     const __m512i bits = _mm512_loadu_si512(src + i);
     // vcvtneps2bf16 reads denormals as zero; the integer rounding keeps them.
@@ -65,7 +68,7 @@ ZT_AVX512_BF16_TARGET void f32_to_bf16_avx512_bf16(const float* src, BF16* dst, 
     const __m256i bf16 =
         denormal == 0 ? __builtin_bit_cast(__m256i, _mm512_cvtneps_pbh(_mm512_castsi512_ps(bits)))
                       : to_bf16_bits(bits);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), bf16);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(dst + i), bf16);
   }
   f32_to_bf16_scalar(src + i, dst + i, count - i);
 }
