@@ -3,7 +3,9 @@
 // GEMMs use (its name and the ISA it chose printed), measured in the same run with the same
 // thread count. The ratio (achieved / sgemm) is the figure that matters:
 // how much of the machine's matmul speed a whole training step keeps. `--quick` is tiny;
-// `--shapes 110k,3.3M,20M` runs a subset of the three CPU shapes (named by parameter count).
+// `--shapes 110k,3.3M,20M` runs a subset of the three CPU shapes (named by parameter count);
+// `--dtype bf16` runs them in bf16 (precision.dtype=bf16: bf16 weights and activations,
+// fp32 master weights), the GEMM line then also giving oneDNN's bf16 GEMM rate.
 // `--cuda [--model small|medium] [--peak-tflops X]` trains GPT-2 small (124M: 12 layers,
 // d_model 768) or medium (355M: 24 layers, d_model 1024) on GPU 0 instead: vocabulary 50304,
 // seq 1024, micro-batch 8, bf16, no activation checkpointing, on a token file it writes at
@@ -59,6 +61,21 @@ double sgemm_gflops(std::int64_t m, std::int64_t n, std::int64_t k, int repeats)
   return best;
 }
 
+// Best-of-`repeats` rate of oneDNN's bf16 GEMM (f32 accumulation) for the same product.
+double bf16_gemm_gflops(std::int64_t m, std::int64_t n, std::int64_t k, int repeats) {
+  std::vector<zt::BF16> a(static_cast<std::size_t>(m * k), zt::BF16(0.5f)),
+      b(static_cast<std::size_t>(k * n), zt::BF16(0.25f));
+  std::vector<float> c(static_cast<std::size_t>(m * n));
+  double best = 0.0;
+  for (int r = 0; r < repeats; ++r) {
+    const auto start = Clock::now();
+    zt::nn::cpu::gemm_bf16(false, false, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, c.data(),
+                           n);
+    best = std::max(best, 2.0 * static_cast<double>(m * n * k) / seconds_since(start) / 1e9);
+  }
+  return best;
+}
+
 struct GptShape {
   int n_layer, n_head, d_model, vocab, seq_len, micro_batch;
 };
@@ -82,9 +99,10 @@ std::vector<std::string> gpt_overrides(const GptShape& shape, int steps,
   return overrides;
 }
 
-void run_gpt(const GptShape& shape, int steps, double sgemm) {
+void run_gpt(const GptShape& shape, int steps, std::string_view dtype, double sgemm) {
   const zt::Config config = zt::parse_config_text(
-      "", "bench_gpt_step", gpt_overrides(shape, steps, {"optimizer.lr=0.001"}));
+      "", "bench_gpt_step",
+      gpt_overrides(shape, steps, {"optimizer.lr=0.001", "precision.dtype=" + std::string(dtype)}));
   zt::comm::MemoryStore store;
   zt::MemoryTracker tracker(zt::Device::cpu());
   auto comm = zt::comm::create_cpu_communicator(store, 0, 1);
@@ -271,23 +289,39 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  const bool quick = mode == "--quick";
   // `--shapes 110k,3.3M,20M` runs a subset of the CPU shapes (bench/compare_pytorch runs one
-  // at a time, alternating with PyTorch's step).
+  // at a time, alternating with PyTorch's step); `--dtype bf16` runs them in bf16.
+  bool quick = false;
   std::vector<CpuShape> shapes = cpu_shapes();
-  if (mode == "--shapes" && argc == 3) {
-    const std::optional<std::vector<CpuShape>> chosen = cpu_shapes_named(argv[2]);
-    if (!chosen) {
-      std::fprintf(stderr,
-                   "%s: --shapes: expected a comma-separated list of 110k, 3.3M, 20M, got '%s'\n",
-                   argv[0], argv[2]);
-      return 2;
+  std::string_view dtype = "fp32";
+  bool usage_error = false;
+  for (int i = 1; i < argc && !usage_error; ++i) {
+    const std::string_view flag = argv[i];
+    if (flag == "--quick") {
+      quick = true;
+    } else if (flag == "--shapes" && i + 1 < argc) {
+      const std::optional<std::vector<CpuShape>> chosen = cpu_shapes_named(argv[++i]);
+      if (!chosen) {
+        std::fprintf(stderr,
+                     "%s: --shapes: expected a comma-separated list of 110k, 3.3M, 20M, got '%s'\n",
+                     argv[0], argv[i]);
+        return 2;
+      }
+      shapes = *chosen;
+    } else if (flag == "--dtype" && i + 1 < argc) {
+      dtype = argv[++i];
+      if (dtype != "fp32" && dtype != "bf16") {
+        std::fprintf(stderr, "%s: --dtype: expected fp32 or bf16, got '%s'\n", argv[0], argv[i]);
+        return 2;
+      }
+    } else {
+      usage_error = true;
     }
-    shapes = *chosen;
-  } else if (argc > 1 && !(quick && argc == 2)) {
+  }
+  if (usage_error) {
     std::fprintf(stderr,
-                 "usage: %s [--quick | --shapes 110k,3.3M,20M | --cuda [--model small|medium] "
-                 "[--peak-tflops X]]\n",
+                 "usage: %s [--quick | --shapes 110k,3.3M,20M] [--dtype fp32|bf16] | --cuda "
+                 "[--model small|medium] [--peak-tflops X]\n",
                  argv[0]);
     return 2;
   }
@@ -299,13 +333,18 @@ int main(int argc, char** argv) {
               zt::nn::cpu::bf16_gemm_available() ? "available" : "not available");
   std::printf("# its sgemm %lld^3, %d thread(s): %.1f GFLOP/s (best of runs)\n",
               static_cast<long long>(size), threads, sgemm);
-  std::printf("# one rank, stage 0, fp32, AdamW; step time = mean over steps 2..n\n");
+  if (dtype == "bf16" && zt::nn::cpu::bf16_gemm_available()) {
+    std::printf("# its bf16 GEMM %lld^3: %.1f GFLOP/s (best of runs)\n",
+                static_cast<long long>(size), bf16_gemm_gflops(size, size, size, quick ? 2 : 5));
+  }
+  std::printf("# one rank, stage 0, %.*s, AdamW; step time = mean over steps 2..n\n",
+              static_cast<int>(dtype.size()), dtype.data());
   std::printf("%7s %5s %6s %6s %5s %10s %9s %10s %9s %7s\n", "n_layer", "d", "vocab", "seq",
               "batch", "params", "step_ms", "tokens/s", "GFLOP/s", "/sgemm");
   if (quick) {
-    run_gpt({2, 4, 64, 64, 32, 4}, 3, sgemm);
+    run_gpt({2, 4, 64, 64, 32, 4}, 3, dtype, sgemm);
     return 0;
   }
-  for (const CpuShape& shape : shapes) run_gpt(shape.shape, shape.steps, sgemm);
+  for (const CpuShape& shape : shapes) run_gpt(shape.shape, shape.steps, dtype, sgemm);
   return 0;
 }

@@ -3,6 +3,7 @@
 
 #include <cstring>
 
+#include "core/bf16_convert.h"
 #include "core/error.h"
 
 namespace zt {
@@ -63,6 +64,15 @@ void convert_elements(const void* src, DType src_dtype, void* dst, DType dst_dty
   }
   ZT_CHECK(is_floating(src_dtype) && is_floating(dst_dtype), "convert_elements of i32");
   ZT_CHECK(src != dst, "convert_elements between overlapping buffers");
+  // bf16 <-> f32 on the CPU's vector path (Note [bf16 conversion paths]): the same bits.
+  if (src_dtype == DType::kF32 && dst_dtype == DType::kBF16) {
+    f32_to_bf16(static_cast<const float*>(src), static_cast<BF16*>(dst), count);
+    return;
+  }
+  if (src_dtype == DType::kBF16 && dst_dtype == DType::kF32) {
+    bf16_to_f32(static_cast<const BF16*>(src), static_cast<float*>(dst), count);
+    return;
+  }
   for (std::size_t i = 0; i < count; ++i) {
     store_from_f32(dst, dst_dtype, i, load_as_f32(src, src_dtype, i));
   }

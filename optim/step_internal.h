@@ -6,7 +6,9 @@
 #include <cstddef>
 #include <span>
 #include <string_view>
+#include <type_traits>
 
+#include "core/bf16_convert.h"
 #include "core/device/device_context.h"
 #include "core/dtype.h"
 #include "core/parallel_for.h"
@@ -56,8 +58,8 @@ void with_typed_operands(const Tensor& grads, const Tensor& compute_params, Fn&&
   }
 }
 
-// The CPU step over host operands in one pass: for each element i, update(i, grads[i] as f32)
-// updates the master params[i] and the states, then compute[i] (when not null) receives
+// The CPU step over host operands: for each element i, update(i, grads[i] as f32) updates the
+// master params[i] and the states; then, chunk by chunk, compute[i] (when not null) receives
 // params[i] rounded to P. Widening a gradient and rounding the master are exact and
 // correctly rounded, so this is bitwise a cast, an f32 step and a cast. Elements are
 // independent: chunks of them run on parallel_for's threads, with the same bits on any count.
@@ -68,15 +70,14 @@ void step_elements(const G* grads, const float* params, P* compute, std::size_t 
                [&](std::int64_t first, std::int64_t last) {
                  const auto begin = static_cast<std::size_t>(first);
                  const auto end = static_cast<std::size_t>(last);
-                 if (compute == nullptr) {
-                   for (std::size_t i = begin; i < end; ++i) {
-                     update(i, static_cast<float>(grads[i]));
-                   }
-                   return;
-                 }
-                 for (std::size_t i = begin; i < end; ++i) {
-                   update(i, static_cast<float>(grads[i]));
-                   compute[i] = P(params[i]);
+                 for (std::size_t i = begin; i < end; ++i) update(i, static_cast<float>(grads[i]));
+                 if (compute == nullptr) return;
+                 // The chunk's masters, still in cache, rounded in one pass: a bf16 copy on
+                 // the CPU's vector path (Note [bf16 conversion paths]), the same bits.
+                 if constexpr (std::is_same_v<P, BF16>) {
+                   f32_to_bf16(params + begin, compute + begin, end - begin);
+                 } else {
+                   for (std::size_t i = begin; i < end; ++i) compute[i] = P(params[i]);
                  }
                });
 }

@@ -82,11 +82,9 @@ void linear_forward_epilogue(float* y32, const float* bias, std::int64_t rows, s
         if (bias != nullptr) {
           for (std::int64_t c = 0; c < cols; ++c) row[c] = math::bias_add(row[c], bias[c]);
         }
-        if (pre != nullptr) {
-          T* pre_row = pre + n * cols;
-          for (std::int64_t c = 0; c < cols; ++c) pre_row[c] = T(row[c]);
-          gelu_forward_f32(row, row, cols);
-        }
+        if (pre == nullptr) continue;
+        round_into(row, pre + n * cols, cols);  // one vector pass (Note [bf16 conversion paths])
+        gelu_forward_f32(row, row, cols);
       }
     });
   });

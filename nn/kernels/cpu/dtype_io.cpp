@@ -19,7 +19,7 @@ void load_f32(const Tensor& src, std::int64_t offset, std::int64_t count, float*
     using T = decltype(tag);
     const T* values = src.data_as<T>() + offset;
     parallel_for(count, kParallelGrainElements, [&](std::int64_t begin, std::int64_t end) {
-      for (std::int64_t i = begin; i < end; ++i) dst[i] = static_cast<float>(values[i]);
+      widen_into(values + begin, dst + begin, end - begin);
     });
   });
 }
@@ -32,7 +32,7 @@ void store_from_f32(const float* src, const Tensor& dst, std::int64_t offset, st
     T* values = dst.data_as<T>() + offset;
     if (static_cast<const void*>(values) == static_cast<const void*>(src)) return;
     parallel_for(count, kParallelGrainElements, [&](std::int64_t begin, std::int64_t end) {
-      for (std::int64_t i = begin; i < end; ++i) values[i] = T(src[i]);
+      round_into(src + begin, values + begin, end - begin);
     });
   });
 }

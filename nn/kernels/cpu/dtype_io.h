@@ -5,7 +5,9 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
+#include "core/bf16_convert.h"
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/memory_tracker.h"
@@ -23,6 +25,25 @@ decltype(auto) dispatch_floating(DType dtype, Fn&& fn) {
   if (dtype == DType::kBF16) return fn(BF16{});
   if (dtype == DType::kF16) return fn(F16{});
   return fn(float{});
+}
+
+// dst[i] = f32(src[i]) and dst[i] = round(src[i]) for i < count, on one thread: bf16 on the
+// CPU's widest vector path (Note [bf16 conversion paths]), with the scalar conversion's bits.
+template <typename T>
+void widen_into(const T* src, float* dst, std::int64_t count) {
+  if constexpr (std::is_same_v<T, BF16>) {
+    bf16_to_f32(src, dst, static_cast<std::size_t>(count));
+  } else {
+    for (std::int64_t i = 0; i < count; ++i) dst[i] = static_cast<float>(src[i]);
+  }
+}
+template <typename T>
+void round_into(const float* src, T* dst, std::int64_t count) {
+  if constexpr (std::is_same_v<T, BF16>) {
+    f32_to_bf16(src, dst, static_cast<std::size_t>(count));
+  } else {
+    for (std::int64_t i = 0; i < count; ++i) dst[i] = T(src[i]);
+  }
 }
 
 // dst[i] = f32(src[offset + i]) for i < count.
