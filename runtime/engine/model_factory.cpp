@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/config/config_enums.h"
 #include "core/config/config_schema.h"
 #include "core/error.h"
 #include "data/lm_batch.h"
@@ -140,9 +141,30 @@ nn::Model make_llama_model(const Config& config) {
   }
 }
 
+// Llama's own keys shape nothing else: a value other than its default under another
+// model.type would be ignored, so it is refused (a written config.toml holds every key, at
+// its default, and loads again).
+void refuse_llama_keys_elsewhere(const Config& config) {
+  if (config.model.type == ModelType::kLlama) return;
+  for (const char* name : {"n_kv_head", "ffn_dim", "rope_theta", "norm_eps"}) {
+    const KeySpec* key = find_config_key("model", name);
+    ZT_CHECK(key != nullptr, std::string("the schema has no model.") + name);
+    const KeyValue value = key->read(config);
+    if (value != key->default_value) {
+      throw ConfigError(where_set(config, key->full_name()) + ": " + key->full_name() + " = " +
+                        format_key_value(*key, value) +
+                        " shapes model.type = \"llama\" only, "
+                        "but model.type = \"" +
+                        std::string(config_name(config.model.type)) +
+                        "\"; remove it, or set model.type = \"llama\"");
+    }
+  }
+}
+
 }  // namespace
 
 nn::Model make_model(const Config& config) {
+  refuse_llama_keys_elsewhere(config);
   switch (config.model.type) {
     case ModelType::kMlp:
       return nn::make_mlp(

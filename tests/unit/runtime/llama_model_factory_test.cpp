@@ -1,11 +1,13 @@
 // model.type = "llama" from a config: Llama's defaults filled in (n_kv_head = n_head, Llama's
-// ffn_dim), and a shape that cannot be built refused naming where its key was set.
+// ffn_dim), and a shape that cannot be built refused naming where its key was set; Llama's own
+// keys refused under another model.type, where they would change nothing.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
 #include "core/config/config_loader.h"
+#include "core/config/config_writer.h"
 #include "core/error.h"
 #include "nn/models/llama.h"
 #include "runtime/engine/model_factory.h"
@@ -46,6 +48,39 @@ TEST(LlamaModelFactory, ShapesThatCannotBeBuiltNameTheOverride) {
   // 64 heads of 64 channels: a head of 1, which rotary embeddings cannot pair.
   expect_refused({"model.n_head=64"}, "--set model.d_model=64: model.d_model / model.n_head = 1");
   expect_refused({"model.ffn_dim=-1"}, "--set model.ffn_dim=-1");
+}
+
+TEST(LlamaModelFactory, LlamasKeysUnderAnotherModelTypeAreRefusedNamingTheKey) {
+  for (const std::string type : {"gpt", "mlp"}) {
+    for (const std::string setting : {"model.n_kv_head=2", "model.ffn_dim=128",
+                                      "model.rope_theta=500000", "model.norm_eps=0.001"}) {
+      const Config config = parse_config_text(
+          "", "gpt_test.toml",
+          {"model.type=" + type, "model.n_layer=1", "model.n_head=4", "model.d_model=64",
+           "model.vocab_size=32", "model.seq_len=16", setting});
+      try {
+        (void)make_model(config);
+        ADD_FAILURE() << "model.type = " << type << " accepted " << setting;
+      } catch (const ConfigError& e) {
+        const std::string message = e.what();
+        const std::string key = setting.substr(0, setting.find('='));
+        EXPECT_EQ(message.rfind("--set " + setting + ": " + key + " = ", 0), 0u) << message;
+        EXPECT_NE(
+            message.find("shapes model.type = \"llama\" only, but model.type = \"" + type + "\""),
+            std::string::npos)
+            << message;
+      }
+    }
+  }
+}
+
+TEST(LlamaModelFactory, AGptRunsWrittenConfigWithLlamasDefaultsLoadsAgain) {
+  const Config config =
+      parse_config_text("", "gpt_test.toml",
+                        {"model.type=gpt", "model.n_layer=1", "model.n_head=4", "model.d_model=64",
+                         "model.vocab_size=32", "model.seq_len=16"});
+  const Config again = parse_config_text(config_to_toml(config), "config.toml", {});
+  EXPECT_EQ(make_model(again).parameter_count(), make_model(config).parameter_count());
 }
 
 }  // namespace
