@@ -2,6 +2,7 @@
 // pass or one CUDA kernel by where the tensors live.
 #include "optim/adam.h"
 
+#include <array>
 #include <cmath>
 
 #include "core/error.h"
@@ -43,13 +44,14 @@ void Adam::step(const Tensor& params, const Tensor& grads, std::span<const Tenso
                                              scalars, device.compute_stream().native_handle());
     return;
   }
-  float* p = static_cast<float*>(params.data());
-  float* m = static_cast<float*>(states[0].data());
-  float* v = static_cast<float*>(states[1].data());
+  const std::array<float*, 2> moments{static_cast<float*>(states[0].data()),
+                                      static_cast<float*>(states[1].data())};
   detail::with_typed_operands(grads, compute_params, [&](const auto* g, auto* compute) {
-    detail::step_elements(
-        g, p, compute, static_cast<std::size_t>(params.numel()),
-        [&](std::size_t i, float grad) { math::adam_update(p[i], grad, m[i], v[i], scalars); });
+    detail::step_elements(g, static_cast<float*>(params.data()), moments, compute,
+                          static_cast<std::size_t>(params.numel()),
+                          [scalars](float& param, float grad, float& m, float& v) {
+                            math::adam_update(param, grad, m, v, scalars);
+                          });
   });
 }
 

@@ -2,6 +2,8 @@
 // a GPU.
 #include "optim/sgd.h"
 
+#include <array>
+
 #include "core/error.h"
 #include "optim/cuda_optimizer_entries.h"
 #include "optim/math/optimizer_math.h"
@@ -25,14 +27,24 @@ void Sgd::step(const Tensor& params, const Tensor& grads, std::span<const Tensor
     return;
   }
   float* p = static_cast<float*>(params.data());
-  float* buffer = momentum_ == 0.0f ? nullptr : static_cast<float*>(states[0].data());
+  const auto n = static_cast<std::size_t>(params.numel());
+  const float momentum = momentum_;
+  const float weight_decay = weight_decay_;
+  const bool nesterov = nesterov_;
   detail::with_typed_operands(grads, compute_params, [&](const auto* g, auto* compute) {
-    detail::step_elements(
-        g, p, compute, static_cast<std::size_t>(params.numel()), [&](std::size_t i, float grad) {
-          float unused_buffer = 0.0f;  // per element: chunks run on several threads
-          float& b = buffer == nullptr ? unused_buffer : buffer[i];
-          math::sgd_update(p[i], grad, b, lr, momentum_, weight_decay_, nesterov_);
-        });
+    if (momentum == 0.0f) {  // plain SGD keeps no buffer
+      detail::step_elements(
+          g, p, std::array<float*, 0>{}, compute, n, [=](float& param, float grad) {
+            float unused_buffer = 0.0f;
+            math::sgd_update(param, grad, unused_buffer, lr, momentum, weight_decay, nesterov);
+          });
+      return;
+    }
+    detail::step_elements(g, p, std::array<float*, 1>{static_cast<float*>(states[0].data())},
+                          compute, n, [=](float& param, float grad, float& buffer) {
+                            math::sgd_update(param, grad, buffer, lr, momentum, weight_decay,
+                                             nesterov);
+                          });
   });
 }
 

@@ -3,7 +3,10 @@
 // optim/.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstddef>
+#include <cstring>
 #include <span>
 #include <string_view>
 #include <type_traits>
@@ -13,6 +16,7 @@
 #include "core/dtype.h"
 #include "core/parallel_for.h"
 #include "core/tensor.h"
+#include "optim/cpu_step_path.h"
 
 namespace zt::optim::detail {
 
@@ -58,26 +62,122 @@ void with_typed_operands(const Tensor& grads, const Tensor& compute_params, Fn&&
   }
 }
 
-// The CPU step over host operands: for each element i, update(i, grads[i] as f32) updates the
-// master params[i] and the states; then, chunk by chunk, compute[i] (when not null) receives
-// params[i] rounded to P. Widening a gradient and rounding the master are exact and
-// correctly rounded, so this is bitwise a cast, an f32 step and a cast. Elements are
-// independent: chunks of them run on parallel_for's threads, with the same bits on any count.
-template <typename G, typename P, typename Update>
-void step_elements(const G* grads, const float* params, P* compute, std::size_t n,
-                   const Update& update) {
+// Note [The step loop on every vector path]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// The host step is written once (step_blocks below, over the optimizer's per-element math)
+// and compiled three times: for the build's baseline, for AVX2 with FMA and for AVX-512F
+// (function templates with target attributes, as Note [One loop, three instruction sets] in
+// nn/kernels/cpu/gelu_cpu.cpp does for GELU); cpu_step_path() picks one at run time. The
+// compiler vectorizes each for its registers. They give the same bits because vectorizing
+// never reorders or fuses the scalar operations: the optim library is built with
+// -ffp-contract=off (Note [One rounding sequence on every path]), its fused multiply-adds are
+// explicit fmaf, which is one vfmadd on AVX2/AVX-512 and an exact libm call on the baseline,
+// and division and square root are correctly rounded on every path. optim/CMakeLists.txt adds
+// -fno-math-errno and -fno-trapping-math, which change no result: without them GCC keeps
+// sqrtf behind a branch to the errno-setting call and does not vectorize the loop.
+// The loop runs over blocks of kStepBlockElements copied to the stack: a fixed trip count
+// over arrays that cannot alias, which vectorizes without run-time overlap checks (the last
+// block is padded with zeros, whose results are dropped). Before this, the AdamW step ran one
+// element at a time with every fmaf a libm call on x86-64.
+inline constexpr std::size_t kStepBlockElements = 256;
+
+// The optimizer's update of one element: update(param, grad, state...) with kStates float&
+// states after the fp32 gradient, updating param and the states in place.
+template <std::size_t kStates, typename G, typename P, typename Update>
+[[gnu::always_inline]] inline void step_blocks(const G* grads, float* params,
+                                               const std::array<float*, kStates>& states,
+                                               P* compute, std::size_t begin, std::size_t end,
+                                               const Update& update) {
+  for (std::size_t start = begin; start < end; start += kStepBlockElements) {
+    const std::size_t count = std::min(kStepBlockElements, end - start);
+    float param[kStepBlockElements];
+    float grad[kStepBlockElements];
+    float state[kStates == 0 ? 1 : kStates][kStepBlockElements];
+    // Widening a gradient is exact; the padding is zeros.
+    for (std::size_t i = 0; i < count; ++i) grad[i] = static_cast<float>(grads[start + i]);
+    std::fill(grad + count, grad + kStepBlockElements, 0.0f);
+    std::memcpy(param, params + start, count * sizeof(float));
+    std::fill(param + count, param + kStepBlockElements, 0.0f);
+    for (std::size_t s = 0; s < kStates; ++s) {
+      std::memcpy(state[s], states[s] + start, count * sizeof(float));
+      std::fill(state[s] + count, state[s] + kStepBlockElements, 0.0f);
+    }
+    for (std::size_t i = 0; i < kStepBlockElements; ++i) {
+      if constexpr (kStates == 0) {
+        update(param[i], grad[i]);
+      } else if constexpr (kStates == 1) {
+        update(param[i], grad[i], state[0][i]);
+      } else {
+        static_assert(kStates == 2, "step_blocks: 0, 1 or 2 states per element");
+        update(param[i], grad[i], state[0][i], state[1][i]);
+      }
+    }
+    std::memcpy(params + start, param, count * sizeof(float));
+    for (std::size_t s = 0; s < kStates; ++s) {
+      std::memcpy(states[s] + start, state[s], count * sizeof(float));
+    }
+    // Rounding the master to P is correctly rounded, as a cast of the whole tensor would be;
+    // a bf16 copy on the CPU's conversion path (Note [bf16 conversion paths]), the same bits.
+    if (compute != nullptr) {
+      if constexpr (std::is_same_v<P, BF16>) {
+        f32_to_bf16(param, compute + start, count);
+      } else {
+        for (std::size_t i = 0; i < count; ++i) compute[start + i] = P(param[i]);
+      }
+    }
+  }
+}
+
+template <std::size_t kStates, typename G, typename P, typename Update>
+void step_range_baseline(const G* grads, float* params, const std::array<float*, kStates>& states,
+                         P* compute, std::size_t begin, std::size_t end, const Update& update) {
+  step_blocks(grads, params, states, compute, begin, end, update);
+}
+
+#if defined(__x86_64__)
+template <std::size_t kStates, typename G, typename P, typename Update>
+[[gnu::target("avx2,fma,f16c")]] void step_range_avx2(const G* grads, float* params,
+                                                      const std::array<float*, kStates>& states,
+                                                      P* compute, std::size_t begin,
+                                                      std::size_t end, const Update& update) {
+  step_blocks(grads, params, states, compute, begin, end, update);
+}
+
+template <std::size_t kStates, typename G, typename P, typename Update>
+[[gnu::target("avx512f,fma,f16c")]] void step_range_avx512(
+    const G* grads, float* params, const std::array<float*, kStates>& states, P* compute,
+    std::size_t begin, std::size_t end, const Update& update) {
+  step_blocks(grads, params, states, compute, begin, end, update);
+}
+#endif
+
+// The CPU step over host operands in one pass: for each element i, update(params[i],
+// grads[i] as f32, states[0][i], ...) updates the master and the states, then compute[i]
+// (when not null) receives params[i] rounded to P. Widening a gradient and rounding the
+// master are exact and correctly rounded, so this is bitwise a cast, an f32 step and a cast.
+// `update` must be inlinable (a lambda over optim::math): it is compiled into each path's
+// loop (Note [The step loop on every vector path]). Elements are independent: chunks of them
+// run on parallel_for's threads, with the same bits on any count and on any path.
+template <std::size_t kStates, typename G, typename P, typename Update>
+void step_elements(const G* grads, float* params, const std::array<float*, kStates>& states,
+                   P* compute, std::size_t n, const Update& update) {
+  const CpuAdamPath path = cpu_step_path();
   parallel_for(static_cast<std::int64_t>(n), kParallelGrainElements,
                [&](std::int64_t first, std::int64_t last) {
                  const auto begin = static_cast<std::size_t>(first);
                  const auto end = static_cast<std::size_t>(last);
-                 for (std::size_t i = begin; i < end; ++i) update(i, static_cast<float>(grads[i]));
-                 if (compute == nullptr) return;
-                 // The chunk's masters, still in cache, rounded in one pass: a bf16 copy on
-                 // the CPU's vector path (Note [bf16 conversion paths]), the same bits.
-                 if constexpr (std::is_same_v<P, BF16>) {
-                   f32_to_bf16(params + begin, compute + begin, end - begin);
-                 } else {
-                   for (std::size_t i = begin; i < end; ++i) compute[i] = P(params[i]);
+                 switch (path) {
+#if defined(__x86_64__)
+                   case CpuAdamPath::kAvx512:
+                     step_range_avx512(grads, params, states, compute, begin, end, update);
+                     return;
+                   case CpuAdamPath::kAvx2:
+                     step_range_avx2(grads, params, states, compute, begin, end, update);
+                     return;
+#endif
+                   default:
+                     step_range_baseline(grads, params, states, compute, begin, end, update);
+                     return;
                  }
                });
 }

@@ -46,7 +46,9 @@ bool cpu_adam_path_available(CpuAdamPath path) {
     case CpuAdamPath::kAvx2:
       return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && cpu_has_f16c();
     case CpuAdamPath::kAvx512:
-      return __builtin_cpu_supports("avx512f");
+      // fma and f16c come with every AVX-512F CPU; the optimizers' step loop, compiled for
+      // this path, uses them (Note [The step loop on every vector path]).
+      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma") && cpu_has_f16c();
   }
   return false;
 #else

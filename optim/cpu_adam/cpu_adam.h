@@ -23,7 +23,8 @@ namespace zt::optim {
 enum class CpuAdamPath : std::uint8_t { kScalar, kAvx2, kAvx512 };
 
 std::string_view cpu_adam_path_name(CpuAdamPath path);  // "scalar", "avx2", "avx512"
-// Whether this CPU runs `path`: AVX2 needs avx2, fma and f16c; AVX-512 needs avx512f.
+// Whether this CPU runs `path`: AVX2 needs avx2, fma and f16c; AVX-512 needs avx512f, fma
+// and f16c.
 bool cpu_adam_path_available(CpuAdamPath path);
 // The paths this CPU runs, kScalar first, fastest last.
 std::vector<CpuAdamPath> available_cpu_adam_paths();

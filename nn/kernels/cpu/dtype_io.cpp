@@ -39,7 +39,8 @@ void store_from_f32(const float* src, const Tensor& dst, std::int64_t offset, st
 
 Tensor to_f32_scratch(const Tensor& tensor, MemoryTracker& tracker) {
   if (tensor.dtype() == DType::kF32) return tensor;
-  Tensor scratch = Tensor::zeros(tensor.shape(), DType::kF32, tracker, MemoryCategory::kWorkspace);
+  // Uninitialized: load_f32 writes every element before anything reads one.
+  Tensor scratch = Tensor::empty(tensor.shape(), DType::kF32, tracker, MemoryCategory::kWorkspace);
   load_f32(tensor, 0, tensor.numel(), scratch.data_as<float>());
   return scratch;
 }
@@ -61,7 +62,10 @@ F32Rows::F32Rows(const Tensor& tensor, std::int64_t row_elements, MemoryTracker&
            "a tensor of " + std::to_string(tensor.numel()) + " elements split into rows of " +
                std::to_string(row_elements));
   if (tensor.dtype() != DType::kF32) {
-    scratch_ = Tensor::zeros(Shape{chunks, row_elements}, DType::kF32, tracker,
+    // Uninitialized: a chunk's row is reused for every row of that chunk, so load() and the
+    // math behind out() already write all of it before reading (or a second row would see
+    // the first's values); zeros would never be read.
+    scratch_ = Tensor::empty(Shape{chunks, row_elements}, DType::kF32, tracker,
                              MemoryCategory::kWorkspace);
   }
 }
