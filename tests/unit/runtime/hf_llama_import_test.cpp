@@ -291,9 +291,10 @@ TEST(HfLlamaConfig, RefusesAnotherShape) {
 TEST(HfLlamaConfig, AnExportsConfigPassesTheCheckForBothFamilies) {
   for (const bool llama : {true, false}) {
     SCOPED_TRACE(llama ? "llama" : "gpt");
-    const TinyModel model =
-        tiny_model(false, llama ? std::vector<std::string>{"model.ffn_dim=0"}
-                                : std::vector<std::string>{"model.type=gpt", "model.n_kv_head=0"});
+    const TinyModel model = tiny_model(
+        false,
+        llama ? std::vector<std::string>{"model.ffn_dim=0"}
+              : std::vector<std::string>{"model.type=gpt", "model.n_kv_head=0", "model.ffn_dim=0"});
     const testing::TempDir dir;
     std::ofstream(dir / "config.json") << hf_config_text(model.config.model, "float32");
     EXPECT_NO_THROW(check_hf_config(model.config, dir / "config.json"));
@@ -311,7 +312,8 @@ TEST(HfLlamaConfig, RefusesAGpt2ConfigWithFewerPositionsThanTheContext) {
   const testing::TempDir dir;
   std::ofstream(dir / "config.json") << R"({"model_type": "gpt2", "n_embd": 64, "n_head": 4,
     "n_layer": 2, "n_positions": 16})";
-  const TinyModel model = tiny_model(false, {"model.type=gpt", "model.n_kv_head=0"});
+  const TinyModel model =
+      tiny_model(false, {"model.type=gpt", "model.n_kv_head=0", "model.ffn_dim=0"});
   EXPECT_CONTAINS(
       testing::message_of<ConfigError>([&] { check_hf_config(model.config, dir / "config.json"); }),
       "n_positions = 16, fewer than model.seq_len = 32");
