@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/bf16_convert_internal.h"
+#include "core/cpu_features.h"
 #include "core/error.h"
 
 namespace zt {
@@ -36,22 +37,18 @@ std::string_view bf16_convert_path_name(Bf16ConvertPath path) {
 }
 
 bool bf16_convert_path_available(Bf16ConvertPath path) {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_cpu_init();  // idempotent; needed only before constructors run, harmless after
+  const CpuFeatures& cpu = cpu_features();
   switch (path) {
     case Bf16ConvertPath::kScalar:
       return true;
     case Bf16ConvertPath::kAvx2:
-      return __builtin_cpu_supports("avx2");
+      return cpu.avx2;
     case Bf16ConvertPath::kAvx512:
-      return __builtin_cpu_supports("avx512f");
+      return cpu.avx512f;
     case Bf16ConvertPath::kAvx512Bf16:
-      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16");
+      return cpu.avx512bf16;
   }
   return false;
-#else
-  return path == Bf16ConvertPath::kScalar;
-#endif
 }
 
 std::vector<Bf16ConvertPath> available_bf16_convert_paths() {

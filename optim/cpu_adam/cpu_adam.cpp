@@ -4,26 +4,11 @@
 
 #include <string>
 
+#include "core/cpu_features.h"
 #include "core/error.h"
 #include "optim/cpu_adam/cpu_adam_internal.h"
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#endif
-
 namespace zt::optim {
-namespace {
-
-#if defined(__x86_64__) || defined(__i386__)
-// F16C from CPUID leaf 1 (ECX bit 29): Clang's __builtin_cpu_supports does not know "f16c".
-// The OS saves the YMM state it needs whenever __builtin_cpu_supports("avx2") is true.
-bool cpu_has_f16c() {
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
-}
-#endif
-
-}  // namespace
 
 std::string_view cpu_adam_path_name(CpuAdamPath path) {
   switch (path) {
@@ -38,22 +23,18 @@ std::string_view cpu_adam_path_name(CpuAdamPath path) {
 }
 
 bool cpu_adam_path_available(CpuAdamPath path) {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_cpu_init();  // idempotent; needed only before constructors run, harmless after
+  const CpuFeatures& cpu = cpu_features();
   switch (path) {
     case CpuAdamPath::kScalar:
       return true;
     case CpuAdamPath::kAvx2:
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && cpu_has_f16c();
+      return cpu.avx2 && cpu.fma && cpu.f16c;
     case CpuAdamPath::kAvx512:
       // fma and f16c come with every AVX-512F CPU; the optimizers' step loop, compiled for
       // this path, uses them (Note [The step loop on every vector path]).
-      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma") && cpu_has_f16c();
+      return cpu.avx512f && cpu.fma && cpu.f16c;
   }
   return false;
-#else
-  return path == CpuAdamPath::kScalar;
-#endif
 }
 
 std::vector<CpuAdamPath> available_cpu_adam_paths() {

@@ -11,8 +11,8 @@
 #include "comm/communicator_factory.h"
 #include "comm/store/memory_store.h"
 #include "core/config/config_loader.h"
+#include "initialized_training.h"
 #include "nn/kernels/cpu/gemm_cpu.h"
-#include "rank_threads.h"
 #include "runtime/checkpoint/checkpoint_format.h"
 #include "runtime/checkpoint/hf_export.h"
 #include "runtime/checkpoint/hf_weights.h"
@@ -37,38 +37,9 @@ Config config_for(int stage, const std::vector<std::string>& extra) {
   return parse_config_text("", "hf_init_test.toml", overrides);
 }
 
-struct Outcome {
-  std::vector<float> initial;  // the parameters before the first step
-  std::vector<float> final;    // and after the last
-  std::vector<double> losses;
-  std::vector<checkpoint::ManifestParameter> parameters;
-  std::int64_t numel = 0;
-};
+using Outcome = testing::InitializedTraining;
 
-Outcome train(const Config& config) {
-  nn::cpu::set_blas_threads(1);
-  comm::MemoryStore store;
-  Outcome outcome;
-  testing::run_ranks(kWorld, [&](int rank) {
-    MemoryTracker tracker(Device::cpu(rank));
-    comm::CommOptions options;
-    options.timeout = std::chrono::seconds(60);
-    auto comm = comm::create_cpu_communicator(store, rank, kWorld, options);
-    engine::Trainer trainer(config, *comm, tracker, engine::quiet_trainer_options());
-    std::vector<float> initial = trainer.strategy().full_parameters();
-    const engine::TrainResult result = trainer.run();
-    std::vector<float> final = trainer.strategy().full_parameters();
-    if (rank == 0) {
-      outcome.final = std::move(final);
-      outcome.initial = std::move(initial);
-      outcome.losses = result.losses;
-      outcome.parameters = checkpoint::describe_parameters(trainer.strategy().layout());
-      outcome.numel = trainer.strategy().layout().numel;
-    }
-    comm->barrier()->wait();
-  });
-  return outcome;
-}
+Outcome train(const Config& config) { return testing::train_from_initialization(kWorld, config); }
 
 struct InitCase {
   int stage = 0;

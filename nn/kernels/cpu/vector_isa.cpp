@@ -1,17 +1,16 @@
-// Which vector instruction sets this CPU runs, from CPUID (__builtin_cpu_supports).
+// Which vector instruction sets this CPU runs (core/cpu_features.h).
 #include "nn/kernels/cpu/vector_isa.h"
+
+#include "core/cpu_features.h"
 
 namespace zt::nn::cpu {
 namespace {
 
 std::vector<VectorIsa> detect_vector_isas() {
   std::vector<VectorIsa> isas{VectorIsa::kBaseline};
-#if defined(__x86_64__)
-  __builtin_cpu_init();
-  const bool fma = __builtin_cpu_supports("fma");
-  if (fma && __builtin_cpu_supports("avx2")) isas.push_back(VectorIsa::kAvx2);
-  if (fma && __builtin_cpu_supports("avx512f")) isas.push_back(VectorIsa::kAvx512);
-#endif
+  const CpuFeatures& cpu = cpu_features();
+  if (cpu.fma && cpu.avx2) isas.push_back(VectorIsa::kAvx2);
+  if (cpu.fma && cpu.avx512f) isas.push_back(VectorIsa::kAvx512);
   return isas;
 }
 
