@@ -2,6 +2,7 @@
 // with per-function target attributes, not global -m flags, so the library still runs on any
 // x86-64; bf16_convert_path_available(kAvx2) guards every call.
 #include "core/bf16_convert_internal.h"
+#include "core/bf16_lanes_x86.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -13,18 +14,6 @@ namespace {
 
 constexpr std::size_t kLanes = 8;
 
-// f32_to_bf16_bits on 8 lanes, the results in the low 16 bits of each 32-bit lane.
-ZT_AVX2_TARGET inline __m256i to_bf16_lanes(__m256i bits) {
-  const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(bits, 16), _mm256_set1_epi32(1));
-  const __m256i rounded = _mm256_srli_epi32(
-      _mm256_add_epi32(_mm256_add_epi32(bits, _mm256_set1_epi32(0x7FFF)), lsb), 16);
-  const __m256i quiet_nan = _mm256_or_si256(_mm256_srli_epi32(bits, 16), _mm256_set1_epi32(0x40));
-  // The magnitude has its top bit clear, so a signed compare orders it correctly.
-  const __m256i is_nan = _mm256_cmpgt_epi32(_mm256_and_si256(bits, _mm256_set1_epi32(0x7FFFFFFF)),
-                                            _mm256_set1_epi32(0x7F800000));
-  return _mm256_blendv_epi8(rounded, quiet_nan, is_nan);
-}
-
 }  // namespace
 
 ZT_AVX2_TARGET void f32_to_bf16_avx2(const float* src, BF16* dst, std::size_t count) {
@@ -34,9 +23,9 @@ ZT_AVX2_TARGET void f32_to_bf16_avx2(const float* src, BF16* dst, std::size_t co
   f32_to_bf16_scalar(src, dst, i);
   for (; i + 2 * kLanes <= count; i += 2 * kLanes) {
     const __m256i low =
-        to_bf16_lanes(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i)));
-    const __m256i high =
-        to_bf16_lanes(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i + kLanes)));
+        bf16_lanes::round_avx2(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i)));
+    const __m256i high = bf16_lanes::round_avx2(
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i + kLanes)));
     const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(low, high), 0xD8);
     _mm256_store_si256(reinterpret_cast<__m256i*>(dst + i), packed);
   }

@@ -2,6 +2,7 @@
 // 16 lanes. Compiled with per-function target attributes, not global -m flags, so the library
 // still runs on any x86-64; bf16_convert_path_available guards every call.
 #include "core/bf16_convert_internal.h"
+#include "core/bf16_lanes_x86.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -21,24 +22,13 @@ namespace {
 
 constexpr std::size_t kLanes = 16;
 
-// f32_to_bf16_bits on 16 lanes.
-ZT_AVX512_TARGET inline __m256i to_bf16_bits(__m512i bits) {
-  const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
-  const __m512i rounded = _mm512_srli_epi32(
-      _mm512_add_epi32(_mm512_add_epi32(bits, _mm512_set1_epi32(0x7FFF)), lsb), 16);
-  const __m512i quiet_nan = _mm512_or_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(0x40));
-  const __mmask16 is_nan = _mm512_cmpgt_epu32_mask(
-      _mm512_and_si512(bits, _mm512_set1_epi32(0x7FFFFFFF)), _mm512_set1_epi32(0x7F800000));
-  return _mm512_cvtepi32_epi16(_mm512_mask_blend_epi32(is_nan, rounded, quiet_nan));
-}
-
 }  // namespace
 
 ZT_AVX512_TARGET void f32_to_bf16_avx512(const float* src, BF16* dst, std::size_t count) {
   std::size_t i = elements_to_alignment(dst, 32, count);
   f32_to_bf16_scalar(src, dst, i);
   for (; i + kLanes <= count; i += kLanes) {
-    const __m256i bf16 = to_bf16_bits(_mm512_loadu_si512(src + i));
+    const __m256i bf16 = bf16_lanes::round_avx512(_mm512_loadu_si512(src + i));
     _mm256_store_si256(reinterpret_cast<__m256i*>(dst + i), bf16);
   }
   f32_to_bf16_scalar(src + i, dst + i, count - i);
@@ -67,7 +57,7 @@ ZT_AVX512_BF16_TARGET void f32_to_bf16_avx512_bf16(const float* src, BF16* dst, 
         _mm512_mask_test_epi32_mask(_mm512_testn_epi32_mask(bits, exponent), bits, mantissa);
     const __m256i bf16 =
         denormal == 0 ? __builtin_bit_cast(__m256i, _mm512_cvtneps_pbh(_mm512_castsi512_ps(bits)))
-                      : to_bf16_bits(bits);
+                      : bf16_lanes::round_avx512(bits);
     _mm256_store_si256(reinterpret_cast<__m256i*>(dst + i), bf16);
   }
   f32_to_bf16_scalar(src + i, dst + i, count - i);

@@ -4,6 +4,7 @@
 // for bit] (cpu_adam.h) says how its results relate to the scalar path.
 #include <cstdint>
 
+#include "core/bf16_lanes_x86.h"
 #include "optim/cpu_adam/cpu_adam_internal.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -18,19 +19,10 @@ constexpr std::size_t kLanes = 8;
 
 enum class ComputeCopy { kNone, kBF16, kF16 };
 
-// f32_to_bf16_bits on 8 lanes: round to nearest even by adding 0x7FFF plus the lowest kept
-// bit, NaNs kept quiet with their sign (Note [Rounding to nearest even] in core/dtype.h).
+// f32_to_bf16_bits on 8 lanes (core/bf16_lanes_x86.h), packed to 8 bf16 values: every lane
+// is <= 0xFFFF, so the saturating pack only narrows.
 ZT_AVX2_TARGET inline __m128i to_bf16_bits(__m256 value) {
-  const __m256i bits = _mm256_castps_si256(value);
-  const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(bits, 16), _mm256_set1_epi32(1));
-  const __m256i rounded = _mm256_srli_epi32(
-      _mm256_add_epi32(_mm256_add_epi32(bits, _mm256_set1_epi32(0x7FFF)), lsb), 16);
-  const __m256i quiet_nan = _mm256_or_si256(_mm256_srli_epi32(bits, 16), _mm256_set1_epi32(0x40));
-  // The magnitude has its top bit clear, so a signed compare orders it correctly.
-  const __m256i is_nan = _mm256_cmpgt_epi32(_mm256_and_si256(bits, _mm256_set1_epi32(0x7FFFFFFF)),
-                                            _mm256_set1_epi32(0x7F800000));
-  const __m256i halves = _mm256_blendv_epi8(rounded, quiet_nan, is_nan);
-  // Every lane is <= 0xFFFF, so the saturating pack only narrows.
+  const __m256i halves = bf16_lanes::round_avx2(_mm256_castps_si256(value));
   return _mm_packus_epi32(_mm256_castsi256_si128(halves), _mm256_extracti128_si256(halves, 1));
 }
 

@@ -4,6 +4,7 @@
 // its results relate to the scalar path.
 #include <cstdint>
 
+#include "core/bf16_lanes_x86.h"
 #include "optim/cpu_adam/cpu_adam_internal.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -25,17 +26,9 @@ constexpr std::size_t kLanes = 16;
 
 enum class ComputeCopy { kNone, kBF16, kF16 };
 
-// f32_to_bf16_bits on 16 lanes (Note [Rounding to nearest even] in core/dtype.h). Integer
-// rounding rather than AVX512_BF16's vcvtneps2bf16, which treats denormal inputs as zero.
+// f32_to_bf16_bits on 16 lanes (core/bf16_lanes_x86.h).
 ZT_AVX512_TARGET inline __m256i to_bf16_bits(__m512 value) {
-  const __m512i bits = _mm512_castps_si512(value);
-  const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
-  const __m512i rounded = _mm512_srli_epi32(
-      _mm512_add_epi32(_mm512_add_epi32(bits, _mm512_set1_epi32(0x7FFF)), lsb), 16);
-  const __m512i quiet_nan = _mm512_or_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(0x40));
-  const __mmask16 is_nan = _mm512_cmpgt_epu32_mask(
-      _mm512_and_si512(bits, _mm512_set1_epi32(0x7FFFFFFF)), _mm512_set1_epi32(0x7F800000));
-  return _mm512_cvtepi32_epi16(_mm512_mask_blend_epi32(is_nan, rounded, quiet_nan));
+  return bf16_lanes::round_avx512(_mm512_castps_si512(value));
 }
 
 // f32_to_f16_bits on 16 lanes: the hardware conversion rounds as core does; NaNs are
