@@ -1,9 +1,11 @@
 // Trains a config on `world_size` ranks (threads over real Gloo on loopback) and returns what
 // the equivalence tests compare: rank 0's losses and exported parameters, whether every rank
-// exported the same, and each rank's traffic counters, memory and step metrics.
+// exported the same, and each rank's traffic counters, memory and step metrics; or, for the
+// checkpoint.init_from tests, rank 0's parameters before and after.
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <utility>
 #include <vector>
 
@@ -12,6 +14,7 @@
 #include "core/config/config.h"
 #include "nn/kernels/cpu/gemm_cpu.h"
 #include "rank_threads.h"
+#include "runtime/checkpoint/checkpoint_format.h"
 #include "runtime/engine/trainer.h"
 
 namespace zt::testing {
@@ -25,32 +28,71 @@ struct TrainingOutcome {
   std::vector<std::vector<engine::StepMetrics>> metrics;  // per rank, per step
 };
 
-inline TrainingOutcome train_on_ranks(int world_size, const Config& config) {
+// Builds a Trainer for `config` on each of `world_size` ranks (threads over real Gloo on
+// loopback, one BLAS thread each) and calls per_rank(rank, trainer, communicator, tracker),
+// which trains; then every rank meets at a barrier.
+template <typename PerRank>
+void run_trainers(int world_size, const Config& config, PerRank&& per_rank) {
   nn::cpu::set_blas_threads(1);
   comm::MemoryStore store;
-  std::vector<std::vector<float>> exports(static_cast<std::size_t>(world_size));
-  TrainingOutcome outcome;
-  outcome.counters.resize(static_cast<std::size_t>(world_size));
-  outcome.memory.resize(static_cast<std::size_t>(world_size));
-  outcome.metrics.resize(static_cast<std::size_t>(world_size));
   run_ranks(world_size, [&](int rank) {
     MemoryTracker tracker(Device::cpu(rank));
     comm::CommOptions options;
     options.timeout = std::chrono::seconds(60);
     auto comm = comm::create_cpu_communicator(store, rank, world_size, options);
     engine::Trainer trainer(config, *comm, tracker, engine::quiet_trainer_options());
-    engine::TrainResult result = trainer.run();
-    const auto index = static_cast<std::size_t>(rank);
-    outcome.metrics[index] = std::move(result.metrics);
-    outcome.counters[index] = comm->counters();
-    outcome.memory[index] = tracker.snapshot();
-    exports[index] = trainer.strategy().full_parameters();
-    if (rank == 0) outcome.losses = result.losses;
+    per_rank(rank, trainer, *comm, tracker);
     comm->barrier()->wait();
   });
+}
+
+inline TrainingOutcome train_on_ranks(int world_size, const Config& config) {
+  std::vector<std::vector<float>> exports(static_cast<std::size_t>(world_size));
+  TrainingOutcome outcome;
+  outcome.counters.resize(static_cast<std::size_t>(world_size));
+  outcome.memory.resize(static_cast<std::size_t>(world_size));
+  outcome.metrics.resize(static_cast<std::size_t>(world_size));
+  run_trainers(
+      world_size, config,
+      [&](int rank, engine::Trainer& trainer, comm::Communicator& comm, MemoryTracker& tracker) {
+        engine::TrainResult result = trainer.run();
+        const auto index = static_cast<std::size_t>(rank);
+        outcome.metrics[index] = std::move(result.metrics);
+        outcome.counters[index] = comm.counters();
+        outcome.memory[index] = tracker.snapshot();
+        exports[index] = trainer.strategy().full_parameters();
+        if (rank == 0) outcome.losses = result.losses;
+      });
   outcome.parameters = exports[0];
   for (const auto& other : exports)
     outcome.ranks_agree = outcome.ranks_agree && other == exports[0];
+  return outcome;
+}
+
+// What the checkpoint.init_from tests compare: rank 0's full parameters before the first step
+// and after the last, its losses, and the layout's parameter table.
+struct InitializedTraining {
+  std::vector<float> initial;  // the parameters before the first step
+  std::vector<float> final;    // and after the last
+  std::vector<double> losses;
+  std::vector<checkpoint::ManifestParameter> parameters;
+  std::int64_t numel = 0;
+};
+
+inline InitializedTraining train_from_initialization(int world_size, const Config& config) {
+  InitializedTraining outcome;
+  run_trainers(world_size, config,
+               [&](int rank, engine::Trainer& trainer, comm::Communicator&, MemoryTracker&) {
+                 std::vector<float> initial = trainer.strategy().full_parameters();
+                 const engine::TrainResult result = trainer.run();
+                 std::vector<float> final = trainer.strategy().full_parameters();
+                 if (rank != 0) return;
+                 outcome.final = std::move(final);
+                 outcome.initial = std::move(initial);
+                 outcome.losses = result.losses;
+                 outcome.parameters = checkpoint::describe_parameters(trainer.strategy().layout());
+                 outcome.numel = trainer.strategy().layout().numel;
+               });
   return outcome;
 }
 

@@ -26,12 +26,7 @@ constexpr int kWorld = 2;
 constexpr int kSteps = 5;
 
 Config config_for(int stage, const std::vector<std::string>& extra) {
-  std::vector<std::string> overrides = testing::tiny_gpt_overrides();
-  overrides.insert(overrides.end(),
-                   {"train.steps=" + std::to_string(kSteps), "train.global_batch_size=8",
-                    "train.micro_batch_size=2", "zero.stage=" + std::to_string(stage),
-                    // Stage 3: a small cap, so prefetching and releasing decide what is live.
-                    "zero.prefetch_blocks=1", "zero.param_persistence_threshold=0"});
+  std::vector<std::string> overrides = testing::tiny_run_overrides(stage, kSteps);
   overrides.insert(overrides.end(), extra.begin(), extra.end());
   return parse_config_text("", "validation_test.toml", overrides);
 }
