@@ -5,7 +5,8 @@
 // how much of the machine's matmul speed a whole training step keeps. `--quick` is tiny;
 // `--shapes 110k,3.3M,20M` runs a subset of the three CPU shapes (named by parameter count);
 // `--dtype bf16` runs them in bf16 (precision.dtype=bf16: bf16 weights and activations,
-// fp32 master weights), the GEMM line then also giving oneDNN's bf16 GEMM rate.
+// fp32 master weights), the GEMM line then also giving oneDNN's bf16 GEMM rate. `--steps N`
+// trains N steps per shape instead of the shape's own count (a longer run to profile).
 // `--cuda [--model small|medium] [--peak-tflops X]` trains GPT-2 small (124M: 12 layers,
 // d_model 768) or medium (355M: 24 layers, d_model 1024) on GPU 0 instead: vocabulary 50304,
 // seq 1024, micro-batch 8, bf16, no activation checkpointing, on a token file it writes at
@@ -294,6 +295,7 @@ int main(int argc, char** argv) {
   bool quick = false;
   std::vector<CpuShape> shapes = cpu_shapes();
   std::string_view dtype = "fp32";
+  int steps_override = 0;  // 0: each shape's own step count
   bool usage_error = false;
   for (int i = 1; i < argc && !usage_error; ++i) {
     const std::string_view flag = argv[i];
@@ -308,6 +310,12 @@ int main(int argc, char** argv) {
         return 2;
       }
       shapes = *chosen;
+    } else if (flag == "--steps" && i + 1 < argc) {
+      steps_override = std::atoi(argv[++i]);
+      if (steps_override < 2) {  // the first step is untimed, so one more must follow it
+        std::fprintf(stderr, "%s: --steps: expected an integer >= 2, got '%s'\n", argv[0], argv[i]);
+        return 2;
+      }
     } else if (flag == "--dtype" && i + 1 < argc) {
       dtype = argv[++i];
       if (dtype != "fp32" && dtype != "bf16") {
@@ -319,10 +327,11 @@ int main(int argc, char** argv) {
     }
   }
   if (usage_error) {
-    std::fprintf(stderr,
-                 "usage: %s [--quick | --shapes 110k,3.3M,20M] [--dtype fp32|bf16] | --cuda "
-                 "[--model small|medium] [--peak-tflops X]\n",
-                 argv[0]);
+    std::fprintf(
+        stderr,
+        "usage: %s [--quick | --shapes 110k,3.3M,20M] [--dtype fp32|bf16] [--steps N] | --cuda "
+        "[--model small|medium] [--peak-tflops X]\n",
+        argv[0]);
     return 2;
   }
   const int threads = zt::nn::cpu::blas_threads();
@@ -345,6 +354,8 @@ int main(int argc, char** argv) {
     run_gpt({2, 4, 64, 64, 32, 4}, 3, dtype, sgemm);
     return 0;
   }
-  for (const CpuShape& shape : shapes) run_gpt(shape.shape, shape.steps, dtype, sgemm);
+  for (const CpuShape& shape : shapes) {
+    run_gpt(shape.shape, steps_override > 0 ? steps_override : shape.steps, dtype, sgemm);
+  }
   return 0;
 }
