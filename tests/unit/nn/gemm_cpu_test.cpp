@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "nn/kernels/cpu/onednn_matmul.h"
 #include "support/program_run.h"
 #include "support/temp_dir.h"
 
@@ -42,7 +43,7 @@ std::vector<float> random_matrix(std::int64_t size, std::uint32_t seed) {
 // double loop within f32 summation error: k 2^-24 of the sum of |terms|, doubled for alpha,
 // beta and the library's blocking.
 template <typename T, typename Gemm>
-void check_against_double(const Case& c, Gemm&& gemm) {
+void check_against_double(const Case& c, Gemm&& gemm, float alpha = 0.5f) {
   const std::int64_t rows_a = c.transpose_a ? c.k : c.m, cols_a = c.transpose_a ? c.m : c.k;
   const std::int64_t rows_b = c.transpose_b ? c.n : c.k, cols_b = c.transpose_b ? c.k : c.n;
   const std::int64_t lda = cols_a + 3, ldb = cols_b + 1, ldc = c.n + 2;  // padded strides
@@ -51,7 +52,7 @@ void check_against_double(const Case& c, Gemm&& gemm) {
   std::vector<float> out = random_matrix(c.m * ldc, 3);
   const std::vector<float> c0 = out;
   const std::vector<T> a_in(a.begin(), a.end()), b_in(b.begin(), b.end());
-  const float alpha = 0.5f, beta = 0.75f;
+  const float beta = 0.75f;
   gemm(c.transpose_a, c.transpose_b, c.m, c.n, c.k, alpha, a_in.data(), lda, b_in.data(), ldb, beta,
        out.data(), ldc);
   for (std::int64_t i = 0; i < c.m; ++i) {
@@ -99,6 +100,46 @@ TEST(GemmCpu, ReportsLibraryAndIsa) {
 
 TEST(GemmCpu, F32MatchesDoubleLoopForEveryTranspose) {
   for (const Case& c : every_transpose()) check_against_double<float>(c, gemm_f32);
+}
+
+// oneDNN's matmul primitive (onednn_matmul.h) for every transpose, padded strides and beta
+// 0.75 (its sum post-op); a shape asked for again reuses its cached primitive on new matrices.
+TEST(GemmCpu, MatmulPrimitiveMatchesDoubleLoopForEveryTranspose) {
+  const auto matmul = [](bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, float,
+                         const float* a, std::int64_t lda, const float* b, std::int64_t ldb,
+                         float beta, float* c, std::int64_t ldc) {
+    matmul_f32(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc, gemm_threads_in_this_thread());
+  };
+  const int cached_before = matmul_primitives_cached_in_this_thread();
+  for (int round = 0; round < 2; ++round) {
+    for (const Case& c : every_transpose()) check_against_double<float>(c, matmul, 1.0f);
+  }
+  EXPECT_EQ(matmul_primitives_cached_in_this_thread(),
+            cached_before + static_cast<int>(every_transpose().size()));
+}
+
+// A weight gradient's shape (dW (out, in) += dY^T X, out > in) takes the matmul primitive
+// (Note [Which GEMMs take the matmul primitive]) and matches the double loop, also from two
+// threads at once (each has its own primitives); a narrowing one stays on sgemm.
+TEST(GemmCpu, WideningWeightGradientsTakeTheMatmulPrimitive) {
+  const Case widening{true, false, 512, 256, 512};
+  const int cached_before = matmul_primitives_cached_in_this_thread();
+  const auto gemm = [](bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k,
+                       float alpha, const float* a, std::int64_t lda, const float* b,
+                       std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
+    gemm_f32(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  };
+  check_against_double<float>(widening, gemm, 1.0f);
+  EXPECT_EQ(matmul_primitives_cached_in_this_thread(), cached_before + 1);
+  check_against_double<float>({true, false, 256, 512, 512}, gemm, 1.0f);
+  check_against_double<float>(widening, gemm, 0.5f);  // alpha != 1: sgemm
+  EXPECT_EQ(matmul_primitives_cached_in_this_thread(), cached_before + 1);
+  std::thread other([&] {
+    check_against_double<float>(widening, gemm, 1.0f);
+    EXPECT_EQ(matmul_primitives_cached_in_this_thread(), 1);
+  });
+  check_against_double<float>(widening, gemm, 1.0f);
+  other.join();
 }
 
 TEST(GemmCpu, Bf16MatchesDoubleLoopForEveryTransposeOrRefusesClearly) {
