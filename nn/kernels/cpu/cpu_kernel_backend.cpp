@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <type_traits>
 
 #include "core/error.h"
 #include "core/parallel_for.h"
@@ -227,25 +228,39 @@ class CpuKernelBackend final : public KernelBackend {
     zip_elements(x, dy, dx, [](float v, float d) { return math::relu_backward(v, d); });
   }
 
+  // The residual add of every block: one f32 addition per element on the widest vector path
+  // (add_cpu.h); bf16/f16 operands are widened a block at a time on the stack and the sums
+  // rounded once, the bits of zip_elements' scalar loop.
   void add(DeviceContext& device, const Tensor& a, const Tensor& b,
            const Tensor& out) const override {
     (void)tracker_of(device);
     if (dry(device)) return;
-    if (a.dtype() == DType::kF32) {
-      // The residual add of every block: f32 on the widest vector path (add_cpu.h).
-      expect_dtype(b, a.dtype(), "add second operand");
-      expect_dtype(out, a.dtype(), "add output");
-      ZT_CHECK(b.numel() == a.numel() && out.numel() == a.numel(),
-               "add over tensors of different sizes");
-      const float* as = a.data_as<float>();
-      const float* bs = b.data_as<float>();
-      float* outs = out.data_as<float>();
+    expect_dtype(b, a.dtype(), "add second operand");
+    expect_dtype(out, a.dtype(), "add output");
+    ZT_CHECK(b.numel() == a.numel() && out.numel() == a.numel(),
+             "add over tensors of different sizes");
+    dispatch_floating(a.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      const T* as = a.data_as<T>();
+      const T* bs = b.data_as<T>();
+      T* outs = out.data_as<T>();
       parallel_for(a.numel(), kParallelGrainElements, [&](std::int64_t begin, std::int64_t end) {
-        add_f32(as + begin, bs + begin, outs + begin, end - begin);
+        if constexpr (std::is_same_v<T, float>) {
+          add_f32(as + begin, bs + begin, outs + begin, end - begin);
+        } else {
+          constexpr std::int64_t kWidenElements = 256;
+          float a_block[kWidenElements];
+          float b_block[kWidenElements];
+          for (std::int64_t start = begin; start < end; start += kWidenElements) {
+            const std::int64_t count = std::min(kWidenElements, end - start);
+            widen_into(as + start, a_block, count);
+            widen_into(bs + start, b_block, count);
+            add_f32(a_block, b_block, a_block, count);
+            round_into(a_block, outs + start, count);
+          }
+        }
       });
-      return;
-    }
-    zip_elements(a, b, out, [](float u, float v) { return u + v; });
+    });
   }
 
   void layer_norm_forward(DeviceContext& device, const Tensor& x, const Tensor& weight,

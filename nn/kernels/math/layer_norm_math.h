@@ -152,3 +152,5 @@ ZT_HOST_DEVICE float layer_norm_dx(float g, float n, float rstd, float g_mean, f
 }
 
 }  // namespace zt::nn::math
+
+#undef ZT_LANE_LOOP

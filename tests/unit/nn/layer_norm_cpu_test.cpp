@@ -1,6 +1,6 @@
-// The CPU LayerNorm rows (nn/kernels/cpu/layer_norm_cpu.h) and f32 add (add_cpu.h): the same
-// bits on every vector path this CPU runs, at sizes 0, 1, 22, 256, 1024 and 2^20 + 3; the
-// rows within a stated tolerance of a double-precision reference.
+// The CPU LayerNorm rows (nn/kernels/cpu/layer_norm_cpu.h): the same bits on every vector path
+// this CPU runs, at sizes 0, 1, 22, 256, 1024 and 2^20 + 3, and within a stated tolerance of a
+// double-precision reference.
 #include "nn/kernels/cpu/layer_norm_cpu.h"
 
 #include <gtest/gtest.h>
@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "core/random.h"
-#include "nn/kernels/cpu/add_cpu.h"
 
 namespace zt::nn::cpu {
 namespace {
@@ -130,23 +129,6 @@ TEST(LayerNormCpu, RowsMatchADoublePrecisionReference) {
     EXPECT_LT(max_error(got.dx, dx), tolerance) << "dx";
     EXPECT_LT(max_error(got.dweight, dweight), tolerance) << "dweight";
     EXPECT_LT(max_error(got.dbias, dbias), tolerance) << "dbias";
-  }
-}
-
-TEST(AddCpu, EveryVectorPathGivesTheExactSumInPlaceOrNot) {
-  for (const std::int64_t n : kSizes) {
-    const std::vector<float> a = inputs(n, 7), b = inputs(n, 8);
-    std::vector<float> want(a.size());
-    for (std::size_t i = 0; i < a.size(); ++i) want[i] = a[i] + b[i];
-    for (const VectorIsa isa : supported_vector_isas()) {
-      SCOPED_TRACE(std::string(vector_isa_name(isa)) + " size " + std::to_string(n));
-      std::vector<float> out(a.size());
-      add_f32(a.data(), b.data(), out.data(), n, isa);
-      EXPECT_TRUE(same_bits(out, want));
-      std::vector<float> in_place = a;  // out = a, as `dw += partial`
-      add_f32(in_place.data(), b.data(), in_place.data(), n, isa);
-      EXPECT_TRUE(same_bits(in_place, want)) << "in place";
-    }
   }
 }
 
