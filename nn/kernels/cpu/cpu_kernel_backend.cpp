@@ -7,13 +7,16 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <type_traits>
 
 #include "core/error.h"
 #include "core/parallel_for.h"
+#include "nn/kernels/cpu/add_cpu.h"
 #include "nn/kernels/cpu/attention_cpu.h"
 #include "nn/kernels/cpu/dtype_io.h"
 #include "nn/kernels/cpu/gelu_cpu.h"
 #include "nn/kernels/cpu/gemm_cpu.h"
+#include "nn/kernels/cpu/layer_norm_cpu.h"
 #include "nn/kernels/cpu/rms_norm_cpu.h"
 #include "nn/kernels/cpu/rope_cpu.h"
 #include "nn/kernels/cpu/swiglu_cpu.h"
@@ -21,7 +24,6 @@
 #include "nn/kernels/math/bias_residual_math.h"
 #include "nn/kernels/math/cross_entropy_math.h"
 #include "nn/kernels/math/embedding_math.h"
-#include "nn/kernels/math/layer_norm_math.h"
 #include "nn/kernels/token_ids.h"
 
 namespace zt::nn::cpu {
@@ -226,81 +228,52 @@ class CpuKernelBackend final : public KernelBackend {
     zip_elements(x, dy, dx, [](float v, float d) { return math::relu_backward(v, d); });
   }
 
+  // The residual add of every block: one f32 addition per element on the widest vector path
+  // (add_cpu.h); bf16/f16 operands are widened a block at a time on the stack and the sums
+  // rounded once, the bits of zip_elements' scalar loop.
   void add(DeviceContext& device, const Tensor& a, const Tensor& b,
            const Tensor& out) const override {
     (void)tracker_of(device);
     if (dry(device)) return;
-    zip_elements(a, b, out, [](float u, float v) { return u + v; });
+    expect_dtype(b, a.dtype(), "add second operand");
+    expect_dtype(out, a.dtype(), "add output");
+    ZT_CHECK(b.numel() == a.numel() && out.numel() == a.numel(),
+             "add over tensors of different sizes");
+    dispatch_floating(a.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      const T* as = a.data_as<T>();
+      const T* bs = b.data_as<T>();
+      T* outs = out.data_as<T>();
+      parallel_for(a.numel(), kParallelGrainElements, [&](std::int64_t begin, std::int64_t end) {
+        if constexpr (std::is_same_v<T, float>) {
+          add_f32(as + begin, bs + begin, outs + begin, end - begin);
+        } else {
+          constexpr std::int64_t kWidenElements = 256;
+          float a_block[kWidenElements];
+          float b_block[kWidenElements];
+          for (std::int64_t start = begin; start < end; start += kWidenElements) {
+            const std::int64_t count = std::min(kWidenElements, end - start);
+            widen_into(as + start, a_block, count);
+            widen_into(bs + start, b_block, count);
+            add_f32(a_block, b_block, a_block, count);
+            round_into(a_block, outs + start, count);
+          }
+        }
+      });
+    });
   }
 
   void layer_norm_forward(DeviceContext& device, const Tensor& x, const Tensor& weight,
                           const Tensor& bias, float eps, const Tensor& y, const Tensor& mean,
                           const Tensor& rstd) const override {
-    MemoryTracker& tracker = tracker_of(device);
-    const std::int64_t channels = weight.numel();
-    const std::int64_t rows = x.numel() / channels;
-    const Tensor weight32 = to_f32_scratch(weight, tracker);
-    const Tensor bias32 = to_f32_scratch(bias, tracker);
-    const std::int64_t chunks = row_chunks(rows, channels);
-    const F32Rows x_rows(x, channels, tracker, chunks);
-    const F32Rows y_rows(y, channels, tracker, chunks);
-    if (dry(device)) return;
-    const float* w = weight32.data_as<float>();
-    const float* b = bias32.data_as<float>();
-    float* m = mean.data_as<float>();
-    float* r = rstd.data_as<float>();
-    parallel_for_chunks(rows, parallel_row_grain(channels),
-                        [&](std::int64_t chunk, std::int64_t first, std::int64_t last) {
-                          for (std::int64_t n = first; n < last; ++n) {
-                            math::layer_norm_forward_row(x_rows.load(n, chunk), w, b, channels, eps,
-                                                         y_rows.out(n, chunk), m + n, r + n);
-                            y_rows.store(n, chunk);
-                          }
-                        });
+    cpu::layer_norm_forward(x, weight, bias, eps, y, mean, rstd, tracker_of(device));
   }
 
   void layer_norm_backward(DeviceContext& device, const Tensor& x, const Tensor& weight,
                            const Tensor& mean, const Tensor& rstd, const Tensor& dy,
                            const Tensor& dx, const Tensor& dweight,
                            const Tensor& dbias) const override {
-    MemoryTracker& tracker = tracker_of(device);
-    const std::int64_t channels = weight.numel();
-    const std::int64_t rows = x.numel() / channels;
-    const Tensor weight32 = to_f32_scratch(weight, tracker);
-    // dweight and dbias sum over rows: each chunk sums its rows into its own (dw, db) pair of
-    // partials, which are then added in chunk order (Note [Chunks fixed by size]).
-    const std::int64_t grain = parallel_sum_grain(rows, parallel_row_grain(channels));
-    const std::int64_t chunks = std::max<std::int64_t>(1, parallel_chunk_count(rows, grain));
-    const F32Rows x_rows(x, channels, tracker, chunks);
-    const F32Rows dy_rows(dy, channels, tracker, chunks);
-    const F32Rows dx_rows(dx, channels, tracker, chunks);
-    const Tensor partials =
-        Tensor::zeros(Shape{chunks, 2, channels}, DType::kF32, tracker, MemoryCategory::kWorkspace);
-    if (dry(device)) return;
-    const float* w = weight32.data_as<float>();
-    const float* m = mean.data_as<float>();
-    const float* r = rstd.data_as<float>();
-    float* partial = partials.data_as<float>();
-    parallel_for_chunks(
-        rows, grain, [&](std::int64_t chunk, std::int64_t first, std::int64_t last) {
-          float* dw = partial + chunk * 2 * channels;
-          float* db = dw + channels;
-          for (std::int64_t n = first; n < last; ++n) {
-            math::layer_norm_backward_row(dy_rows.load(n, chunk), x_rows.load(n, chunk), w, m[n],
-                                          r[n], channels, dx_rows.out(n, chunk), dw, db);
-            dx_rows.store(n, chunk);
-          }
-        });
-    float* dw = dweight.data_as<float>();
-    float* db = dbias.data_as<float>();
-    for (std::int64_t chunk = 0; chunk < chunks; ++chunk) {
-      const float* chunk_dw = partial + chunk * 2 * channels;
-      const float* chunk_db = chunk_dw + channels;
-      for (std::int64_t c = 0; c < channels; ++c) {
-        dw[c] += chunk_dw[c];
-        db[c] += chunk_db[c];
-      }
-    }
+    cpu::layer_norm_backward(x, weight, mean, rstd, dy, dx, dweight, dbias, tracker_of(device));
   }
 
   void attention_forward(DeviceContext& device, const AttentionHeads& q, const AttentionHeads& k,
