@@ -12,11 +12,11 @@ namespace zt {
 // Note [Square sums in eight lanes]
 // A sum of squares over a chunk of parallel_sum adds element i of the chunk into lane i % 8
 // (a double: the square of an f32 is exact in it) and then adds the lanes as
-// ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)). Eight independent lanes fill one AVX-512
-// register of doubles, two AVX2 ones or four SSE2 ones, so the loop is no longer one chain of
-// dependent adds; each path performs the same adds in the same order (the file is compiled
-// without contraction into fused multiply-adds), so every path gives the same bits, and with
-// parallel_sum's fixed chunks so does every thread count.
+// ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)). Eight independent lanes fill two 256-bit
+// registers of doubles (what GCC picks for AVX2 and, by its tuning, for AVX-512) or four SSE2
+// ones, so the loop is no longer one chain of dependent adds; each path performs the same adds in
+// the same order (the file is compiled without contraction into fused multiply-adds), so every path
+// gives the same bits, and with parallel_sum's fixed chunks so does every thread count.
 inline constexpr std::size_t kSquareSumLanes = 8;
 using SquareSumLanes = std::array<double, kSquareSumLanes>;
 
