@@ -8,6 +8,7 @@
 
 #include "core/device/cpu_streams.h"
 #include "core/device/math/buffer_math.h"
+#include "core/device/square_sums_cpu.h"
 #include "core/error.h"
 #include "core/parallel_for.h"
 
@@ -100,15 +101,18 @@ void CpuDeviceOps::axpby(float alpha, const Tensor& x, float beta, const Tensor&
 
 HostScalar CpuDeviceOps::sum_of_squares(const Tensor& values) {
   expect_host_floating(values, "sum_of_squares");
-  // Per chunk, then over the chunks in order: the same bits on any thread count.
+  // Per chunk in eight lanes (Note [Square sums in eight lanes]), then over the chunks in
+  // order: the same bits on any thread count and vector path. Converted pieces of kChunk
+  // elements keep each element in the lane of its place in the chunk.
+  static_assert(kChunk % kSquareSumLanes == 0);
   return parallel_sum(
       values.numel(), kParallelGrainElements, [&](std::int64_t first, std::int64_t last) {
-        double sum = 0.0;
+        SquareSumLanes lanes{};
         for_each_chunk_in(values, static_cast<std::size_t>(first), static_cast<std::size_t>(last),
                           false, [&](std::size_t, std::span<float> chunk) {
-                            for (float v : chunk) sum += buffer_math::square(v);
+                            accumulate_square_sums(chunk.data(), chunk.size(), lanes);
                           });
-        return sum;
+        return total_of_lanes(lanes);
       });
 }
 

@@ -117,9 +117,10 @@ TEST(CpuDeviceOps, AxpbyWithBetaZeroIgnoresNanInY) {
   EXPECT_EQ(buffer_math::axpby(3.0f, 2.0f, 0.0f, std::numeric_limits<float>::infinity()), 6.0f);
 }
 
-// The double loop per parallel_for chunk, then over the chunks in order (Note [Chunks fixed by
-// size]): bitwise, on every call and on any thread count.
-TEST(CpuDeviceOps, SumOfSquaresIsTheChunkOrderedDoubleLoopBitwiseOnAnyThreadCount) {
+// Per parallel_for chunk the eight double lanes of Note [Square sums in eight lanes], added in
+// their fixed order, then over the chunks in order (Note [Chunks fixed by size]): bitwise, on
+// every call and on any thread count.
+TEST(CpuDeviceOps, SumOfSquaresIsTheChunkOrderedEightLaneLoopBitwiseOnAnyThreadCount) {
   DeviceOps& ops = cpu_device_ops();
   for (DType dtype : kDtypes) {
     for (std::int64_t n : {std::int64_t{0}, std::int64_t{22}, std::int64_t{(1 << 20) + 3}}) {
@@ -129,12 +130,13 @@ TEST(CpuDeviceOps, SumOfSquaresIsTheChunkOrderedDoubleLoopBitwiseOnAnyThreadCoun
       const std::int64_t grain = parallel_sum_grain(n, kParallelGrainElements);
       double want = 0.0;
       for (std::int64_t first = 0; first < n; first += grain) {
-        double chunk_sum = 0.0;
+        double lane[8] = {};
         for (std::int64_t i = first; i < std::min(n, first + grain); ++i) {
           const double v = f32[static_cast<std::size_t>(i)];
-          chunk_sum += v * v;
+          lane[(i - first) % 8] += v * v;
         }
-        want += chunk_sum;
+        want += ((lane[0] + lane[4]) + (lane[2] + lane[6])) +
+                ((lane[1] + lane[5]) + (lane[3] + lane[7]));
       }
       for (const int threads : testing::kThreadCounts) {
         const testing::ParallelThreads scope(threads);

@@ -1,0 +1,40 @@
+// Σ values² on the CPU (the gradient norm every step) in eight double lanes, compiled for the
+// widest vector unit the CPU has and giving the same bits on every path.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <string_view>
+#include <vector>
+
+namespace zt {
+
+// Note [Square sums in eight lanes]
+// A sum of squares over a chunk of parallel_sum adds element i of the chunk into lane i % 8
+// (a double: the square of an f32 is exact in it) and then adds the lanes as
+// ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)). Eight independent lanes fill two 256-bit
+// registers of doubles (what GCC picks for AVX2 and, by its tuning, for AVX-512) or four SSE2
+// ones, so the loop is no longer one chain of dependent adds; each path performs the same adds in
+// the same order (the file is compiled without contraction into fused multiply-adds), so every path
+// gives the same bits, and with parallel_sum's fixed chunks so does every thread count.
+inline constexpr std::size_t kSquareSumLanes = 8;
+using SquareSumLanes = std::array<double, kSquareSumLanes>;
+
+// The vector instruction sets the loop is compiled for: the build's baseline, AVX2 with FMA,
+// AVX-512F.
+enum class SquareSumPath { kBaseline, kAvx2, kAvx512 };
+
+std::string_view square_sum_path_name(SquareSumPath path);
+// The paths this CPU runs, kBaseline first and the widest (the default) last.
+const std::vector<SquareSumPath>& available_square_sum_paths();
+
+// lanes[i % 8] += double(values[i])² for i < count. A run of calls over consecutive pieces of
+// one chunk continues its lanes when every piece but the last has a multiple of 8 elements.
+void accumulate_square_sums(const float* values, std::size_t count, SquareSumLanes& lanes);
+void accumulate_square_sums(SquareSumPath path, const float* values, std::size_t count,
+                            SquareSumLanes& lanes);
+
+// The lanes added in the fixed order of Note [Square sums in eight lanes].
+double total_of_lanes(const SquareSumLanes& lanes);
+
+}  // namespace zt
