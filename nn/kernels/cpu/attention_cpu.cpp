@@ -4,8 +4,8 @@
 // over key blocks, one (block_q, block_k) f32 score block per chunk of units; the backward per
 // (batch row, kv head) over its group's query blocks and their key blocks, one P and one dS
 // block per chunk (Note [Attention chunks]). The row arithmetic is attention_math.h's, as on
-// CUDA:
-//   forward:  per key block: S = scale q_blk k_blk^T;  m, l, P = attention_block_row(S_t);
+// CUDA, in the vector loops of attention_rows_cpu.cpp:
+//   forward:  per key block: S = scale q_blk k_blk^T;  m, l, P = attention_forward_rows(S);
 //             o_blk = o_blk exp(m - m') + P v_blk;  at the end o /= l, lse = m + log l
 //             (k and v may be longer than q, T_kv >= T: Note [Longer key sequence])
 //   backward: D_t = dO_t · O_t;  per query block and key block: P = exp(scale q_blk k_blk^T
@@ -21,6 +21,7 @@
 
 #include "core/error.h"
 #include "core/parallel_for.h"
+#include "nn/kernels/cpu/attention_rows_cpu.h"
 #include "nn/kernels/cpu/dtype_io.h"
 #include "nn/kernels/cpu/gemm_cpu.h"
 #include "nn/kernels/math/attention_math.h"
@@ -178,26 +179,15 @@ void forward_query_block(const AttentionShape& shape, const ForwardOperands& x, 
     // S (rows, n) = scale q_blk (rows, hs) · k_blk^T (hs, n)
     gemm_f32(false, true, rows, n, hs, shape.scale(), q, x.q.ld(), k + j0 * x.k.ld(), x.k.ld(),
              0.0f, s, block_k);
-    for (std::int64_t i = 0; i < rows; ++i) {
-      // row i's query sits at key position first_position + i and sees keys up to it
-      const std::int64_t visible = std::clamp<std::int64_t>(first_position + i - j0 + 1, 0, n);
-      const float rescale = math::attention_block_row(s + i * block_k, visible, n,
-                                                      state[static_cast<std::size_t>(i)]);
-      if (rescale != 1.0f) {
-        for (std::int64_t d = 0; d < hs; ++d) o[i * ld_o + d] *= rescale;
-      }
-    }
+    // row i's query sits at key position first_position + i and sees keys up to it
+    attention_forward_rows({s, block_k, rows, n, first_position - j0 + 1}, state.data(), o, ld_o,
+                           hs);
     // acc (rows, hs) += P_blk (rows, n) · v_blk (n, hs)
     gemm_f32(false, false, rows, hs, n, 1.0f, s, block_k, v + j0 * x.v.ld(), x.v.ld(), 1.0f, o,
              ld_o);
   }
-  float* lse = x.lse + (b * shape.n_head + h) * shape.seq_len + t0;
-  for (std::int64_t i = 0; i < rows; ++i) {
-    const math::OnlineSoftmax& row = state[static_cast<std::size_t>(i)];
-    const float inverse_sum = 1.0f / row.sum;
-    for (std::int64_t d = 0; d < hs; ++d) o[i * ld_o + d] *= inverse_sum;
-    lse[i] = math::online_softmax_lse(row);
-  }
+  attention_forward_finish(state.data(), rows, o, ld_o, hs,
+                           x.lse + (b * shape.n_head + h) * shape.seq_len + t0);
 }
 
 std::int64_t forward_units(const AttentionShape& shape) {
@@ -267,18 +257,12 @@ void backward_query_block(const AttentionShape& shape, const BackwardOperands& x
     // P (rows, n) = exp(scale q_blk k_blk^T - lse), masked
     gemm_f32(false, true, rows, n, hs, shape.scale(), q, x.q.ld(), k_blk, x.k.ld(), 0.0f, p,
              block_k);
-    for (std::int64_t i = 0; i < rows; ++i) {
-      const std::int64_t visible = std::clamp<std::int64_t>(first_position + i - j0 + 1, 0, n);
-      math::attention_block_probability_row(p + i * block_k, lse[i], visible, n);
-    }
+    attention_probability_rows({p, block_k, rows, n, first_position - j0 + 1}, lse);
     // dv_blk (n, hs) += P^T (n, rows) · dO_blk (rows, hs);  dP (rows, n) = dO_blk · v_blk^T
     gemm_f32(true, false, n, hs, rows, 1.0f, p, block_k, d_o, x.d_o.ld(), 1.0f, dv + j0 * x.dv.ld(),
              x.dv.ld());
     gemm_f32(false, true, rows, n, hs, 1.0f, d_o, x.d_o.ld(), v_blk, x.v.ld(), 0.0f, ds, block_k);
-    for (std::int64_t i = 0; i < rows; ++i) {
-      math::attention_score_gradient_row(p + i * block_k, ds + i * block_k,
-                                         d[static_cast<std::size_t>(i)], n);
-    }
+    attention_score_gradient_rows(p, ds, block_k, rows, n, d.data());
     // dq_blk (rows, hs) += scale dS (rows, n) · k_blk (n, hs);
     // dk_blk (n, hs) += scale dS^T (n, rows) · q_blk (rows, hs)
     gemm_f32(false, false, rows, hs, n, shape.scale(), ds, block_k, k_blk, x.k.ld(), 1.0f, dq,
