@@ -3,7 +3,6 @@
 #include "nn/kernels/cpu/attention_rows_cpu.h"
 
 #include <cmath>
-#include <cstring>
 #include <string>
 
 #include "core/error.h"
@@ -14,14 +13,15 @@ namespace {
 
 // Note [Softmax sums in lanes]
 // A row's max and its Σ exp(s - max) are sums in an order: the loops keep kLanes partial
-// results, element j going to lane j % kLanes (the row's last partial block padded on the
-// stack with a value that changes nothing: -inf, whose exp is 0), then combine the lanes
-// pairwise in a fixed tree (lane l with lane l + 8, then l + 4, ...). The order depends on
-// the row's length alone, so AVX-512 (one register of lanes), AVX2 (two) and the baseline
-// (four) add the same numbers in the same order and give the same bits; the element loops
-// around them are element by element. This is not the order of a sequential loop (the tiled
-// kernel's sums before), which it changes by round-off.
-constexpr std::int64_t kLanes = 16;
+// results, element j going to lane j % kLanes, then combine the lanes pairwise in a fixed tree
+// (lane l with lane l + 8, then l + 4, ...). The order depends on the row's length alone, so
+// AVX-512 (one register of lanes), AVX2 (two) and the baseline (four) add the same numbers in
+// the same order and give the same bits; the other loops are element by element. This is not
+// the order of a sequential loop (the tiled kernel's sums before), which it changes by
+// round-off. A row is taken kLanes scores at a time up to n rounded up (the rows' stride
+// leaves room): the groups past the last visible key select -inf for the max and 0 for p, so
+// no group needs a copy or a scalar remainder, and the masked scores come out exactly 0.
+constexpr std::int64_t kLanes = kAttentionRowLanes;
 
 [[gnu::always_inline]] inline float larger(float a, float b) { return a > b ? a : b; }
 
@@ -39,29 +39,38 @@ constexpr std::int64_t kLanes = 16;
   return lanes[0];
 }
 
-// The last `count` (< kLanes) elements of a row on the stack, padded with `pad`, and back.
-[[gnu::always_inline]] inline void load_tail(const float* from, std::int64_t count, float pad,
-                                             float (&block)[kLanes]) {
-  std::memcpy(block, from, static_cast<std::size_t>(count) * sizeof(float));
-  std::fill(block + count, block + kLanes, pad);
-}
-[[gnu::always_inline]] inline void store_tail(const float (&block)[kLanes], std::int64_t count,
-                                              float* to) {
-  std::memcpy(to, block, static_cast<std::size_t>(count) * sizeof(float));
-}
-
-[[gnu::always_inline]] inline void max_into(const float* block, float (&lanes)[kLanes]) {
-  for (std::int64_t l = 0; l < kLanes; ++l) lanes[l] = larger(block[l], lanes[l]);
-}
-// block = exp(block - shift), added into the lanes.
-[[gnu::always_inline]] inline void exp_sum_into(float* block, float shift, float (&lanes)[kLanes]) {
+// The max of row[0, visible) into the lanes.
+[[gnu::always_inline]] inline void max_into(const float* row, std::int64_t visible,
+                                            float (&lanes)[kLanes]) {
+  std::int64_t j0 = 0;
+  for (; j0 + kLanes <= visible; j0 += kLanes) {
+    for (std::int64_t l = 0; l < kLanes; ++l) lanes[l] = larger(row[j0 + l], lanes[l]);
+  }
+  if (j0 == visible) return;
+  const std::int64_t left = visible - j0;
   for (std::int64_t l = 0; l < kLanes; ++l) {
-    block[l] = math::exp_f32(block[l] - shift);
-    lanes[l] += block[l];
+    lanes[l] = larger(l < left ? row[j0 + l] : -INFINITY, lanes[l]);
   }
 }
-[[gnu::always_inline]] inline void exp_shifted(float* block, float shift) {
-  for (std::int64_t l = 0; l < kLanes; ++l) block[l] = math::exp_f32(block[l] - shift);
+
+// row[j] = exp(row[j] - shift) for j < visible, 0 for visible <= j < n rounded up to kLanes;
+// the p of the visible keys added into the lanes.
+[[gnu::always_inline]] inline void exp_into(float* row, std::int64_t visible, std::int64_t n,
+                                            float shift, float (&lanes)[kLanes]) {
+  std::int64_t j0 = 0;
+  for (; j0 + kLanes <= visible; j0 += kLanes) {
+    for (std::int64_t l = 0; l < kLanes; ++l) {
+      row[j0 + l] = math::exp_f32(row[j0 + l] - shift);
+      lanes[l] += row[j0 + l];
+    }
+  }
+  for (; j0 < n; j0 += kLanes) {
+    const std::int64_t left = visible - j0;  // may be <= 0: a group of masked keys only
+    for (std::int64_t l = 0; l < kLanes; ++l) {
+      row[j0 + l] = l < left ? math::exp_f32(row[j0 + l] - shift) : 0.0f;
+      lanes[l] += row[j0 + l];
+    }
+  }
 }
 
 [[gnu::always_inline]] inline void scale_row(float* row, std::int64_t n, float factor) {
@@ -71,27 +80,15 @@ constexpr std::int64_t kLanes = 16;
 // One row of attention_forward_rows: returns exp(max - max').
 [[gnu::always_inline]] inline float forward_row(float* row, std::int64_t visible, std::int64_t n,
                                                 math::OnlineSoftmax& state) {
-  // no visible key: the statistics stay, and exp(max - max) = 1
-  if (visible == 0) {
-    std::fill(row, row + n, 0.0f);
-    return 1.0f;
-  }
-  const std::int64_t full = visible - visible % kLanes;
-  float tail[kLanes];
-  load_tail(row + full, visible - full, -INFINITY, tail);
   float lanes[kLanes];
   std::fill(lanes, lanes + kLanes, -INFINITY);
-  for (std::int64_t j = 0; j < full; j += kLanes) max_into(row + j, lanes);
-  max_into(tail, lanes);
-  const float block_max = max_of_lanes(lanes);
-  const float new_max = larger(block_max, state.max);
-  // new_max is -inf only when every visible score is (and no earlier one was finite)
+  max_into(row, visible, lanes);
+  const float new_max = larger(max_of_lanes(lanes), state.max);
+  // new_max is -inf only when no key, visible now or before, had a finite score: keep the
+  // statistics (exp(-inf - -inf) would be NaN)
   const float rescale = new_max == -INFINITY ? 1.0f : math::exp_f32(state.max - new_max);
   std::fill(lanes, lanes + kLanes, 0.0f);
-  for (std::int64_t j = 0; j < full; j += kLanes) exp_sum_into(row + j, new_max, lanes);
-  exp_sum_into(tail, new_max, lanes);
-  store_tail(tail, visible - full, row + full);
-  std::fill(row + visible, row + n, 0.0f);
+  exp_into(row, visible, n, new_max, lanes);
   state.sum = state.sum * rescale + sum_of_lanes(lanes);
   state.max = new_max;
   return rescale;
@@ -117,14 +114,26 @@ constexpr std::int64_t kLanes = 16;
 
 [[gnu::always_inline]] inline void probability_rows(const ScoreBlock& s, const float* lse) {
   for (std::int64_t i = 0; i < s.rows; ++i) {
-    float* row = s.row(i);
-    const std::int64_t visible = s.visible(i), full = visible - visible % kLanes;
-    for (std::int64_t j = 0; j < full; j += kLanes) exp_shifted(row + j, lse[i]);
-    float tail[kLanes];
-    load_tail(row + full, visible - full, -INFINITY, tail);
-    exp_shifted(tail, lse[i]);
-    store_tail(tail, visible - full, row + full);
-    std::fill(row + visible, row + s.n, 0.0f);
+    float discarded_sum[kLanes] = {};  // P needs no sum: the compiler drops it
+    exp_into(s.row(i), s.visible(i), s.n, lse[i], discarded_sum);
+  }
+}
+
+// Lane l sums elements l, l + kLanes, ... (Note [Softmax sums in lanes]); a last part group
+// element by element, into the same lanes.
+[[gnu::always_inline]] inline void output_dots(const float* o, std::int64_t ld_o, const float* d_o,
+                                               std::int64_t ld_d_o, std::int64_t rows,
+                                               std::int64_t head_dim, float* d) {
+  for (std::int64_t i = 0; i < rows; ++i) {
+    const float* o_row = o + i * ld_o;
+    const float* d_o_row = d_o + i * ld_d_o;
+    float lanes[kLanes] = {};
+    std::int64_t j0 = 0;
+    for (; j0 + kLanes <= head_dim; j0 += kLanes) {
+      for (std::int64_t l = 0; l < kLanes; ++l) lanes[l] += o_row[j0 + l] * d_o_row[j0 + l];
+    }
+    for (std::int64_t l = 0; j0 + l < head_dim; ++l) lanes[l] += o_row[j0 + l] * d_o_row[j0 + l];
+    d[i] = sum_of_lanes(lanes);
   }
 }
 
@@ -151,6 +160,10 @@ struct Baseline {
     forward_finish(state, rows, o, ld_o, head_dim, lse);
   }
   static void probability(const ScoreBlock& s, const float* lse) { probability_rows(s, lse); }
+  static void dots(const float* o, std::int64_t ld_o, const float* d_o, std::int64_t ld_d_o,
+                   std::int64_t rows, std::int64_t head_dim, float* d) {
+    output_dots(o, ld_o, d_o, ld_d_o, rows, head_dim, d);
+  }
   static void score_gradient(const float* p, float* dp, std::int64_t ld, std::int64_t rows,
                              std::int64_t n, const float* d) {
     score_gradient_rows(p, dp, ld, rows, n, d);
@@ -172,6 +185,11 @@ struct Avx2 {
   [[gnu::target("avx2,fma")]] static void probability(const ScoreBlock& s, const float* lse) {
     probability_rows(s, lse);
   }
+  [[gnu::target("avx2,fma")]] static void dots(const float* o, std::int64_t ld_o, const float* d_o,
+                                               std::int64_t ld_d_o, std::int64_t rows,
+                                               std::int64_t head_dim, float* d) {
+    output_dots(o, ld_o, d_o, ld_d_o, rows, head_dim, d);
+  }
   [[gnu::target("avx2,fma")]] static void score_gradient(const float* p, float* dp, std::int64_t ld,
                                                          std::int64_t rows, std::int64_t n,
                                                          const float* d) {
@@ -192,6 +210,12 @@ struct Avx512 {
   }
   [[gnu::target("avx512f,fma")]] static void probability(const ScoreBlock& s, const float* lse) {
     probability_rows(s, lse);
+  }
+  [[gnu::target("avx512f,fma")]] static void dots(const float* o, std::int64_t ld_o,
+                                                  const float* d_o, std::int64_t ld_d_o,
+                                                  std::int64_t rows, std::int64_t head_dim,
+                                                  float* d) {
+    output_dots(o, ld_o, d_o, ld_d_o, rows, head_dim, d);
   }
   [[gnu::target("avx512f,fma")]] static void score_gradient(const float* p, float* dp,
                                                             std::int64_t ld, std::int64_t rows,
@@ -233,6 +257,11 @@ void attention_forward_finish(const math::OnlineSoftmax* state, std::int64_t row
 
 void attention_probability_rows(const ScoreBlock& s, const float* lse, VectorIsa isa) {
   on_isa(isa, [&](auto loops) { loops.probability(s, lse); });
+}
+
+void attention_output_dots(const float* o, std::int64_t ld_o, const float* d_o, std::int64_t ld_d_o,
+                           std::int64_t rows, std::int64_t head_dim, float* d, VectorIsa isa) {
+  on_isa(isa, [&](auto loops) { loops.dots(o, ld_o, d_o, ld_d_o, rows, head_dim, d); });
 }
 
 void attention_score_gradient_rows(const float* p, float* dp, std::int64_t ld, std::int64_t rows,

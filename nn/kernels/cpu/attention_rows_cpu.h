@@ -11,9 +11,18 @@
 
 namespace zt::nn::cpu {
 
-// A (rows, n) block of scores (or of probabilities, or of their gradients) with row stride ld,
-// whose row i sees its first visible(i) = clamp(diagonal + i, 0, n) keys: the causal mask cut
-// to the block (diagonal is 1 + the position of row 0's query less the block's first key).
+// The loops take a row's scores kAttentionRowLanes at a time (Note [Softmax sums in lanes] in
+// attention_rows_cpu.cpp), the last group read and written whole: a block's row stride must
+// be at least attention_row_stride(n), and what lies past n in a row is scratch.
+inline constexpr std::int64_t kAttentionRowLanes = 16;
+inline std::int64_t attention_row_stride(std::int64_t n) {
+  return (n + kAttentionRowLanes - 1) / kAttentionRowLanes * kAttentionRowLanes;
+}
+
+// A (rows, n) block of scores (or of probabilities) with row stride ld (at least
+// attention_row_stride(n)), whose row i sees its first visible(i) = clamp(diagonal + i, 0, n)
+// keys: the causal mask cut to the block (diagonal is 1 + the position of row 0's query less
+// the block's first key).
 struct ScoreBlock {
   float* data;
   std::int64_t ld;
@@ -45,6 +54,11 @@ void attention_forward_finish(const math::OnlineSoftmax* state, std::int64_t row
 // exactly 0 for a masked one.
 void attention_probability_rows(const ScoreBlock& s, const float* lse,
                                 VectorIsa isa = widest_vector_isa());
+
+// The backward's D_i = Σ_d dO_id O_id for rows of head_dim elements (row strides ld_o, ld_d_o).
+void attention_output_dots(const float* o, std::int64_t ld_o, const float* d_o, std::int64_t ld_d_o,
+                           std::int64_t rows, std::int64_t head_dim, float* d,
+                           VectorIsa isa = widest_vector_isa());
 
 // The backward's score gradients, in place over dp: dS_ij = P_ij (dP_ij - D_i) for the
 // (rows, n) blocks p and dp, both of row stride ld.

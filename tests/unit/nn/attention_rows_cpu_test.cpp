@@ -18,14 +18,15 @@ namespace {
 
 constexpr std::int64_t kRows = 5;
 
-// A (kRows, n) block of scores of scale 3 with row stride n + 3 (padding that must stay).
+// A (kRows, n) block of scores of scale 3 with row stride attention_row_stride(n) + 3 (the
+// last 3 of each row must stay as they are).
 struct Block {
   std::int64_t n;
   std::int64_t ld;
   std::vector<float> values;
 };
 Block scores(std::int64_t n, std::uint64_t seed) {
-  Block block{n, n + 3, {}};
+  Block block{n, attention_row_stride(n) + 3, {}};
   block.values.resize(static_cast<std::size_t>(kRows * block.ld));
   for (std::size_t i = 0; i < block.values.size(); ++i) {
     block.values[i] = 3.0f * standard_normal(seed, i);
@@ -106,6 +107,32 @@ TEST(AttentionRowsCpu, EveryVectorPathGivesTheBaselineBits) {
   }
 }
 
+TEST(AttentionRowsCpu, OutputDotsGiveTheBaselineBitsAndTheDoubleDot) {
+  for (const std::int64_t head_dim : {std::int64_t{1}, kHeadDim, std::int64_t{64}}) {
+    const std::int64_t ld = head_dim + 2;
+    std::vector<float> o(static_cast<std::size_t>(kRows * ld)), d_o(o.size());
+    for (std::size_t e = 0; e < o.size(); ++e) {
+      o[e] = standard_normal(21, e);
+      d_o[e] = standard_normal(22, e);
+    }
+    std::vector<float> baseline(kRows);
+    attention_output_dots(o.data(), ld, d_o.data(), ld, kRows, head_dim, baseline.data(),
+                          VectorIsa::kBaseline);
+    for (std::int64_t i = 0; i < kRows; ++i) {
+      double dot = 0.0;
+      for (std::int64_t e = i * ld; e < i * ld + head_dim; ++e) {
+        dot += double{o[static_cast<std::size_t>(e)]} * d_o[static_cast<std::size_t>(e)];
+      }
+      EXPECT_NEAR(baseline[static_cast<std::size_t>(i)], dot, 1e-5) << "row " << i;
+    }
+    for (const VectorIsa isa : supported_vector_isas()) {
+      std::vector<float> d(kRows);
+      attention_output_dots(o.data(), ld, d_o.data(), ld, kRows, head_dim, d.data(), isa);
+      EXPECT_TRUE(same_bits(d, baseline)) << vector_isa_name(isa) << ", head_dim " << head_dim;
+    }
+  }
+}
+
 TEST(AttentionRowsCpu, ForwardFromEmptyIsTheSoftmaxOfTheVisibleScores) {
   const std::int64_t n = 100;
   const Block s = scores(n, 3);
@@ -131,7 +158,8 @@ TEST(AttentionRowsCpu, ForwardFromEmptyIsTheSoftmaxOfTheVisibleScores) {
         EXPECT_NEAR(p[static_cast<std::size_t>(i * s.ld + j)], want, 1.3e-7 * want)
             << "row " << i << " key " << j;
       }
-      for (std::int64_t j = n; j < s.ld; ++j) {  // the padding past the block is not written
+      // the loops' scratch ends at attention_row_stride(n)
+      for (std::int64_t j = attention_row_stride(n); j < s.ld; ++j) {
         EXPECT_EQ(p[static_cast<std::size_t>(i * s.ld + j)], row[j]);
       }
       // the first block rescales o by exp(-inf) = 0
