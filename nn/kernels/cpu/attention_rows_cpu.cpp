@@ -7,37 +7,24 @@
 
 #include "core/error.h"
 #include "nn/kernels/math/exp_math.h"
+#include "nn/kernels/math/lane_sums_math.h"
 
 namespace zt::nn::cpu {
 namespace {
 
 // Note [Softmax sums in lanes]
-// A row's max and its Σ exp(s - max) are sums in an order: the loops keep kLanes partial
-// results, element j going to lane j % kLanes, then combine the lanes pairwise in a fixed tree
-// (lane l with lane l + 8, then l + 4, ...). The order depends on the row's length alone, so
-// AVX-512 (one register of lanes), AVX2 (two) and the baseline (four) add the same numbers in
-// the same order and give the same bits; the other loops are element by element. This is not
-// the order of a sequential loop (the tiled kernel's sums before), which it changes by
-// round-off. A row is taken kLanes scores at a time up to n rounded up (the rows' stride
-// leaves room): the groups past the last visible key select -inf for the max and 0 for p, so
-// no group needs a copy or a scalar remainder, and the masked scores come out exactly 0.
+// A row's max, its Σ exp(s - max) and D = dO · O are sums in lanes (Note [Sums in lanes] in
+// nn/kernels/math/lane_sums_math.h), so every vector path gives the same bits; the other loops
+// are element by element. This is not the order of a sequential loop (the tiled kernel's sums
+// before), which it changes by round-off. A row is taken kLanes scores at a time up to n
+// rounded up (the rows' stride leaves room): the groups past the last visible key select -inf
+// for the max and 0 for p, so no group needs a copy or a scalar remainder, and the masked
+// scores come out exactly 0.
 constexpr std::int64_t kLanes = kAttentionRowLanes;
 
-[[gnu::always_inline]] inline float larger(float a, float b) { return a > b ? a : b; }
-
-// Lane l with lane l + width, widths kLanes / 2, ..., 1 (Note [Softmax sums in lanes]).
-[[gnu::always_inline]] inline float max_of_lanes(float (&lanes)[kLanes]) {
-  for (std::int64_t width = kLanes / 2; width > 0; width /= 2) {
-    for (std::int64_t l = 0; l < width; ++l) lanes[l] = larger(lanes[l], lanes[l + width]);
-  }
-  return lanes[0];
-}
-[[gnu::always_inline]] inline float sum_of_lanes(float (&lanes)[kLanes]) {
-  for (std::int64_t width = kLanes / 2; width > 0; width /= 2) {
-    for (std::int64_t l = 0; l < width; ++l) lanes[l] += lanes[l + width];
-  }
-  return lanes[0];
-}
+using math::larger;
+using math::max_of_lanes;
+using math::sum_of_lanes;
 
 // The max of row[0, visible) into the lanes.
 [[gnu::always_inline]] inline void max_into(const float* row, std::int64_t visible,

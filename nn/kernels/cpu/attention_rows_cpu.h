@@ -8,13 +8,14 @@
 
 #include "nn/kernels/cpu/vector_isa.h"
 #include "nn/kernels/math/attention_math.h"
+#include "nn/kernels/math/lane_sums_math.h"
 
 namespace zt::nn::cpu {
 
 // The loops take a row's scores kAttentionRowLanes at a time (Note [Softmax sums in lanes] in
 // attention_rows_cpu.cpp), the last group read and written whole: a block's row stride must
 // be at least attention_row_stride(n), and what lies past n in a row is scratch.
-inline constexpr std::int64_t kAttentionRowLanes = 16;
+inline constexpr std::int64_t kAttentionRowLanes = math::kSumLanes;
 inline std::int64_t attention_row_stride(std::int64_t n) {
   return (n + kAttentionRowLanes - 1) / kAttentionRowLanes * kAttentionRowLanes;
 }
