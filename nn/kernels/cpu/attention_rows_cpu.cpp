@@ -72,8 +72,11 @@ using math::sum_of_lanes;
   max_into(row, visible, lanes);
   const float new_max = larger(max_of_lanes(lanes), state.max);
   // new_max is -inf only when no key, visible now or before, had a finite score: keep the
-  // statistics (exp(-inf - -inf) would be NaN)
-  const float rescale = new_max == -INFINITY ? 1.0f : math::exp_f32(state.max - new_max);
+  // statistics (exp(-inf - -inf) would be NaN). A row's first block (the only one below
+  // kKeyBlock keys) rescales by exp(-inf) = 0: no scalar exp_f32 on the row's critical path.
+  const float rescale = new_max == -INFINITY     ? 1.0f
+                        : state.max == -INFINITY ? 0.0f
+                                                 : math::exp_f32(state.max - new_max);
   std::fill(lanes, lanes + kLanes, 0.0f);
   exp_into(row, visible, n, new_max, lanes);
   state.sum = state.sum * rescale + sum_of_lanes(lanes);
