@@ -109,25 +109,28 @@ class F32Heads {
 // query block), an online softmax over key blocks (flash attention's recurrence). Per query
 // row it keeps the running max m and sum l (OnlineSoftmax) and accumulates Σ_j exp(S_tj - m) v_j
 // in the output rows themselves (f32: the operand or its widened copy), rescaled by
-// exp(m - m') whenever a block raises the max; at the end o = acc / l and lse = m + log l. Keys
-// after the block's last query position are never computed (the key block holding it is cut
-// there, as in the backward), the rest of that block is masked row by row. The block sizes are
-// PyTorch's CPU flash kernel's: query blocks of 32 below length 192, 64 below 768 and 256 from
-// there, key blocks of 512, each capped at its length. Units are cut into at most
-// kMaxAttentionChunks chunks (Note [Attention chunks]), each with one (block_q, block_k) f32 score
-// block of workspace (its rows block_k rounded up to kAttentionRowLanes, for the row loops of
-// attention_rows_cpu.cpp). The online softmax sums in another order than the untiled rows did, so o
-// and lse differ from them by round-off, not by more. The backward (flash attention's, in one pass)
-// needs no running statistics: lse gives every block its final P = exp(S - lse) at once, and D_t =
-// dO_t · O_t stands in for the row's Σ_j P_tj dP_tj. A unit is one (batch row, kv head): it zeroes
-// its dk, dv and its group's dq, then for each query head of the group in order, each query block
-// in order, each key block the block sees (the diagonal one cut at the block's last position) adds
-// that tile's P^T dO into dv, scale dS k into dq and scale dS^T q into dk, with one (block_q,
-// block_k) P and one dS block per chunk as workspace. Every sum runs in an order fixed by the
-// shape, so the gradients are the same bits on any thread count; they differ from the untiled
-// kernel's (which summed each gradient over all keys or queries in one GEMM) by round-off. A unit
-// does the five GEMMs of the untiled kernel on the tiles a causal mask leaves, about half the work
-// at long lengths, and recomputes nothing; its parallelism is B n_kv_head units.
+// exp(m - m') whenever a block raises the max; at the end o = acc / l and lse = m + log l.
+// Keys after the block's last query position are never computed (the key block holding it is
+// cut there, as in the backward), the rest of that block is masked row by row. The block sizes
+// are PyTorch's CPU flash kernel's: query blocks of 32 below length 192, 64 below 768 and 256
+// from there, key blocks of 512, each capped at its length (at T = 128, query blocks of 64
+// were no faster and of 128 slower: fewer GEMM calls, more of each diagonal tile masked).
+// Units are cut into at most kMaxAttentionChunks chunks (Note [Attention chunks]), each with
+// one (block_q, block_k) f32 score block of workspace, its rows block_k rounded up to
+// kAttentionRowLanes for the row loops of attention_rows_cpu.cpp. The online softmax sums in
+// another order than the untiled rows did, so o and lse differ from them by round-off, not by
+// more.
+// The backward (flash attention's, in one pass) needs no running statistics: lse gives every
+// block its final P = exp(S - lse) at once, and D_t = dO_t · O_t stands in for the row's
+// Σ_j P_tj dP_tj. A unit is one (batch row, kv head): it zeroes its dk, dv and its group's dq,
+// then for each query head of the group in order, each query block in order, each key block
+// the block sees (the diagonal one cut at the block's last position) adds that tile's
+// P^T dO into dv, scale dS k into dq and scale dS^T q into dk, with one (block_q, block_k) P
+// and one dS block per chunk as workspace. Every sum runs in an order fixed by the shape, so
+// the gradients are the same bits on any thread count; they differ from the untiled kernel's
+// (which summed each gradient over all keys or queries in one GEMM) by round-off. A unit does
+// the five GEMMs of the untiled kernel on the tiles a causal mask leaves, about half the
+// work at long lengths, and recomputes nothing; its parallelism is B n_kv_head units.
 constexpr std::int64_t kKeyBlock = 512;
 
 std::int64_t query_block(std::int64_t seq_len) {
