@@ -4,8 +4,8 @@
 // over key blocks, one (block_q, block_k) f32 score block per chunk of units; the backward per
 // (batch row, kv head) over its group's query blocks and their key blocks, one P and one dS
 // block per chunk (Note [Attention chunks]). The row arithmetic is attention_math.h's, as on
-// CUDA:
-//   forward:  per key block: S = scale q_blk k_blk^T;  m, l, P = attention_block_row(S_t);
+// CUDA, in the vector loops of attention_rows_cpu.cpp:
+//   forward:  per key block: S = scale q_blk k_blk^T;  m, l, P = attention_forward_rows(S);
 //             o_blk = o_blk exp(m - m') + P v_blk;  at the end o /= l, lse = m + log l
 //             (k and v may be longer than q, T_kv >= T: Note [Longer key sequence])
 //   backward: D_t = dO_t · O_t;  per query block and key block: P = exp(scale q_blk k_blk^T
@@ -21,6 +21,7 @@
 
 #include "core/error.h"
 #include "core/parallel_for.h"
+#include "nn/kernels/cpu/attention_rows_cpu.h"
 #include "nn/kernels/cpu/dtype_io.h"
 #include "nn/kernels/cpu/gemm_cpu.h"
 #include "nn/kernels/math/attention_math.h"
@@ -108,12 +109,15 @@ class F32Heads {
 // query block), an online softmax over key blocks (flash attention's recurrence). Per query
 // row it keeps the running max m and sum l (OnlineSoftmax) and accumulates Σ_j exp(S_tj - m) v_j
 // in the output rows themselves (f32: the operand or its widened copy), rescaled by
-// exp(m - m') whenever a block raises the max; at the end o = acc / l and lse = m + log l. Key
-// blocks entirely after the block's last query position are skipped, the diagonal block is
-// masked row by row. The block sizes are PyTorch's CPU flash kernel's: query blocks of 32
-// below length 192, 64 below 768 and 256 from there, key blocks of 512, each capped at its
-// length. Units are cut into at most kMaxAttentionChunks chunks (Note [Attention chunks]),
-// each with one (block_q, block_k) f32 score block of workspace. The online softmax sums in
+// exp(m - m') whenever a block raises the max; at the end o = acc / l and lse = m + log l.
+// Keys after the block's last query position are never computed (the key block holding it is
+// cut there, as in the backward), the rest of that block is masked row by row. The block sizes
+// are PyTorch's CPU flash kernel's: query blocks of 32 below length 192, 64 below 768 and 256
+// from there, key blocks of 512, each capped at its length (at T = 128, query blocks of 64
+// were no faster and of 128 slower: fewer GEMM calls, more of each diagonal tile masked).
+// Units are cut into at most kMaxAttentionChunks chunks (Note [Attention chunks]), each with
+// one (block_q, block_k) f32 score block of workspace, its rows block_k rounded up to
+// kAttentionRowLanes for the row loops of attention_rows_cpu.cpp. The online softmax sums in
 // another order than the untiled rows did, so o and lse differ from them by round-off, not by
 // more.
 // The backward (flash attention's, in one pass) needs no running statistics: lse gives every
@@ -134,6 +138,10 @@ std::int64_t query_block(std::int64_t seq_len) {
   return std::min(block, seq_len);
 }
 std::int64_t key_block(std::int64_t kv_len) { return std::min(kKeyBlock, kv_len); }
+// The row stride of a score, P or dS block: key_block rounded up for the row loops.
+std::int64_t score_row_stride(std::int64_t kv_len) {
+  return attention_row_stride(key_block(kv_len));
+}
 
 // The query blocks of one (batch row, query head): the forward's units are these times
 // B nh.
@@ -160,6 +168,7 @@ void forward_query_block(const AttentionShape& shape, const ForwardOperands& x, 
                          std::int64_t h, std::int64_t t0, std::int64_t rows, float* s) {
   const std::int64_t hs = shape.head_dim, kv_len = shape.kv_len;
   const std::int64_t kv = h / shape.group(), block_k = key_block(kv_len);
+  const std::int64_t ld_s = score_row_stride(kv_len);
   const std::int64_t first_position = shape.query_offset() + t0;  // of row 0 among the keys
   const float* q = x.q.head(b, h) + t0 * x.q.ld();
   const float* k = x.k.head(b, kv);
@@ -174,30 +183,17 @@ void forward_query_block(const AttentionShape& shape, const ForwardOperands& x, 
   // keys after the last row's position are masked for every row: their blocks never run
   const std::int64_t keys_seen = first_position + rows;
   for (std::int64_t j0 = 0; j0 < keys_seen; j0 += block_k) {
-    const std::int64_t n = std::min(block_k, kv_len - j0);
+    const std::int64_t n = std::min(block_k, keys_seen - j0);
     // S (rows, n) = scale q_blk (rows, hs) · k_blk^T (hs, n)
     gemm_f32(false, true, rows, n, hs, shape.scale(), q, x.q.ld(), k + j0 * x.k.ld(), x.k.ld(),
-             0.0f, s, block_k);
-    for (std::int64_t i = 0; i < rows; ++i) {
-      // row i's query sits at key position first_position + i and sees keys up to it
-      const std::int64_t visible = std::clamp<std::int64_t>(first_position + i - j0 + 1, 0, n);
-      const float rescale = math::attention_block_row(s + i * block_k, visible, n,
-                                                      state[static_cast<std::size_t>(i)]);
-      if (rescale != 1.0f) {
-        for (std::int64_t d = 0; d < hs; ++d) o[i * ld_o + d] *= rescale;
-      }
-    }
+             0.0f, s, ld_s);
+    // row i's query sits at key position first_position + i and sees keys up to it
+    attention_forward_rows({s, ld_s, rows, n, first_position - j0 + 1}, state.data(), o, ld_o, hs);
     // acc (rows, hs) += P_blk (rows, n) · v_blk (n, hs)
-    gemm_f32(false, false, rows, hs, n, 1.0f, s, block_k, v + j0 * x.v.ld(), x.v.ld(), 1.0f, o,
-             ld_o);
+    gemm_f32(false, false, rows, hs, n, 1.0f, s, ld_s, v + j0 * x.v.ld(), x.v.ld(), 1.0f, o, ld_o);
   }
-  float* lse = x.lse + (b * shape.n_head + h) * shape.seq_len + t0;
-  for (std::int64_t i = 0; i < rows; ++i) {
-    const math::OnlineSoftmax& row = state[static_cast<std::size_t>(i)];
-    const float inverse_sum = 1.0f / row.sum;
-    for (std::int64_t d = 0; d < hs; ++d) o[i * ld_o + d] *= inverse_sum;
-    lse[i] = math::online_softmax_lse(row);
-  }
+  attention_forward_finish(state.data(), rows, o, ld_o, hs,
+                           x.lse + (b * shape.n_head + h) * shape.seq_len + t0);
 }
 
 std::int64_t forward_units(const AttentionShape& shape) {
@@ -207,7 +203,7 @@ std::int64_t forward_units(const AttentionShape& shape) {
 void forward_heads(const AttentionShape& shape, const ForwardOperands& x) {
   const std::int64_t units = forward_units(shape), blocks = query_blocks(shape);
   const std::int64_t block_q = query_block(shape.seq_len);
-  const std::int64_t score_block = block_q * key_block(shape.kv_len);
+  const std::int64_t score_block = block_q * score_row_stride(shape.kv_len);
   parallel_for_chunks(units, attention_grain(units),
                       [&](std::int64_t chunk, std::int64_t first, std::int64_t last) {
                         for (std::int64_t unit = first; unit < last; ++unit) {
@@ -241,6 +237,7 @@ void backward_query_block(const AttentionShape& shape, const BackwardOperands& x
                           std::int64_t h, std::int64_t kv, std::int64_t t0, std::int64_t rows,
                           float* p, float* ds) {
   const std::int64_t hs = shape.head_dim, block_k = key_block(shape.kv_len);
+  const std::int64_t ld_p = score_row_stride(shape.kv_len);       // of p and ds
   const std::int64_t first_position = shape.query_offset() + t0;  // of row 0 among the keys
   const float* q = x.q.head(b, h) + t0 * x.q.ld();
   const float* d_o = x.d_o.head(b, h) + t0 * x.d_o.ld();
@@ -253,10 +250,7 @@ void backward_query_block(const AttentionShape& shape, const BackwardOperands& x
   const float* lse = x.lse + (b * shape.n_head + h) * shape.seq_len + t0;
   // D_t = dO_t · O_t, which stands in for Σ_j P_tj dP_tj over all of row t's keys
   std::array<float, kMaxQueryBlock> d;
-  for (std::int64_t i = 0; i < rows; ++i) {
-    d[static_cast<std::size_t>(i)] =
-        math::attention_output_dot(o + i * x.o.ld(), d_o + i * x.d_o.ld(), hs);
-  }
+  attention_output_dots(o, x.o.ld(), d_o, x.d_o.ld(), rows, hs, d.data());
   // keys after the last row's position are masked for every row: no block, or part of one,
   // past them runs
   const std::int64_t keys_seen = first_position + rows;
@@ -265,25 +259,18 @@ void backward_query_block(const AttentionShape& shape, const BackwardOperands& x
     const float* k_blk = k + j0 * x.k.ld();
     const float* v_blk = v + j0 * x.v.ld();
     // P (rows, n) = exp(scale q_blk k_blk^T - lse), masked
-    gemm_f32(false, true, rows, n, hs, shape.scale(), q, x.q.ld(), k_blk, x.k.ld(), 0.0f, p,
-             block_k);
-    for (std::int64_t i = 0; i < rows; ++i) {
-      const std::int64_t visible = std::clamp<std::int64_t>(first_position + i - j0 + 1, 0, n);
-      math::attention_block_probability_row(p + i * block_k, lse[i], visible, n);
-    }
+    gemm_f32(false, true, rows, n, hs, shape.scale(), q, x.q.ld(), k_blk, x.k.ld(), 0.0f, p, ld_p);
+    attention_probability_rows({p, ld_p, rows, n, first_position - j0 + 1}, lse);
     // dv_blk (n, hs) += P^T (n, rows) · dO_blk (rows, hs);  dP (rows, n) = dO_blk · v_blk^T
-    gemm_f32(true, false, n, hs, rows, 1.0f, p, block_k, d_o, x.d_o.ld(), 1.0f, dv + j0 * x.dv.ld(),
+    gemm_f32(true, false, n, hs, rows, 1.0f, p, ld_p, d_o, x.d_o.ld(), 1.0f, dv + j0 * x.dv.ld(),
              x.dv.ld());
-    gemm_f32(false, true, rows, n, hs, 1.0f, d_o, x.d_o.ld(), v_blk, x.v.ld(), 0.0f, ds, block_k);
-    for (std::int64_t i = 0; i < rows; ++i) {
-      math::attention_score_gradient_row(p + i * block_k, ds + i * block_k,
-                                         d[static_cast<std::size_t>(i)], n);
-    }
+    gemm_f32(false, true, rows, n, hs, 1.0f, d_o, x.d_o.ld(), v_blk, x.v.ld(), 0.0f, ds, ld_p);
+    attention_score_gradient_rows(p, ds, ld_p, rows, n, d.data());
     // dq_blk (rows, hs) += scale dS (rows, n) · k_blk (n, hs);
     // dk_blk (n, hs) += scale dS^T (n, rows) · q_blk (rows, hs)
-    gemm_f32(false, false, rows, hs, n, shape.scale(), ds, block_k, k_blk, x.k.ld(), 1.0f, dq,
+    gemm_f32(false, false, rows, hs, n, shape.scale(), ds, ld_p, k_blk, x.k.ld(), 1.0f, dq,
              x.dq.ld());
-    gemm_f32(true, false, n, hs, rows, shape.scale(), ds, block_k, q, x.q.ld(), 1.0f,
+    gemm_f32(true, false, n, hs, rows, shape.scale(), ds, ld_p, q, x.q.ld(), 1.0f,
              dk + j0 * x.dk.ld(), x.dk.ld());
   }
 }
@@ -315,7 +302,7 @@ void backward_kv_head(const AttentionShape& shape, const BackwardOperands& x, st
 // [Attention chunks]), the backward's P or dS.
 Tensor backward_block_workspace(std::int64_t chunks, const AttentionShape& shape,
                                 MemoryTracker& tracker) {
-  return Tensor::zeros(Shape{chunks, query_block(shape.seq_len), key_block(shape.kv_len)},
+  return Tensor::zeros(Shape{chunks, query_block(shape.seq_len), score_row_stride(shape.kv_len)},
                        DType::kF32, tracker, MemoryCategory::kWorkspace);
 }
 
@@ -327,9 +314,10 @@ void attention_forward(const AttentionHeads& q, const AttentionHeads& k, const A
   // the f32 workspace lives only while the heads are computed
   const F32Heads q32(q, true, tracker), k32(k, true, tracker), v32(v, true, tracker);
   const F32Heads o32(o, false, tracker);
-  const Tensor scores = Tensor::zeros(Shape{attention_chunks(forward_units(shape)),
-                                            query_block(shape.seq_len), key_block(shape.kv_len)},
-                                      DType::kF32, tracker, MemoryCategory::kWorkspace);
+  const Tensor scores =
+      Tensor::zeros(Shape{attention_chunks(forward_units(shape)), query_block(shape.seq_len),
+                          score_row_stride(shape.kv_len)},
+                    DType::kF32, tracker, MemoryCategory::kWorkspace);
   if (lse.device().meta) return;  // Note [Dry kernels] in cpu_kernel_backend.cpp
   forward_heads(shape, {q32, k32, v32, o32, lse.data_as<float>(), scores.data_as<float>()});
   o32.store();
@@ -359,7 +347,7 @@ void attention_backward(const AttentionHeads& q, const AttentionHeads& k, const 
                            dv32,
                            p.data_as<float>(),
                            ds.data_as<float>()};
-  const std::int64_t block = query_block(shape.seq_len) * key_block(shape.kv_len);
+  const std::int64_t block = query_block(shape.seq_len) * score_row_stride(shape.kv_len);
   parallel_for_chunks(pairs, attention_grain(pairs),
                       [&](std::int64_t chunk, std::int64_t first, std::int64_t last) {
                         for (std::int64_t pair = first; pair < last; ++pair) {

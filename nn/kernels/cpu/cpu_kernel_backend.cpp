@@ -14,6 +14,7 @@
 #include "nn/kernels/cpu/add_cpu.h"
 #include "nn/kernels/cpu/attention_cpu.h"
 #include "nn/kernels/cpu/bias_cpu.h"
+#include "nn/kernels/cpu/cross_entropy_cpu.h"
 #include "nn/kernels/cpu/dtype_io.h"
 #include "nn/kernels/cpu/gelu_cpu.h"
 #include "nn/kernels/cpu/gemm_cpu.h"
@@ -23,7 +24,6 @@
 #include "nn/kernels/cpu/swiglu_cpu.h"
 #include "nn/kernels/math/activation_math.h"
 #include "nn/kernels/math/bias_residual_math.h"
-#include "nn/kernels/math/cross_entropy_math.h"
 #include "nn/kernels/math/embedding_math.h"
 #include "nn/kernels/token_ids.h"
 
@@ -408,8 +408,8 @@ class CpuKernelBackend final : public KernelBackend {
       for (std::int64_t n = first; n < last; ++n) {
         ZT_CHECK(t[n] >= 0 && t[n] < classes, "cross-entropy target " + std::to_string(t[n]) +
                                                   " outside [0, " + std::to_string(classes) + ")");
-        sum += math::softmax_cross_entropy_row(z.load(n, chunk), classes, t[n], grad_scale,
-                                               dz.out(n, chunk));
+        sum += softmax_cross_entropy_row_f32(z.load(n, chunk), classes, t[n], grad_scale,
+                                             dz.out(n, chunk));
         dz.store(n, chunk);
       }
       return sum;

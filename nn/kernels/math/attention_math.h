@@ -4,7 +4,9 @@
 // Query t of a (T, T) score matrix sees keys 0..t only; with a longer key sequence (a KV
 // cache, Note [Longer key sequence] in nn/kernels/attention_heads.h) a row's t is its query's
 // position among the keys. Where the heads sit in memory is HeadStrides (Note [Attention
-// operands]).
+// operands]). Every exp is exp_f32 (Note [An exp that vectorizes]), so the CPU's scalar and
+// vector loops and CUDA's kernels compute the same exponentials. The CPU's tiled kernel runs
+// the online softmax over blocks of a row (nn/kernels/cpu/attention_rows_cpu.cpp).
 //
 //   forward:  S = scale q k^T                  scale = 1 / sqrt(head_dim)
 //             lse_t = log Σ_{j<=t} exp(S_tj)   (one pass: online_softmax_update)
@@ -18,6 +20,7 @@
 #include <cstdint>
 
 #include "core/host_device.h"
+#include "nn/kernels/math/exp_math.h"
 
 namespace zt::nn::math {
 
@@ -50,8 +53,8 @@ ZT_HOST_DEVICE OnlineSoftmax online_softmax_empty() { return {-INFINITY, 0.0f}; 
 // keeps O that way; here it lets a warp's lanes each keep their own statistics).
 ZT_HOST_DEVICE float online_softmax_update(OnlineSoftmax& state, float s) {
   const float new_max = s > state.max ? s : state.max;
-  const float rescale = expf(state.max - new_max);  // exp(-inf) = 0 for the first score
-  state.sum = state.sum * rescale + expf(s - new_max);
+  const float rescale = exp_f32(state.max - new_max);  // exp(-inf) = 0 for the first score
+  state.sum = state.sum * rescale + exp_f32(s - new_max);
   state.max = new_max;
   return rescale;
 }
@@ -60,7 +63,7 @@ ZT_HOST_DEVICE float online_softmax_update(OnlineSoftmax& state, float s) {
 ZT_HOST_DEVICE OnlineSoftmax online_softmax_merge(OnlineSoftmax a, OnlineSoftmax b) {
   const float max = a.max > b.max ? a.max : b.max;
   if (max == -INFINITY) return a;  // both empty
-  return {max, a.sum * expf(a.max - max) + b.sum * expf(b.max - max)};
+  return {max, a.sum * exp_f32(a.max - max) + b.sum * exp_f32(b.max - max)};
 }
 
 // log Σ exp(s) of the scores seen: max + log(sum). A row always sees its own key, so sum >= 1.
@@ -69,7 +72,7 @@ ZT_HOST_DEVICE float online_softmax_lse(OnlineSoftmax state) { return state.max 
 // P_tj = exp(S_tj - lse_t) for a visible key, exactly 0 for a masked one (so that later
 // tokens contribute nothing, not even NaN * 0, to earlier outputs).
 ZT_HOST_DEVICE float attention_probability(float s, float lse, std::int64_t j, std::int64_t t) {
-  return causal_visible(j, t) ? expf(s - lse) : 0.0f;
+  return causal_visible(j, t) ? exp_f32(s - lse) : 0.0f;
 }
 
 // dS_tj = P_tj (dP_tj - D_t), with D_t = Σ_d dO_td O_td of the row (0 for a masked key).
@@ -83,40 +86,6 @@ ZT_HOST_DEVICE float attention_softmax_row(float* row, std::int64_t t, std::int6
   const float lse = online_softmax_lse(state);
   for (std::int64_t j = 0; j < kv_len; ++j) row[j] = attention_probability(row[j], lse, j, t);
   return lse;
-}
-
-// One row of a block of scores in the tiled forward (Note [Tiled attention] in
-// nn/kernels/cpu/attention_cpu.cpp), in place: the row's first `visible` of n scores are keys
-// its query sees, the rest are masked. Folds the visible ones into the row's running
-// statistics and turns every score into p = exp(s - max') (exactly 0 when masked), the
-// unnormalized probability against the new running max; returns exp(max - max'), the factor
-// the row's running Σ p v must be rescaled by before this block's p v is added.
-ZT_HOST_DEVICE float attention_block_row(float* row, std::int64_t visible, std::int64_t n,
-                                         OnlineSoftmax& state) {
-  float block_max = -INFINITY;
-  for (std::int64_t j = 0; j < visible; ++j) block_max = row[j] > block_max ? row[j] : block_max;
-  const float new_max = block_max > state.max ? block_max : state.max;
-  // a row with no visible key in this block keeps its statistics (and new_max may be -inf
-  // only then, with no earlier key either: never for a causal row, which sees key 0 first)
-  const float rescale = new_max == -INFINITY ? 1.0f : expf(state.max - new_max);
-  float sum = 0.0f;
-  for (std::int64_t j = 0; j < visible; ++j) {
-    row[j] = expf(row[j] - new_max);
-    sum += row[j];
-  }
-  for (std::int64_t j = visible; j < n; ++j) row[j] = 0.0f;
-  state.sum = state.sum * rescale + sum;
-  state.max = new_max;
-  return rescale;
-}
-
-// One row of a block of the tiled backward's probabilities, in place (Note [Tiled attention]
-// in nn/kernels/cpu/attention_cpu.cpp): the row's first `visible` of n scores are keys its
-// query sees and become P = exp(s - lse_t), the rest are masked and become exactly 0.
-ZT_HOST_DEVICE void attention_block_probability_row(float* row, float lse, std::int64_t visible,
-                                                    std::int64_t n) {
-  for (std::int64_t j = 0; j < visible; ++j) row[j] = expf(row[j] - lse);
-  for (std::int64_t j = visible; j < n; ++j) row[j] = 0.0f;
 }
 
 // D_t = Σ_d dO_td O_td over one row of head_dim elements.

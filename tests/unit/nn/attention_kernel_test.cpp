@@ -250,18 +250,19 @@ TEST(AttentionKernel, KeepsScoresOfOneHeadPerChunkAtATime) {
   // chunks]): forward 12 (batch, head, query block) units, each block the whole (11, 11), in
   // 6 chunks of 2 (Note [Tiled attention]), backward a P and a dS block (again the whole
   // (11, 11)) for 6 (batch, kv head) pairs in 6 chunks; nothing of (B, nh, T, T), on any
-  // thread count. 24 pairs would still be 8 chunks (of 3).
+  // thread count. 24 pairs would still be 8 chunks (of 3). A block's rows of 11 keys are
+  // 16 apart (attention_row_stride).
   const Case c{3, 11, 4, 2, 4, 0};
   MemoryTracker tracker(Device::cpu());
   testing::CpuTestContext cpu(tracker);
   const Operands x(c, tracker, 84);
-  const std::int64_t square_bytes = c.seq_len * c.seq_len * 4;
+  const std::int64_t block_bytes = c.seq_len * 16 * 4;
   tracker.reset_peaks();
   x.forward(cpu.device());
-  EXPECT_EQ(tracker.peak_bytes(MemoryCategory::kWorkspace), 6 * square_bytes);
+  EXPECT_EQ(tracker.peak_bytes(MemoryCategory::kWorkspace), 6 * block_bytes);
   tracker.reset_peaks();
   x.backward(cpu.device());
-  EXPECT_EQ(tracker.peak_bytes(MemoryCategory::kWorkspace), 2 * 6 * square_bytes);
+  EXPECT_EQ(tracker.peak_bytes(MemoryCategory::kWorkspace), 2 * 6 * block_bytes);
   EXPECT_EQ(tracker.current_bytes(MemoryCategory::kWorkspace), 0);
 }
 
