@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <string>
 
-#include "core/cpu_features.h"
 #include "core/device/math/buffer_math.h"
 #include "core/error.h"
 
@@ -42,49 +41,23 @@ void accumulate_baseline(const float* values, std::size_t count, SquareSumLanes&
 }
 #endif
 
-std::vector<SquareSumPath> detect_paths() {
-  std::vector<SquareSumPath> paths{SquareSumPath::kBaseline};
-  const CpuFeatures& cpu = cpu_features();
-  if (cpu.fma && cpu.avx2) paths.push_back(SquareSumPath::kAvx2);
-  if (cpu.fma && cpu.avx512f) paths.push_back(SquareSumPath::kAvx512);
-  return paths;
-}
-
 }  // namespace
 
-std::string_view square_sum_path_name(SquareSumPath path) {
-  switch (path) {
-    case SquareSumPath::kAvx2:
-      return "avx2";
-    case SquareSumPath::kAvx512:
-      return "avx512";
-    case SquareSumPath::kBaseline:
-      break;
-  }
-  return "baseline";
-}
-
-const std::vector<SquareSumPath>& available_square_sum_paths() {
-  static const std::vector<SquareSumPath> paths = detect_paths();
-  return paths;
-}
-
 void accumulate_square_sums(const float* values, std::size_t count, SquareSumLanes& lanes) {
-  static const SquareSumPath widest = available_square_sum_paths().back();
-  accumulate_square_sums(widest, values, count, lanes);
+  accumulate_square_sums(widest_vector_isa(), values, count, lanes);
 }
 
-void accumulate_square_sums(SquareSumPath path, const float* values, std::size_t count,
+void accumulate_square_sums(VectorIsa isa, const float* values, std::size_t count,
                             SquareSumLanes& lanes) {
-  const auto& paths = available_square_sum_paths();
-  ZT_CHECK(std::find(paths.begin(), paths.end(), path) != paths.end(),
-           "a square sum asked for " + std::string(square_sum_path_name(path)) +
-               ", which this CPU lacks");
-  switch (path) {
+  const auto& isas = supported_vector_isas();
+  ZT_CHECK(
+      std::find(isas.begin(), isas.end(), isa) != isas.end(),
+      "a square sum asked for " + std::string(vector_isa_name(isa)) + ", which this CPU lacks");
+  switch (isa) {
 #if defined(__x86_64__)
-    case SquareSumPath::kAvx512:
+    case VectorIsa::kAvx512:
       return accumulate_avx512(values, count, lanes);
-    case SquareSumPath::kAvx2:
+    case VectorIsa::kAvx2:
       return accumulate_avx2(values, count, lanes);
 #endif
     default:

@@ -4,8 +4,8 @@
 
 #include <array>
 #include <cstddef>
-#include <string_view>
-#include <vector>
+
+#include "core/vector_isa.h"
 
 namespace zt {
 
@@ -20,18 +20,11 @@ namespace zt {
 inline constexpr std::size_t kSquareSumLanes = 8;
 using SquareSumLanes = std::array<double, kSquareSumLanes>;
 
-// The vector instruction sets the loop is compiled for: the build's baseline, AVX2 with FMA,
-// AVX-512F.
-enum class SquareSumPath { kBaseline, kAvx2, kAvx512 };
-
-std::string_view square_sum_path_name(SquareSumPath path);
-// The paths this CPU runs, kBaseline first and the widest (the default) last.
-const std::vector<SquareSumPath>& available_square_sum_paths();
-
-// lanes[i % 8] += double(values[i])² for i < count. A run of calls over consecutive pieces of
+// lanes[i % 8] += double(values[i])² for i < count (on the widest path, or on `isa`, which
+// this CPU must run). A run of calls over consecutive pieces of
 // one chunk continues its lanes when every piece but the last has a multiple of 8 elements.
 void accumulate_square_sums(const float* values, std::size_t count, SquareSumLanes& lanes);
-void accumulate_square_sums(SquareSumPath path, const float* values, std::size_t count,
+void accumulate_square_sums(VectorIsa isa, const float* values, std::size_t count,
                             SquareSumLanes& lanes);
 
 // The lanes added in the fixed order of Note [Square sums in eight lanes].

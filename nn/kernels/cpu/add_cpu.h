@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "nn/kernels/cpu/vector_isa.h"
+#include "core/vector_isa.h"
 
 namespace zt::nn::cpu {
 

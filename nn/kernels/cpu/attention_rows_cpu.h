@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "nn/kernels/cpu/vector_isa.h"
+#include "core/vector_isa.h"
 #include "nn/kernels/math/attention_math.h"
 #include "nn/kernels/math/lane_sums_math.h"
 

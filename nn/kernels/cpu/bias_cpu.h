@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "nn/kernels/cpu/vector_isa.h"
+#include "core/vector_isa.h"
 
 namespace zt::nn::cpu {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "core/tensor.h"
-#include "nn/kernels/cpu/vector_isa.h"
+#include "core/vector_isa.h"
 
 namespace zt::nn::cpu {
 

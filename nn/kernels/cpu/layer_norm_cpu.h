@@ -7,7 +7,7 @@
 
 #include "core/memory_tracker.h"
 #include "core/tensor.h"
-#include "nn/kernels/cpu/vector_isa.h"
+#include "core/vector_isa.h"
 
 namespace zt::nn::cpu {
 

@@ -28,8 +28,7 @@ namespace zt::nn::math {
 // exactly 0, x > 88.73 gives +inf, NaN gives NaN, exp(0) = 1. Over all 2.24e9 floats in
 // [kExpLowest, kExpHighest] the error is at most 1.0103 ulp (at x = -5.8779; the ulp of a
 // subnormal result is 2^-149) and 99.2% are correctly rounded (tests/unit/nn/exp_math_test.cpp
-// samples them). In the normal range the bits equal exp_for_tanh's (tanh_math.h): the same
-// reduction and polynomial, and the first product by a power of 2 is exact.
+// samples them). tanh_f32 (tanh_math.h) calls it for e^{2|x|}.
 inline constexpr float kExpLowest = -104.0f;  // e^-104 < 2^-150: rounds to 0
 inline constexpr float kExpHighest = 89.0f;   // e^89 > the largest float: rounds to +inf
 

@@ -7,6 +7,7 @@
 
 #include "core/dtype.h"
 #include "core/host_device.h"
+#include "nn/kernels/math/exp_math.h"
 
 namespace zt::nn::math {
 
@@ -19,38 +20,14 @@ namespace zt::nn::math {
 //   |x| < 0.625:  x + x^3 p(x^2), Cephes' odd minimax polynomial (no cancellation near 0);
 //   otherwise:    sign(x) (1 - 2 / (e^{2|x|} + 1)), with |x| clamped to 10, past which tanh
 //                 is 1.0f (it rounds to 1 from |x| ~ 9.01), so e^{2|x|} stays finite.
-// e^y (1.25 <= y <= 20) as Cephes' expf: y = n ln2 + r, |r| <= ln2 / 2, ln2 split in two
-// (Cody-Waite) so r is exact, e^r = 1 + r + r^2 q(r), 2^n written into the exponent bits.
-// n comes from adding 1.5 * 2^23 (round to nearest integer in the low mantissa bits), not
-// from a float-to-int conversion, which is undefined for NaN in C++. NaN stays NaN, ±inf
+// e^y (1.25 <= y <= 20) is exp_f32 (Note [An exp that vectorizes]): in that range its two
+// products by powers of 2 are exact, so it gives the bits of one 2^n product. NaN stays NaN, ±inf
 // gives ±1, -0 gives -0, and tanh(-x) = -tanh(x) exactly. Over all 2^31 non-negative floats
 // the error is at most 1.331 ulp (at x = 0.6283, where 1 - 2 / (e^{2x} + 1) cancels most)
 // and 99.8% are correctly rounded (tests/unit/nn/tanh_math_test.cpp samples them).
 
 inline constexpr float kTanhPolynomialBelow = 0.625f;
 inline constexpr float kTanhSaturatedAbove = 10.0f;
-
-// e^y for 0 <= y <= 2 * kTanhSaturatedAbove (Note [A tanh that vectorizes]).
-ZT_HOST_DEVICE float exp_for_tanh(float y) {
-  constexpr float kRoundingShift = 12582912.0f;  // 1.5 * 2^23
-  constexpr float kLog2e = 1.44269504088896341f;
-  constexpr float kLn2High = 0.693359375f;  // few mantissa bits: n * kLn2High is exact
-  constexpr float kLn2Low = -2.12194440e-4f;
-  const float shifted = fmaf(y, kLog2e, kRoundingShift);
-  const float n = shifted - kRoundingShift;
-  float r = fmaf(n, -kLn2High, y);
-  r = fmaf(n, -kLn2Low, r);
-  float q = 1.9875691500e-4f;
-  q = fmaf(q, r, 1.3981999507e-3f);
-  q = fmaf(q, r, 8.3334519073e-3f);
-  q = fmaf(q, r, 4.1665795894e-2f);
-  q = fmaf(q, r, 1.6666665459e-1f);
-  q = fmaf(q, r, 5.0000001201e-1f);
-  const float e_r = fmaf(q, r * r, r) + 1.0f;
-  // shifted's low mantissa bits hold n; shifted left by 23 they are n in the exponent field.
-  const std::uint32_t two_to_n = (zt::detail::bit_cast<std::uint32_t>(shifted) << 23) + 0x3F800000u;
-  return e_r * zt::detail::bit_cast<float>(two_to_n);
-}
 
 // tanh(x), the same bits on every backend and vector path (Note [A tanh that vectorizes]).
 ZT_HOST_DEVICE float tanh_f32(float x) {
@@ -64,7 +41,7 @@ ZT_HOST_DEVICE float tanh_f32(float x) {
   const float near_zero = fmaf(p * x2, magnitude, magnitude);
   // Written so that NaN compares false and stays NaN.
   const float clamped = magnitude > kTanhSaturatedAbove ? kTanhSaturatedAbove : magnitude;
-  const float far = 1.0f - 2.0f / (exp_for_tanh(2.0f * clamped) + 1.0f);
+  const float far = 1.0f - 2.0f / (exp_f32(2.0f * clamped) + 1.0f);
   return copysignf(magnitude < kTanhPolynomialBelow ? near_zero : far, x);
 }
 

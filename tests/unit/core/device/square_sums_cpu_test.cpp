@@ -39,9 +39,8 @@ TEST(SquareSumsCpu, EveryPathFillsTheLanesAsThePlainLoop) {
        {std::size_t{0}, std::size_t{1}, std::size_t{22}, (std::size_t{1} << 20) + 3}) {
     const std::vector<float> values = normals(n, 7);
     const SquareSumLanes want = plain_lanes(values);
-    for (const SquareSumPath path : available_square_sum_paths()) {
-      const std::string what =
-          std::string(square_sum_path_name(path)) + " size " + std::to_string(n);
+    for (const VectorIsa path : supported_vector_isas()) {
+      const std::string what = std::string(vector_isa_name(path)) + " size " + std::to_string(n);
       SquareSumLanes whole{};
       accumulate_square_sums(path, values.data(), n, whole);
       EXPECT_TRUE(same_bits(whole, want)) << what;

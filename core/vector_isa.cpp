@@ -1,9 +1,9 @@
 // Which vector instruction sets this CPU runs (core/cpu_features.h).
-#include "nn/kernels/cpu/vector_isa.h"
+#include "core/vector_isa.h"
 
 #include "core/cpu_features.h"
 
-namespace zt::nn::cpu {
+namespace zt {
 namespace {
 
 std::vector<VectorIsa> detect_vector_isas() {
@@ -38,4 +38,4 @@ VectorIsa widest_vector_isa() {
   return widest;
 }
 
-}  // namespace zt::nn::cpu
+}  // namespace zt
