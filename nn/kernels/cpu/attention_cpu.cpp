@@ -122,15 +122,15 @@ class F32Heads {
 // more.
 // The backward (flash attention's, in one pass) needs no running statistics: lse gives every
 // block its final P = exp(S - lse) at once, and D_t = dO_t · O_t stands in for the row's
-// Σ_j P_tj dP_tj. A unit is one (batch row, kv head): it zeroes its dk, dv and its group's dq,
-// then for each query head of the group in order, each query block in order, each key block
-// the block sees (the diagonal one cut at the block's last position) adds that tile's
-// P^T dO into dv, scale dS k into dq and scale dS^T q into dk, with one (block_q, block_k) P
-// and one dS block per chunk as workspace. Every sum runs in an order fixed by the shape, so
-// the gradients are the same bits on any thread count; they differ from the untiled kernel's
-// (which summed each gradient over all keys or queries in one GEMM) by round-off. A unit does
-// the five GEMMs of the untiled kernel on the tiles a causal mask leaves, about half the
-// work at long lengths, and recomputes nothing; its parallelism is B n_kv_head units.
+// Σ_j P_tj dP_tj. A unit is one (batch row, kv head): it zeroes its dk and dv, then for each
+// query head of the group in order, each query block in order, each key block the block sees
+// (the diagonal one cut at the block's last position) adds that tile's P^T dO into dv, scale
+// dS k into dq (the first key block writes it) and scale dS^T q into dk, with one (block_q,
+// block_k) P and one dS block per chunk as workspace. Every sum runs in an order fixed by the
+// shape, so the gradients are the same bits on any thread count; they differ from the untiled
+// kernel's (which summed each gradient over all keys or queries in one GEMM) by round-off. A unit
+// does the five GEMMs of the untiled kernel on the tiles a causal mask leaves, about half the work
+// at long lengths, and recomputes nothing; its parallelism is B n_kv_head units.
 constexpr std::int64_t kKeyBlock = 512;
 
 std::int64_t query_block(std::int64_t seq_len) {
@@ -266,24 +266,25 @@ void backward_query_block(const AttentionShape& shape, const BackwardOperands& x
              x.dv.ld());
     gemm_f32(false, true, rows, n, hs, 1.0f, d_o, x.d_o.ld(), v_blk, x.v.ld(), 0.0f, ds, ld_p);
     attention_score_gradient_rows(p, ds, ld_p, rows, n, d.data());
-    // dq_blk (rows, hs) += scale dS (rows, n) · k_blk (n, hs);
+    // dq_blk (rows, hs) += scale dS (rows, n) · k_blk (n, hs), written by the first key block
+    // (every row sees key 0, so it covers all of dq's rows: nothing to zero first);
     // dk_blk (n, hs) += scale dS^T (n, rows) · q_blk (rows, hs)
-    gemm_f32(false, false, rows, hs, n, shape.scale(), ds, ld_p, k_blk, x.k.ld(), 1.0f, dq,
-             x.dq.ld());
+    gemm_f32(false, false, rows, hs, n, shape.scale(), ds, ld_p, k_blk, x.k.ld(),
+             j0 == 0 ? 0.0f : 1.0f, dq, x.dq.ld());
     gemm_f32(true, false, n, hs, rows, shape.scale(), ds, ld_p, q, x.q.ld(), 1.0f,
              dk + j0 * x.dk.ld(), x.dk.ld());
   }
 }
 
-// Zeroes `rows` rows of head_dim f32 elements with row stride ld: the gradients the tiles add
-// into.
+// Zeroes `rows` rows of head_dim f32 elements with row stride ld: dk and dv, which the tiles
+// add into (the diagonal tiles cover a key block's rows a query block at a time).
 void zero_head(float* head, std::int64_t ld, std::int64_t rows, std::int64_t head_dim) {
   for (std::int64_t t = 0; t < rows; ++t) std::fill(head + t * ld, head + t * ld + head_dim, 0.0f);
 }
 
 // The gradients of kv head kv of batch row b and of its group's query heads, with the chunk's
 // P and dS blocks: the group's query heads in order, each's query blocks in order, each adding
-// into dk and dv (and its own dq) in f32.
+// into dk and dv (and writing its own dq) in f32.
 void backward_kv_head(const AttentionShape& shape, const BackwardOperands& x, std::int64_t b,
                       std::int64_t kv, float* p, float* ds) {
   const std::int64_t hs = shape.head_dim, block_q = query_block(shape.seq_len);
@@ -291,7 +292,6 @@ void backward_kv_head(const AttentionShape& shape, const BackwardOperands& x, st
   zero_head(x.dv.head(b, kv), x.dv.ld(), shape.kv_len, hs);
   for (std::int64_t g = 0; g < shape.group(); ++g) {
     const std::int64_t h = kv * shape.group() + g;
-    zero_head(x.dq.head(b, h), x.dq.ld(), shape.seq_len, hs);
     for (std::int64_t t0 = 0; t0 < shape.seq_len; t0 += block_q) {
       backward_query_block(shape, x, b, h, kv, t0, std::min(block_q, shape.seq_len - t0), p, ds);
     }
