@@ -178,7 +178,6 @@ void forward_query_block(const AttentionShape& shape, const ForwardOperands& x, 
   std::array<math::OnlineSoftmax, kMaxQueryBlock> state;
   for (std::int64_t i = 0; i < rows; ++i) {
     state[static_cast<std::size_t>(i)] = math::online_softmax_empty();
-    std::fill(o + i * ld_o, o + i * ld_o + hs, 0.0f);
   }
   // keys after the last row's position are masked for every row: their blocks never run
   const std::int64_t keys_seen = first_position + rows;
@@ -189,8 +188,10 @@ void forward_query_block(const AttentionShape& shape, const ForwardOperands& x, 
              0.0f, s, ld_s);
     // row i's query sits at key position first_position + i and sees keys up to it
     attention_forward_rows({s, ld_s, rows, n, first_position - j0 + 1}, state.data(), o, ld_o, hs);
-    // acc (rows, hs) += P_blk (rows, n) · v_blk (n, hs)
-    gemm_f32(false, false, rows, hs, n, 1.0f, s, ld_s, v + j0 * x.v.ld(), x.v.ld(), 1.0f, o, ld_o);
+    // acc (rows, hs) += P_blk (rows, n) · v_blk (n, hs); the first key block writes acc (every
+    // row sees key 0; its rescale above scaled whatever o held by 0, and beta 0 ignores it)
+    gemm_f32(false, false, rows, hs, n, 1.0f, s, ld_s, v + j0 * x.v.ld(), x.v.ld(),
+             j0 == 0 ? 0.0f : 1.0f, o, ld_o);
   }
   attention_forward_finish(state.data(), rows, o, ld_o, hs,
                            x.lse + (b * shape.n_head + h) * shape.seq_len + t0);

@@ -2,7 +2,8 @@
 // against a double-precision loop, in f32 and bf16: lengths below, at and past the query and
 // key blocks (32, 64, 256; 512), grouped-query heads, queries that are the last of a longer key
 // sequence (a KV cache's decode step and chunk), heads read in place from fused rows; the same
-// bits on every thread count; a workspace of one score block per chunk.
+// bits on every thread count; a workspace of one score block per chunk; an output that held NaN
+// is overwritten.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -121,6 +122,9 @@ TEST_P(AttentionTiled, ForwardMatchesTheSoftmaxInDouble) {
     MemoryTracker tracker(Device::cpu());
     testing::CpuTestContext cpu(tracker);
     const TiledRun run(c, dtype, tracker);
+    // The output starts as NaN (all bits set, in f32 and bf16): the kernel writes every element
+    // rather than adding into what was there.
+    std::memset(run.y.data(), 0xFF, run.y.nbytes());
     run.forward(cpu.device());
     const Expected e = expected(c, run);
     // f32: the online softmax's round-off over up to 1030 keys (the untiled rows were as far
