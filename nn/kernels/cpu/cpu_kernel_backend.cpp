@@ -258,27 +258,8 @@ class CpuKernelBackend final : public KernelBackend {
     expect_dtype(out, a.dtype(), "add output");
     ZT_CHECK(b.numel() == a.numel() && out.numel() == a.numel(),
              "add over tensors of different sizes");
-    dispatch_floating(a.dtype(), [&](auto tag) {
-      using T = decltype(tag);
-      const T* as = a.data_as<T>();
-      const T* bs = b.data_as<T>();
-      T* outs = out.data_as<T>();
-      parallel_for(a.numel(), kParallelGrainElements, [&](std::int64_t begin, std::int64_t end) {
-        if constexpr (std::is_same_v<T, float>) {
-          add_f32(as + begin, bs + begin, outs + begin, end - begin);
-        } else {
-          constexpr std::int64_t kWidenElements = 256;
-          float a_block[kWidenElements];
-          float b_block[kWidenElements];
-          for (std::int64_t start = begin; start < end; start += kWidenElements) {
-            const std::int64_t count = std::min(kWidenElements, end - start);
-            widen_into(as + start, a_block, count);
-            widen_into(bs + start, b_block, count);
-            add_f32(a_block, b_block, a_block, count);
-            round_into(a_block, outs + start, count);
-          }
-        }
-      });
+    zip_f32_blocks(a, b, out, [](const float* x, const float* y, float* sum, std::int64_t count) {
+      add_f32(x, y, sum, count);
     });
   }
 

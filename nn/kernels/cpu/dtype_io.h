@@ -3,6 +3,7 @@
 // place, so the f32 path computes exactly what it would without these helpers.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -44,6 +45,61 @@ void round_into(const float* src, T* dst, std::int64_t count) {
   } else {
     for (std::int64_t i = 0; i < count; ++i) dst[i] = T(src[i]);
   }
+}
+
+// Elements an element-wise loop over bf16/f16 widens at a time (on the stack).
+inline constexpr std::int64_t kWidenBlockElements = 256;
+
+// y = round(fn(f32(x))) element-wise over tensors of one floating dtype and size, in parallel,
+// where fn(in, out, count) is an f32 vector loop (out may alias in): f32 tensors go to fn in
+// place, bf16/f16 are widened kWidenBlockElements at a time and rounded once.
+template <typename Fn>
+void map_f32_blocks(const Tensor& x, const Tensor& y, Fn fn) {
+  dispatch_floating(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* xs = x.data_as<T>();
+    T* ys = y.data_as<T>();
+    parallel_for(x.numel(), kParallelGrainElements, [&](std::int64_t begin, std::int64_t end) {
+      if constexpr (std::is_same_v<T, float>) {
+        fn(xs + begin, ys + begin, end - begin);
+      } else {
+        float block[kWidenBlockElements];
+        for (std::int64_t start = begin; start < end; start += kWidenBlockElements) {
+          const std::int64_t count = std::min(kWidenBlockElements, end - start);
+          widen_into(xs + start, block, count);
+          fn(block, block, count);
+          round_into(block, ys + start, count);
+        }
+      }
+    });
+  });
+}
+
+// out = round(fn(f32(a), f32(b))) likewise, fn(a, b, out, count) an f32 vector loop (out may
+// alias a or b).
+template <typename Fn>
+void zip_f32_blocks(const Tensor& a, const Tensor& b, const Tensor& out, Fn fn) {
+  dispatch_floating(a.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* as = a.data_as<T>();
+    const T* bs = b.data_as<T>();
+    T* outs = out.data_as<T>();
+    parallel_for(a.numel(), kParallelGrainElements, [&](std::int64_t begin, std::int64_t end) {
+      if constexpr (std::is_same_v<T, float>) {
+        fn(as + begin, bs + begin, outs + begin, end - begin);
+      } else {
+        float a_block[kWidenBlockElements];
+        float b_block[kWidenBlockElements];
+        for (std::int64_t start = begin; start < end; start += kWidenBlockElements) {
+          const std::int64_t count = std::min(kWidenBlockElements, end - start);
+          widen_into(as + start, a_block, count);
+          widen_into(bs + start, b_block, count);
+          fn(a_block, b_block, a_block, count);
+          round_into(a_block, outs + start, count);
+        }
+      }
+    });
+  });
 }
 
 // dst[i] = f32(src[offset + i]) for i < count.

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
-#include <type_traits>
 
 #include "core/error.h"
 #include "core/parallel_for.h"
@@ -93,9 +92,6 @@ void check_supported(VectorIsa isa) {
            "GELU asked for " + std::string(vector_isa_name(isa)) + ", which this CPU lacks");
 }
 
-// Elements a bf16/f16 loop widens at a time (on the stack).
-constexpr std::int64_t kWidenElements = 256;
-
 }  // namespace
 
 void gelu_forward_f32(const float* x, float* y, std::int64_t n, VectorIsa isa) {
@@ -133,23 +129,8 @@ void gelu_backward_f32(const float* x, const float* dy, float* dx, std::int64_t 
 void gelu_forward(const Tensor& x, const Tensor& y) {
   expect_dtype(y, x.dtype(), "gelu_forward output");
   ZT_CHECK(y.numel() == x.numel(), "gelu_forward over tensors of different sizes");
-  dispatch_floating(x.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    const T* xs = x.data_as<T>();
-    T* ys = y.data_as<T>();
-    parallel_for(x.numel(), kParallelGrainElements, [&](std::int64_t begin, std::int64_t end) {
-      if constexpr (std::is_same_v<T, float>) {
-        gelu_forward_f32(xs + begin, ys + begin, end - begin);
-      } else {
-        float block[kWidenElements];
-        for (std::int64_t start = begin; start < end; start += kWidenElements) {
-          const std::int64_t count = std::min(kWidenElements, end - start);
-          for (std::int64_t i = 0; i < count; ++i) block[i] = static_cast<float>(xs[start + i]);
-          gelu_forward_f32(block, block, count);
-          for (std::int64_t i = 0; i < count; ++i) ys[start + i] = T(block[i]);
-        }
-      }
-    });
+  map_f32_blocks(x, y, [](const float* in, float* out, std::int64_t count) {
+    gelu_forward_f32(in, out, count);
   });
 }
 
@@ -158,29 +139,10 @@ void gelu_backward(const Tensor& x, const Tensor& dy, const Tensor& dx) {
   expect_dtype(dx, x.dtype(), "gelu_backward dx");
   ZT_CHECK(dy.numel() == x.numel() && dx.numel() == x.numel(),
            "gelu_backward over tensors of different sizes");
-  dispatch_floating(x.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    const T* xs = x.data_as<T>();
-    const T* dys = dy.data_as<T>();
-    T* dxs = dx.data_as<T>();
-    parallel_for(x.numel(), kParallelGrainElements, [&](std::int64_t begin, std::int64_t end) {
-      if constexpr (std::is_same_v<T, float>) {
-        gelu_backward_f32(xs + begin, dys + begin, dxs + begin, end - begin);
-      } else {
-        float x_block[kWidenElements];
-        float d_block[kWidenElements];
-        for (std::int64_t start = begin; start < end; start += kWidenElements) {
-          const std::int64_t count = std::min(kWidenElements, end - start);
-          for (std::int64_t i = 0; i < count; ++i) {
-            x_block[i] = static_cast<float>(xs[start + i]);
-            d_block[i] = static_cast<float>(dys[start + i]);
-          }
-          gelu_backward_f32(x_block, d_block, d_block, count);
-          for (std::int64_t i = 0; i < count; ++i) dxs[start + i] = T(d_block[i]);
-        }
-      }
-    });
-  });
+  zip_f32_blocks(x, dy, dx,
+                 [](const float* in, const float* d_out, float* d_in, std::int64_t count) {
+                   gelu_backward_f32(in, d_out, d_in, count);
+                 });
 }
 
 }  // namespace zt::nn::cpu

@@ -8,22 +8,14 @@
 #include <cstdint>
 #include <limits>
 
-#include "core/dtype.h"
+#include "float_ulps.h"
 
 namespace zt::nn {
 namespace {
 
-float float_from_bits(std::uint32_t bits) { return zt::detail::bit_cast<float>(bits); }
-std::uint32_t bits_of(float value) { return zt::detail::bit_cast<std::uint32_t>(value); }
-
-// |got - reference| in units of the last place of the float nearest the reference.
-double ulp_error(float got, double reference) {
-  const auto nearest = static_cast<float>(std::fabs(reference));
-  const double ulp = nearest < std::numeric_limits<float>::min()
-                         ? std::ldexp(1.0, -149)
-                         : std::ldexp(1.0, std::ilogb(nearest) - 23);
-  return std::fabs(static_cast<double>(got) - reference) / ulp;
-}
+using testing::bits_of;
+using testing::float_from_bits;
+using testing::ulp_error;
 
 // The largest error over the floats with bit patterns first, first + stride, ... <= last, and
 // checks that the negative of each gives the negative result.
