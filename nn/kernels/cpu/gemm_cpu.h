@@ -26,10 +26,13 @@ void gemm_bf16(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t 
                float beta, float* c, std::int64_t ldc);
 
 // Threads the GEMMs may use in this process, whichever thread calls them (ranks must not
-// oversubscribe the cores). Starts at OpenMP's default (OMP_NUM_THREADS, else all cores).
+// oversubscribe the cores): a large GEMM is cut into this many pieces, run on parallel_for's
+// pool (at most parallel_threads() at once). Starts at OpenMP's default (OMP_NUM_THREADS,
+// else all cores).
 void set_blas_threads(int threads);
 int blas_threads();
-// The threads a GEMM called now from this thread would use (what the library sees).
+// The OpenMP threads oneDNN itself would use for a call from this thread: always 1, as the
+// pool, not OpenMP, runs a GEMM's pieces (Note [GEMMs split over the pool]).
 int gemm_threads_in_this_thread();
 
 // Which library and kernels run the GEMMs, e.g. "oneDNN 2.6.3, ISA avx512_core_amx".

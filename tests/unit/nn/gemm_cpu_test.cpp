@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/parallel_for.h"
 #include "nn/kernels/cpu/onednn_matmul.h"
 #include "support/program_run.h"
 #include "support/temp_dir.h"
@@ -162,12 +163,13 @@ TEST(GemmCpu, EmptyOutputDoesNothingAndNegativeSizesAreRefused) {
                InternalError);
 }
 
-// The thread count is process-wide, as the runtime sets it once per rank: a GEMM called
-// from another thread runs on that count too (OpenMP keeps it per calling thread).
+// The thread count is process-wide, as the runtime sets it once per rank, and oneDNN runs
+// on the calling thread alone whichever thread calls it: the pool runs a GEMM's pieces (Note
+// [GEMMs split over the pool]), and an OpenMP team per caller would multiply the threads.
 TEST(GemmCpu, ThreadCountHoldsForGemmsFromOtherThreads) {
   const int before = blas_threads();
-  set_blas_threads(1);
-  EXPECT_EQ(blas_threads(), 1);
+  set_blas_threads(2);
+  EXPECT_EQ(blas_threads(), 2);
   int seen_in_thread = -1;
   std::thread worker([&] {
     float one = 1.0f, out = 0.0f;
@@ -176,8 +178,38 @@ TEST(GemmCpu, ThreadCountHoldsForGemmsFromOtherThreads) {
   });
   worker.join();
   EXPECT_EQ(seen_in_thread, 1);
+  EXPECT_EQ(gemm_threads_in_this_thread(), 1);
   EXPECT_THROW(set_blas_threads(0), InternalError);
   set_blas_threads(before);
+}
+
+// Products past the split threshold run as pieces on the pool's threads (Note [GEMMs split
+// over the pool]): C cut by rows when it is at least as tall as wide, else by columns, with
+// an uneven last piece, for every transpose, padded strides and beta; the matmul primitive's
+// widening weight gradient likewise; and bf16. Each against the double loop.
+TEST(GemmCpu, LargeProductsSplitOverThePoolMatchDoubleLoop) {
+  const int blas_before = blas_threads(), pool_before = parallel_threads();
+  set_blas_threads(2);
+  set_parallel_threads(2);
+  std::vector<Case> cases;
+  for (const bool ta : {false, true}) {
+    for (const bool tb : {false, true}) {
+      cases.push_back({ta, tb, 200, 90, 300});  // 5.4M multiply-adds: rows, 112 + 88
+      cases.push_back({ta, tb, 90, 201, 300});  // columns, 112 + 89
+    }
+  }
+  for (const Case& c : cases) check_against_double<float>(c, gemm_f32);
+  const auto gemm = [](bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k,
+                       float alpha, const float* a, std::int64_t lda, const float* b,
+                       std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
+    gemm_f32(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  };
+  check_against_double<float>({true, false, 520, 256, 512}, gemm, 1.0f);  // matmul primitive
+  if (bf16_gemm_available()) {
+    for (const Case& c : cases) check_against_double<BF16>(c, gemm_bf16);
+  }
+  set_parallel_threads(pool_before);
+  set_blas_threads(blas_before);
 }
 
 // Every ISA cap this CPU can take (oneDNN clamps a cap above the CPU to what it has): the
