@@ -186,6 +186,22 @@ TEST(CpuDeviceOps, CopyAndFillZeroBytes) {
   EXPECT_THROW(ops.copy(src.tensor, other.tensor), InternalError);
 }
 
+// Zeroing runs in parallel_for's chunks of bytes: a buffer of several chunks, with a short
+// last one, is zeroed whole on two threads, and the bytes past its end are left alone.
+TEST(CpuDeviceOps, FillZeroBytesZeroesEveryChunkAndNothingPast) {
+  const int threads_before = parallel_threads();
+  set_parallel_threads(2);
+  for (const DType dtype : {DType::kF32, DType::kBF16}) {
+    HostBuffer buffer(dtype, 100003, 54);  // 4 chunks of f32, 2 of bf16, the last one short
+    std::fill(buffer.bytes.end() - 4, buffer.bytes.end(), 0xAB);
+    const std::vector<unsigned char> tail(buffer.bytes.end() - 4, buffer.bytes.end());
+    cpu_device_ops().fill_zero_bytes(buffer.tensor);
+    for (float v : buffer.as_f32()) ASSERT_EQ(v, 0.0f);
+    EXPECT_EQ(std::vector<unsigned char>(buffer.bytes.end() - 4, buffer.bytes.end()), tail);
+  }
+  set_parallel_threads(threads_before);
+}
+
 // A copy on a worker stream runs there, in order, after the caller let go of its tensors
 // (the copy keeps their storage), and is done once the stream is synchronized.
 TEST(CpuDeviceOps, CopyOnAWorkerStreamRunsThereKeepingItsTensorsAlive) {
