@@ -1,16 +1,20 @@
 """PyTorch eager's CPU training step for the three GPT shapes `bench_gpt_step` trains, for the
 tokens/s ratio that bench/compare_pytorch measures (issue 30's acceptance).
 
-    python bench/pytorch_gpt_step.py --threads N [--shapes 110k,3.3M,20M]
+    python bench/pytorch_gpt_step.py --threads N [--shapes 110k,3.3M,20M] [--dtype fp32|bf16]
 
 The model is bench_gpt_step's (nn/models/gpt.cpp at its defaults): pre-LayerNorm GPT-2 blocks
 with biases, tanh GELU, causal scaled_dot_product_attention, an untied lm_head without bias
 (model.tie_embeddings defaults to false), fp32. The optimizer is torch.optim.AdamW with its
 defaults except weight_decay, which is 0.0 as zerotrain's optimizer.weight_decay default
 (PyTorch's default is 0.01); lr 1e-3, betas (0.9, 0.999) and eps 1e-8 are both sides' defaults
-and what bench_gpt_step sets. Each shape trains as many steps as bench_gpt_step does and, as it
-does, times the mean of steps 2..n. Prints one line per shape starting with
-"pytorch-gpt-step", which bench/compare_pytorch reads.
+and what bench_gpt_step sets. `--dtype bf16` runs the forward and the loss under
+torch.autocast("cpu", dtype=torch.bfloat16), PyTorch's CPU mixed precision, against
+`bench_gpt_step --dtype bf16` (bf16 weights and activations, fp32 master weights and AdamW
+states): the parameters and the optimizer stay fp32, the Linear and attention products run
+in bf16 (oneDNN with AMX where the CPU has it), LayerNorm and the loss in fp32. Each shape
+trains as many steps as bench_gpt_step does and, as it does, times the mean of steps 2..n.
+Prints one line per shape starting with "pytorch-gpt-step", which bench/compare_pytorch reads.
 """
 
 import argparse
@@ -32,7 +36,7 @@ SHAPES = {
 }
 
 
-def measure(name):
+def measure(name, dtype):
     n_layer, n_head, d_model, vocab, seq_len, micro_batch, steps = SHAPES[name]
     torch.manual_seed(0)
     model = Gpt(n_layer, n_head, d_model, vocab, seq_len, tie_embeddings=False)
@@ -44,14 +48,16 @@ def measure(name):
         targets = torch.randint(0, vocab, (micro_batch, seq_len))
         start = time.perf_counter()
         optimizer.zero_grad(set_to_none=True)
-        loss = model(ids, targets)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=dtype == "bf16"):
+            loss = model(ids, targets)
         loss.backward()
         optimizer.step()
         step_seconds.append(time.perf_counter() - start)
     # The first step allocates the optimizer's state and warms caches: time the rest.
     ms = 1000 * sum(step_seconds[1:]) / (steps - 1)
     tokens = micro_batch * seq_len
-    print(f"pytorch-gpt-step shape {name} params {parameters} threads {torch.get_num_threads()} "
+    print(f"pytorch-gpt-step shape {name} dtype {dtype} params {parameters} "
+          f"threads {torch.get_num_threads()} "
           f"step_ms {ms:.2f} tokens_per_s {tokens / (ms / 1000):.0f} loss {loss.item():.4f}",
           flush=True)
 
@@ -62,6 +68,8 @@ def main():
                         help="intra-op threads (torch.set_num_threads): zerotrain's thread count")
     parser.add_argument("--shapes", default=",".join(SHAPES),
                         help="comma-separated subset of " + ", ".join(SHAPES))
+    parser.add_argument("--dtype", choices=("fp32", "bf16"), default="fp32",
+                        help="fp32, or bf16 autocast (against bench_gpt_step --dtype bf16)")
     args = parser.parse_args()
     names = [name for name in args.shapes.split(",") if name]
     unknown = [name for name in names if name not in SHAPES]
@@ -75,7 +83,7 @@ def main():
           f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}, "
           f"MKL_NUM_THREADS={os.environ.get('MKL_NUM_THREADS', 'unset')}", flush=True)
     for name in names:
-        measure(name)
+        measure(name, args.dtype)
 
 
 if __name__ == "__main__":
