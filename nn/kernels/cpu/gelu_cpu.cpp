@@ -22,10 +22,10 @@ namespace {
 // reorders the scalar operations (no -ffast-math), and nn/CMakeLists.txt compiles this file
 // with -ffp-contract=off, so no ISA fuses a product into a sum that another does not (the
 // math writes its fused multiply-adds as fmaf), and with -fno-trapping-math, without which
-// GCC keeps tanh_f32's division behind a branch on AVX2 instead of computing both halves
-// and blending. So every path gives the same bits (tests/unit/nn/gelu_cpu_test.cpp). The
-// baseline has no FMA instruction on x86-64: there each fmaf is a libm call, slow but exact,
-// used only on CPUs older than AVX2.
+// GCC keeps a division or an exp behind a branch on AVX2 (tanh_f32's halves, GELU's clamp)
+// instead of computing both sides and blending. So every path gives the same bits
+// (tests/unit/nn/gelu_cpu_test.cpp). The baseline has no FMA instruction on x86-64: there
+// each fmaf is a libm call, slow but exact, used only on CPUs older than AVX2.
 // The loops run over blocks of kBlockElements copied to the stack: a fixed trip count that
 // vectorizes without a scalar remainder (the last block is padded with zeros), and outputs
 // that may alias inputs.
