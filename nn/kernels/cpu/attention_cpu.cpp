@@ -60,8 +60,10 @@ class F32Heads {
       f32_ = heads;
       return;
     }
+    // not zeroed: a loaded copy is written whole, and every output head is written whole
+    // before it is read (o and dq by their first key block, dk and dv by zero_head)
     const Tensor packed =
-        Tensor::zeros(Shape{heads.batch, heads.seq_len, heads.n_heads * heads.head_dim},
+        Tensor::empty(Shape{heads.batch, heads.seq_len, heads.n_heads * heads.head_dim},
                       DType::kF32, tracker, MemoryCategory::kWorkspace);
     f32_ = AttentionHeads::packed(packed, heads.n_heads);
     if (!load || heads.base.device().meta) return;  // Note [Dry kernels]

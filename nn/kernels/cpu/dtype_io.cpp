@@ -49,7 +49,7 @@ F32Output::F32Output(const Tensor& dst, MemoryTracker& tracker)
     : dst_(dst),
       f32_(dst.dtype() == DType::kF32
                ? dst
-               : Tensor::zeros(dst.shape(), DType::kF32, tracker, MemoryCategory::kWorkspace)) {
+               : Tensor::empty(dst.shape(), DType::kF32, tracker, MemoryCategory::kWorkspace)) {
   ZT_CHECK(is_floating(dst.dtype()), "an f32 output for an i32 tensor");
 }
 

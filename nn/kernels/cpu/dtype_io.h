@@ -112,7 +112,8 @@ void store_from_f32(const float* src, const Tensor& dst, std::int64_t offset, st
 Tensor to_f32_scratch(const Tensor& tensor, MemoryTracker& tracker);
 
 // Where to compute, in f32, a result that belongs in `dst`: dst itself when it is f32, else
-// tracked workspace that store() rounds into dst once.
+// tracked workspace that store() rounds into dst once. The workspace is not zeroed: callers
+// write all of it first (a GEMM with beta 0, or dst widened into it when beta reads it).
 class F32Output {
  public:
   F32Output(const Tensor& dst, MemoryTracker& tracker);
