@@ -61,18 +61,16 @@ void open_mkl(const char* path) {
   set_layer(kMklThreadingSequential);
 }
 
-// C = op(A) op(B) on MKL, cut into `threads` blocks of C's rows (columns when C is wider)
-// on parallel_for's threads, as gemm_cpu.cpp cuts oneDNN's.
-void mkl_in_pieces(const GemmShape& s, int threads, const float* a, std::int64_t lda,
-                   const float* b, std::int64_t ldb, float* c) {
-  const bool split_rows = s.m >= s.n;
-  const std::int64_t extent = split_rows ? s.m : s.n;
-  const std::int64_t grain = ((extent + threads - 1) / threads + 15) / 16 * 16;
+// C = op(A) op(B) on MKL, cut into the pieces the runtime cuts oneDNN's into (gemm_cut) on
+// parallel_for's threads.
+void mkl_in_pieces(const GemmShape& s, const float* a, std::int64_t lda, const float* b,
+                   std::int64_t ldb, float* c) {
+  const zt::nn::cpu::GemmCut cut = zt::nn::cpu::gemm_cut(s.m, s.n, s.k);
   const int op_a = s.transpose_a ? kMklTrans : kMklNoTrans;
   const int op_b = s.transpose_b ? kMklTrans : kMklNoTrans;
   const auto i32 = [](std::int64_t v) { return static_cast<int>(v); };
-  zt::parallel_for(extent, grain, [&](std::int64_t first, std::int64_t last) {
-    if (split_rows) {
+  zt::parallel_for(cut.extent, cut.grain, [&](std::int64_t first, std::int64_t last) {
+    if (cut.by_rows) {
       g_mkl_sgemm(kMklRowMajor, op_a, op_b, i32(last - first), i32(s.n), i32(s.k), 1.0f,
                   s.transpose_a ? a + first : a + first * lda, i32(lda), b, i32(ldb), 0.0f,
                   c + first * s.n, i32(s.n));
@@ -130,7 +128,7 @@ void run_shape(const GemmShape& s, int threads) {
                            b16.data(), cols_b, 0.0f, c.data(), s.n);
   });
   const double mkl = g_mkl_sgemm == nullptr ? 0.0 : best_gflops(s, [&] {
-    mkl_in_pieces(s, threads, a.data(), cols_a, b.data(), cols_b, c.data());
+    mkl_in_pieces(s, a.data(), cols_a, b.data(), cols_b, c.data());
   });
   std::printf("%-22s %c%c %5lld %5lld %5lld %7d %10.1f %10.1f %10.1f", s.what,
               s.transpose_a ? 'T' : 'N', s.transpose_b ? 'T' : 'N', static_cast<long long>(s.m),

@@ -46,24 +46,19 @@ const OneDnnApi& dnnl_on_this_thread() {
   return d;
 }
 
-// Calls piece(rows, cols, a, b, c) on blocks of C that cover it, in parallel over the pool
-// where the product is worth splitting (Note [GEMMs split over the pool]), else once on C.
+// Calls piece(rows, cols, a, b, c) on the blocks of C gemm_cut gives, in parallel over the
+// pool when there are several.
 template <typename T, typename Piece>
 void split_over_pool(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n,
                      std::int64_t k, const T* a, std::int64_t lda, const T* b, std::int64_t ldb,
                      float* c, std::int64_t ldc, const Piece& piece) {
-  const std::int64_t pieces =
-      in_parallel_chunk() ? 1 : std::min(blas_threads(), parallel_threads());
-  if (pieces == 1 || m * n * k < kMinSplitProduct) {
+  const GemmCut cut = gemm_cut(m, n, k);
+  if (cut.grain >= cut.extent) {
     piece(m, n, a, b, c);
     return;
   }
-  const bool split_rows = m >= n;
-  const std::int64_t extent = split_rows ? m : n;
-  const std::int64_t share = (extent + pieces - 1) / pieces;
-  const std::int64_t grain = (share + kSplitAlignment - 1) / kSplitAlignment * kSplitAlignment;
-  parallel_for(extent, grain, [&](std::int64_t first, std::int64_t last) {
-    if (split_rows) {
+  parallel_for(cut.extent, cut.grain, [&](std::int64_t first, std::int64_t last) {
+    if (cut.by_rows) {
       piece(last - first, n, transpose_a ? a + first : a + first * lda, b, c + first * ldc);
     } else {
       piece(m, last - first, a, transpose_b ? b + first * ldb : b + first, c + first);
@@ -93,6 +88,16 @@ bool matmul_is_faster(bool transpose_a, bool transpose_b, std::int64_t m, std::i
 }
 
 }  // namespace
+
+GemmCut gemm_cut(std::int64_t m, std::int64_t n, std::int64_t k) {
+  const bool by_rows = m >= n;
+  const std::int64_t extent = by_rows ? m : n;
+  const std::int64_t pieces =
+      in_parallel_chunk() ? 1 : std::min(blas_threads(), parallel_threads());
+  if (pieces == 1 || m * n * k < kMinSplitProduct) return {by_rows, extent, extent};
+  const std::int64_t share = (extent + pieces - 1) / pieces;
+  return {by_rows, extent, (share + kSplitAlignment - 1) / kSplitAlignment * kSplitAlignment};
+}
 
 void gemm_f32(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n, std::int64_t k,
               float alpha, const float* a, std::int64_t lda, const float* b, std::int64_t ldb,

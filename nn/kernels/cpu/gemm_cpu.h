@@ -35,6 +35,17 @@ int blas_threads();
 // pool, not OpenMP, runs a GEMM's pieces (Note [GEMMs split over the pool]).
 int gemm_threads_in_this_thread();
 
+// How a GEMM of C (m, n) with k-long sums is cut into pieces (Note [GEMMs split over the
+// pool] in gemm_cpu.cpp): blocks of `grain` of C's rows (by_rows) or columns, over `extent`
+// rows or columns, each run by parallel_for; one piece (grain == extent) when it is not worth
+// splitting, from inside a parallel_for chunk, or on one thread.
+struct GemmCut {
+  bool by_rows;
+  std::int64_t extent;
+  std::int64_t grain;
+};
+GemmCut gemm_cut(std::int64_t m, std::int64_t n, std::int64_t k);
+
 // Which library and kernels run the GEMMs, e.g. "oneDNN 2.6.3, ISA avx512_core_amx".
 std::string gemm_library_description();
 
