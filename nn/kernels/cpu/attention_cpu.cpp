@@ -61,7 +61,8 @@ class F32Heads {
       return;
     }
     // not zeroed: a loaded copy is written whole, and every output head is written whole
-    // before it is read (o and dq by their first key block, dk and dv by zero_head)
+    // before it is read (o and dq by their first key block, dk and dv by the first query block
+    // the backward visits)
     const Tensor packed =
         Tensor::empty(Shape{heads.batch, heads.seq_len, heads.n_heads * heads.head_dim},
                       DType::kF32, tracker, MemoryCategory::kWorkspace);
@@ -124,11 +125,14 @@ class F32Heads {
 // more.
 // The backward (flash attention's, in one pass) needs no running statistics: lse gives every
 // block its final P = exp(S - lse) at once, and D_t = dO_t · O_t stands in for the row's
-// Σ_j P_tj dP_tj. A unit is one (batch row, kv head): it zeroes its dk and dv, then for each
-// query head of the group in order, each query block in order, each key block the block sees
-// (the diagonal one cut at the block's last position) adds that tile's P^T dO into dv, scale
-// dS k into dq (the first key block writes it) and scale dS^T q into dk, with one (block_q,
-// block_k) P and one dS block per chunk as workspace. Every sum runs in an order fixed by the
+// Σ_j P_tj dP_tj. A unit is one (batch row, kv head): for each query head of the group in
+// order, each query block from the last to the first, each key block the block sees (the
+// diagonal one cut at the block's last position) it adds that tile's P^T dO into dv, scale dS
+// k into dq (the first key block writes it) and scale dS^T q into dk, with one (block_q,
+// block_k) P and one dS block per chunk as workspace. The last query block sees every key, so
+// the first head's visit to it writes dk and dv whole (beta 0) and nothing needs zeroing
+// first: zeroing them row by row (head_dim elements at a time, cold) was 0.65% of the 20M
+// step. Every sum runs in an order fixed by the
 // shape, so the gradients are the same bits on any thread count; they differ from the untiled
 // kernel's (which summed each gradient over all keys or queries in one GEMM) by round-off. A unit
 // does the five GEMMs of the untiled kernel on the tiles a causal mask leaves, about half the work
@@ -191,7 +195,7 @@ void forward_query_block(const AttentionShape& shape, const ForwardOperands& x, 
     // row i's query sits at key position first_position + i and sees keys up to it
     attention_forward_rows({s, ld_s, rows, n, first_position - j0 + 1}, state.data(), o, ld_o, hs);
     // acc (rows, hs) += P_blk (rows, n) · v_blk (n, hs); the first key block writes acc (every
-    // row sees key 0; its rescale above scaled whatever o held by 0, and beta 0 ignores it)
+    // row sees key 0, and the rows above left o alone until then: beta 0 ignores what it held)
     gemm_f32(false, false, rows, hs, n, 1.0f, s, ld_s, v + j0 * x.v.ld(), x.v.ld(),
              j0 == 0 ? 0.0f : 1.0f, o, ld_o);
   }
@@ -235,10 +239,11 @@ struct BackwardOperands {
 
 // Query rows [t0, t0 + rows) of query head h (of kv head kv) of batch row b (Note [Tiled
 // attention], the backward): adds their share into dq's rows and into dk and dv, over every key
-// block they see, with the chunk's P and dS blocks `p` and `ds` (rows, block_k).
+// block they see, with the chunk's P and dS blocks `p` and `ds` (rows, block_k). With
+// `writes_kv` (the block sees every key) its tiles write dk and dv instead of adding.
 void backward_query_block(const AttentionShape& shape, const BackwardOperands& x, std::int64_t b,
                           std::int64_t h, std::int64_t kv, std::int64_t t0, std::int64_t rows,
-                          float* p, float* ds) {
+                          bool writes_kv, float* p, float* ds) {
   const std::int64_t hs = shape.head_dim, block_k = key_block(shape.kv_len);
   const std::int64_t ld_p = score_row_stride(shape.kv_len);       // of p and ds
   const std::int64_t first_position = shape.query_offset() + t0;  // of row 0 among the keys
@@ -257,6 +262,9 @@ void backward_query_block(const AttentionShape& shape, const BackwardOperands& x
   // keys after the last row's position are masked for every row: no block, or part of one,
   // past them runs
   const std::int64_t keys_seen = first_position + rows;
+  ZT_CHECK(!writes_kv || keys_seen == shape.kv_len,
+           "attention backward: a query block that does not see every key cannot write dk, dv");
+  const float kv_beta = writes_kv ? 0.0f : 1.0f;
   for (std::int64_t j0 = 0; j0 < keys_seen; j0 += block_k) {
     const std::int64_t n = std::min(block_k, keys_seen - j0);
     const float* k_blk = k + j0 * x.k.ld();
@@ -265,7 +273,7 @@ void backward_query_block(const AttentionShape& shape, const BackwardOperands& x
     gemm_f32(false, true, rows, n, hs, shape.scale(), q, x.q.ld(), k_blk, x.k.ld(), 0.0f, p, ld_p);
     attention_probability_rows({p, ld_p, rows, n, first_position - j0 + 1}, lse);
     // dv_blk (n, hs) += P^T (n, rows) · dO_blk (rows, hs);  dP (rows, n) = dO_blk · v_blk^T
-    gemm_f32(true, false, n, hs, rows, 1.0f, p, ld_p, d_o, x.d_o.ld(), 1.0f, dv + j0 * x.dv.ld(),
+    gemm_f32(true, false, n, hs, rows, 1.0f, p, ld_p, d_o, x.d_o.ld(), kv_beta, dv + j0 * x.dv.ld(),
              x.dv.ld());
     gemm_f32(false, true, rows, n, hs, 1.0f, d_o, x.d_o.ld(), v_blk, x.v.ld(), 0.0f, ds, ld_p);
     attention_score_gradient_rows(p, ds, ld_p, rows, n, d.data());
@@ -274,29 +282,24 @@ void backward_query_block(const AttentionShape& shape, const BackwardOperands& x
     // dk_blk (n, hs) += scale dS^T (n, rows) · q_blk (rows, hs)
     gemm_f32(false, false, rows, hs, n, shape.scale(), ds, ld_p, k_blk, x.k.ld(),
              j0 == 0 ? 0.0f : 1.0f, dq, x.dq.ld());
-    gemm_f32(true, false, n, hs, rows, shape.scale(), ds, ld_p, q, x.q.ld(), 1.0f,
+    gemm_f32(true, false, n, hs, rows, shape.scale(), ds, ld_p, q, x.q.ld(), kv_beta,
              dk + j0 * x.dk.ld(), x.dk.ld());
   }
 }
 
-// Zeroes `rows` rows of head_dim f32 elements with row stride ld: dk and dv, which the tiles
-// add into (the diagonal tiles cover a key block's rows a query block at a time).
-void zero_head(float* head, std::int64_t ld, std::int64_t rows, std::int64_t head_dim) {
-  for (std::int64_t t = 0; t < rows; ++t) std::fill(head + t * ld, head + t * ld + head_dim, 0.0f);
-}
-
 // The gradients of kv head kv of batch row b and of its group's query heads, with the chunk's
-// P and dS blocks: the group's query heads in order, each's query blocks in order, each adding
-// into dk and dv (and writing its own dq) in f32.
+// P and dS blocks: the group's query heads in order, each's query blocks from the last, the
+// first visit writing dk and dv and every later one adding into them (and each writing its own
+// dq) in f32.
 void backward_kv_head(const AttentionShape& shape, const BackwardOperands& x, std::int64_t b,
                       std::int64_t kv, float* p, float* ds) {
-  const std::int64_t hs = shape.head_dim, block_q = query_block(shape.seq_len);
-  zero_head(x.dk.head(b, kv), x.dk.ld(), shape.kv_len, hs);
-  zero_head(x.dv.head(b, kv), x.dv.ld(), shape.kv_len, hs);
+  const std::int64_t block_q = query_block(shape.seq_len);
+  const std::int64_t last_t0 = (query_blocks(shape) - 1) * block_q;
   for (std::int64_t g = 0; g < shape.group(); ++g) {
     const std::int64_t h = kv * shape.group() + g;
-    for (std::int64_t t0 = 0; t0 < shape.seq_len; t0 += block_q) {
-      backward_query_block(shape, x, b, h, kv, t0, std::min(block_q, shape.seq_len - t0), p, ds);
+    for (std::int64_t t0 = last_t0; t0 >= 0; t0 -= block_q) {
+      backward_query_block(shape, x, b, h, kv, t0, std::min(block_q, shape.seq_len - t0),
+                           g == 0 && t0 == last_t0, p, ds);
     }
   }
 }

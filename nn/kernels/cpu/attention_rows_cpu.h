@@ -40,7 +40,8 @@ struct ScoreBlock {
 // The forward's step over one key block: row i's visible scores fold into state[i] (max'
 // = max(max, block max), sum' = sum exp(max - max') + Σ exp(s - max')), every score becomes
 // p = exp(s - max') (exactly 0 when masked), and row i of o (head_dim elements, row stride
-// ld_o), the running Σ p v, is rescaled by exp(max - max').
+// ld_o), the running Σ p v, is rescaled by exp(max - max'), except while the row has seen no
+// finite score: o is then left as it is (the caller writes or adds a P v of zeros into it).
 void attention_forward_rows(const ScoreBlock& s, math::OnlineSoftmax* state, float* o,
                             std::int64_t ld_o, std::int64_t head_dim,
                             VectorIsa isa = widest_vector_isa());

@@ -162,9 +162,54 @@ TEST(AttentionRowsCpu, ForwardFromEmptyIsTheSoftmaxOfTheVisibleScores) {
       for (std::int64_t j = attention_row_stride(n); j < s.ld; ++j) {
         EXPECT_EQ(p[static_cast<std::size_t>(i * s.ld + j)], row[j]);
       }
-      // the first block rescales o by exp(-inf) = 0
-      EXPECT_EQ(o[static_cast<std::size_t>(i * kHeadDim)], 0.0f);
+      // the first block leaves o alone: the caller's P v product writes it with beta 0
+      for (std::int64_t d = 0; d < kHeadDim; ++d) {
+        EXPECT_EQ(o[static_cast<std::size_t>(i * kHeadDim + d)], 1.0f) << "row " << i;
+      }
     }
+  }
+}
+
+// A row that has seen keys before keeps its accumulator's scale right: o is multiplied by
+// exp(max - max') when the block raises the max, left alone when it does not; a row that has
+// seen nothing yet (state empty) leaves o to the caller's beta-0 product.
+TEST(AttentionRowsCpu, ForwardRescalesOnlyRowsThatHaveAccumulated) {
+  const std::int64_t n = 22;
+  const Block s = scores(n, 5);
+  for (const VectorIsa isa : supported_vector_isas()) {
+    std::vector<float> p = s.values;
+    std::vector<math::OnlineSoftmax> state(kRows);
+    state[0] = math::online_softmax_empty();
+    state[1] = {-1.0f, 1.0f};   // the block raises the max (scores of scale 3): rescaled
+    state[2] = {100.0f, 1.0f};  // none is: the max stays, o stays
+    state[3] = {-1.0f, 1.0f};   // sees no key of the block (diagonal below): o stays
+    state[4] = math::online_softmax_empty();
+    const std::vector<math::OnlineSoftmax> before = state;
+    std::vector<float> o(kRows * kHeadDim, 2.0f);
+    // row i sees clamp(diagonal + i, 0, n) keys: with diagonal -3 rows 0-3 see none, row 4 one
+    attention_forward_rows({p.data(), s.ld, kRows, n, -3}, state.data(), o.data(), kHeadDim,
+                           kHeadDim, isa);
+    const auto o_at = [&](std::int64_t i) { return o[static_cast<std::size_t>(i * kHeadDim)]; };
+    EXPECT_EQ(o_at(0), 2.0f) << vector_isa_name(isa);
+    EXPECT_EQ(o_at(1), 2.0f) << "row 1 saw no key of the block, " << vector_isa_name(isa);
+    EXPECT_EQ(o_at(3), 2.0f) << vector_isa_name(isa);
+    EXPECT_EQ(o_at(4), 2.0f) << "first finite score: o is the caller's, " << vector_isa_name(isa);
+    EXPECT_EQ(state[1].max, before[1].max);
+    // now every row sees all keys
+    p = s.values;
+    std::fill(o.begin(), o.end(), 2.0f);
+    state = before;
+    attention_forward_rows({p.data(), s.ld, kRows, n, n}, state.data(), o.data(), kHeadDim,
+                           kHeadDim, isa);
+    EXPECT_EQ(o_at(0), 2.0f) << vector_isa_name(isa);
+    EXPECT_EQ(o_at(4), 2.0f) << vector_isa_name(isa);
+    for (const std::int64_t i : {std::int64_t{1}, std::int64_t{3}}) {
+      const double want = 2.0 * std::exp(double{before[static_cast<std::size_t>(i)].max} -
+                                         double{state[static_cast<std::size_t>(i)].max});
+      EXPECT_NEAR(o_at(i), want, 1e-6 * want) << "row " << i << ", " << vector_isa_name(isa);
+      EXPECT_GT(state[static_cast<std::size_t>(i)].max, -1.0f);
+    }
+    EXPECT_EQ(o_at(2), 2.0f) << "the max did not rise, " << vector_isa_name(isa);
   }
 }
 
