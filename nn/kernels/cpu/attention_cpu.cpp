@@ -12,8 +12,10 @@
 //             - lse);  dv_blk += P^T dO_blk;  dP = dO_blk v_blk^T;  dS_t = P_t ∘ (dP_t - D_t);
 //             dq_blk += scale dS k_blk;  dk_blk += scale dS^T q_blk
 // where k, v are kv head h / group. The backward visits the query heads of one kv head in
-// turn, so dk and dv sum over the group in f32 before they are rounded. bf16/f16 operands
-// are widened to f32 workspace (packed (B, T, heads, hs)) and results rounded once.
+// turn, so dk and dv sum over the group in f32 before they are rounded. bf16 operands go to
+// oneDNN's bf16 GEMM as they are where the CPU has it (Note [bf16 attention on bf16 GEMMs]);
+// elsewhere, and for f16, they are widened to f32 workspace (packed (B, T, heads, hs)) and
+// results rounded once.
 #include "nn/kernels/cpu/attention_cpu.h"
 
 #include <algorithm>
@@ -312,11 +314,292 @@ Tensor backward_block_workspace(std::int64_t chunks, const AttentionShape& shape
                        DType::kF32, tracker, MemoryCategory::kWorkspace);
 }
 
+// Note [bf16 attention on bf16 GEMMs]
+// Widening bf16 heads to f32 copies and multiplying the tiles in f32 made attention a fifth of
+// a bf16 GPT step (20M shape, 2-core Xeon with AMX: 51 ms of the step's heads against 40 ms
+// for fp32): the copies cost conversions both ways, and f32 tiles miss the bf16 units.
+// Where oneDNN has its bf16 GEMM (AVX-512 cores: AMX tiles or AVX512_BF16 dot products), the
+// tiles read q, k, v, o and dO in place as bf16 and accumulate in f32. The two operands that
+// come out of f32 arithmetic, P (forward and backward) and dS, are rounded to bf16 on their way
+// into a product, as FlashAttention, cuDNN's fused attention and PyTorch's CPU flash kernel
+// do (dS after the attention scale is applied to it). The GEMMs keep alpha = 1: oneDNN 2.6's
+// bf16 GEMM leaves its fast kernels for any other alpha (a 64 x 256 x 64 tile 13.6 -> 96 us,
+// one thread), so the scale multiplies the f32 scores instead. Everything else stays f32 until it
+// is stored: the row statistics (max, sum, lse, D), the scores, dS's own arithmetic (from the
+// unrounded P), and the accumulators, one set per chunk: o's and dq's rows of the query block in
+// hand, and the unit's whole dk and dv (kv_len rows), rounded into their heads once, after the
+// unit's last tile. The extra error is that one rounding of each P and dS element (2^-9 relative)
+// inside sums of up to kv_len terms, against the output's own rounding to bf16; the tests hold it
+// to the f32 products' bounds. Elsewhere (no bf16 GEMM, or kWidenedToF32) the f32 path above runs.
+
+// One operand's heads read in place as bf16: head h of batch row b is a (T, hs) matrix of row
+// stride ld().
+struct Bf16HeadRows {
+  const AttentionHeads& heads;
+  BF16* head(std::int64_t b, std::int64_t h) const {
+    return heads.base.data_as<BF16>() + heads.row_start(b, 0, h);
+  }
+  std::int64_t ld() const { return heads.strides.seq; }
+};
+
+// Multiplies `rows` rows of `cols` f32 elements (row stride ld) by factor: the attention
+// scale, which the bf16 GEMM must not take as its alpha (Note [bf16 attention on bf16 GEMMs]).
+void scale_rows(float* x, std::int64_t ld, std::int64_t rows, std::int64_t cols, float factor) {
+  for (std::int64_t i = 0; i < rows; ++i) {
+    float* row = x + i * ld;
+    for (std::int64_t j = 0; j < cols; ++j) row[j] *= factor;
+  }
+}
+
+// Rounds `rows` rows of `cols` f32 elements (row stride ld_from) into bf16 rows (ld_to).
+void round_rows(const float* from, std::int64_t ld_from, BF16* to, std::int64_t ld_to,
+                std::int64_t rows, std::int64_t cols) {
+  for (std::int64_t i = 0; i < rows; ++i) round_into(from + i * ld_from, to + i * ld_to, cols);
+}
+
+// A tile of f32 as two bf16 tiles, x = hi + lo to 16 significant bits (Note [bf16 attention on
+// bf16 GEMMs]): hi = bf16(x), lo = bf16(x - hi), where x - hi is exact in f32. Rows of at most
+// kKeyBlock elements (P's and dS's).
+struct SplitTile {
+  BF16* hi;
+  BF16* lo;
+};
+void split_rows(const float* from, std::int64_t ld_from, const SplitTile& to, std::int64_t ld_to,
+                std::int64_t rows, std::int64_t cols) {
+  ZT_CHECK(cols <= kKeyBlock, "attention: a tile row longer than a key block");
+  std::array<float, kKeyBlock> rest;
+  for (std::int64_t i = 0; i < rows; ++i) {
+    const float* x = from + i * ld_from;
+    BF16* hi = to.hi + i * ld_to;
+    round_into(x, hi, cols);
+    widen_into(hi, rest.data(), cols);
+    for (std::int64_t j = 0; j < cols; ++j)
+      rest[static_cast<std::size_t>(j)] = x[j] - rest[static_cast<std::size_t>(j)];
+    round_into(rest.data(), to.lo + i * ld_to, cols);
+  }
+}
+
+struct Bf16ForwardOperands {
+  Bf16HeadRows q, k, v, o;
+  float* lse;  // (B, nh, T)
+};
+
+// One chunk's forward workspace: the f32 score block, P as two bf16 tiles, and the query
+// block's f32 output accumulator (block_q, hs).
+struct Bf16ForwardTiles {
+  float* scores;
+  SplitTile p;
+  float* acc;
+};
+
+// Query rows [t0, t0 + rows) of query head h of batch row b on bf16 products (Note [bf16
+// attention on bf16 GEMMs]); the recurrence is forward_query_block's.
+void forward_query_block_bf16(const AttentionShape& shape, const Bf16ForwardOperands& x,
+                              std::int64_t b, std::int64_t h, std::int64_t t0, std::int64_t rows,
+                              const Bf16ForwardTiles& tiles) {
+  const std::int64_t hs = shape.head_dim, kv = h / shape.group();
+  const std::int64_t block_k = key_block(shape.kv_len), ld_s = score_row_stride(shape.kv_len);
+  const std::int64_t first_position = shape.query_offset() + t0;
+  const BF16* q = x.q.head(b, h) + t0 * x.q.ld();
+  const BF16* k = x.k.head(b, kv);
+  const BF16* v = x.v.head(b, kv);
+  std::array<math::OnlineSoftmax, kMaxQueryBlock> state;
+  for (std::int64_t i = 0; i < rows; ++i) {
+    state[static_cast<std::size_t>(i)] = math::online_softmax_empty();
+  }
+  const std::int64_t keys_seen = first_position + rows;
+  for (std::int64_t j0 = 0; j0 < keys_seen; j0 += block_k) {
+    const std::int64_t n = std::min(block_k, keys_seen - j0);
+    gemm_bf16(false, true, rows, n, hs, 1.0f, q, x.q.ld(), k + j0 * x.k.ld(), x.k.ld(), 0.0f,
+              tiles.scores, ld_s);
+    scale_rows(tiles.scores, ld_s, rows, n, shape.scale());
+    attention_forward_rows({tiles.scores, ld_s, rows, n, first_position - j0 + 1}, state.data(),
+                           tiles.acc, hs, hs);
+    split_rows(tiles.scores, ld_s, tiles.p, ld_s, rows, n);
+    gemm_bf16(false, false, rows, hs, n, 1.0f, tiles.p.hi, ld_s, v + j0 * x.v.ld(), x.v.ld(),
+              j0 == 0 ? 0.0f : 1.0f, tiles.acc, hs);
+    gemm_bf16(false, false, rows, hs, n, 1.0f, tiles.p.lo, ld_s, v + j0 * x.v.ld(), x.v.ld(), 1.0f,
+              tiles.acc, hs);
+  }
+  attention_forward_finish(state.data(), rows, tiles.acc, hs, hs,
+                           x.lse + (b * shape.n_head + h) * shape.seq_len + t0);
+  round_rows(tiles.acc, hs, x.o.head(b, h) + t0 * x.o.ld(), x.o.ld(), rows, hs);
+}
+
+void forward_bf16(const AttentionHeads& q, const AttentionHeads& k, const AttentionHeads& v,
+                  const AttentionHeads& o, const Tensor& lse, const AttentionShape& shape,
+                  MemoryTracker& tracker) {
+  const std::int64_t units = forward_units(shape), blocks = query_blocks(shape);
+  const std::int64_t block_q = query_block(shape.seq_len), ld_s = score_row_stride(shape.kv_len);
+  const std::int64_t chunks = attention_chunks(units);
+  // not zeroed: every tile is written by its GEMM or its rounding before it is read
+  const Tensor scores =
+      Tensor::empty(Shape{chunks, block_q, ld_s}, DType::kF32, tracker, MemoryCategory::kWorkspace);
+  const Tensor p = Tensor::empty(Shape{chunks, 2, block_q, ld_s}, DType::kBF16, tracker,
+                                 MemoryCategory::kWorkspace);
+  const Tensor acc = Tensor::empty(Shape{chunks, block_q, shape.head_dim}, DType::kF32, tracker,
+                                   MemoryCategory::kWorkspace);
+  if (lse.device().meta) return;  // Note [Dry kernels] in cpu_kernel_backend.cpp
+  const Bf16ForwardOperands x{{q}, {k}, {v}, {o}, lse.data_as<float>()};
+  parallel_for_chunks(
+      units, attention_grain(units),
+      [&](std::int64_t chunk, std::int64_t first, std::int64_t last) {
+        BF16* p_hi = p.data_as<BF16>() + chunk * 2 * block_q * ld_s;
+        const Bf16ForwardTiles tiles{scores.data_as<float>() + chunk * block_q * ld_s,
+                                     {p_hi, p_hi + block_q * ld_s},
+                                     acc.data_as<float>() + chunk * block_q * shape.head_dim};
+        for (std::int64_t unit = first; unit < last; ++unit) {
+          const std::int64_t pair = unit / blocks, t0 = unit % blocks * block_q;
+          forward_query_block_bf16(shape, x, pair / shape.n_head, pair % shape.n_head, t0,
+                                   std::min(block_q, shape.seq_len - t0), tiles);
+        }
+      });
+}
+
+struct Bf16BackwardOperands {
+  Bf16HeadRows q, k, v, o;
+  const float* lse;  // (B, nh, T)
+  Bf16HeadRows d_o, dq, dk, dv;
+};
+
+// One chunk's backward workspace: P and dS in f32 and as two bf16 tiles (block_q, ld), the
+// query block's rows of o and dO widened for D, its dq accumulator (block_q, hs), and the
+// unit's dk and dv accumulators (kv_len, hs).
+struct Bf16BackwardTiles {
+  float* p;
+  float* ds;
+  SplitTile p16;
+  SplitTile ds16;
+  float* o_rows;
+  float* d_o_rows;
+  float* dq;
+  float* dk;
+  float* dv;
+};
+
+// backward_query_block on bf16 products: adds the query block's share into the unit's dk and
+// dv accumulators (writes them when writes_kv) and rounds its dq rows into dq.
+void backward_query_block_bf16(const AttentionShape& shape, const Bf16BackwardOperands& x,
+                               std::int64_t b, std::int64_t h, std::int64_t kv, std::int64_t t0,
+                               std::int64_t rows, bool writes_kv, const Bf16BackwardTiles& tiles) {
+  const std::int64_t hs = shape.head_dim, block_k = key_block(shape.kv_len);
+  const std::int64_t ld_p = score_row_stride(shape.kv_len);
+  const std::int64_t first_position = shape.query_offset() + t0;
+  const BF16* q = x.q.head(b, h) + t0 * x.q.ld();
+  const BF16* d_o = x.d_o.head(b, h) + t0 * x.d_o.ld();
+  const BF16* o = x.o.head(b, h) + t0 * x.o.ld();
+  const BF16* k = x.k.head(b, kv);
+  const BF16* v = x.v.head(b, kv);
+  const float* lse = x.lse + (b * shape.n_head + h) * shape.seq_len + t0;
+  // D_t = dO_t · O_t from the stored (bf16) o, widened exactly, as the f32 path reads it
+  for (std::int64_t i = 0; i < rows; ++i) {
+    widen_into(o + i * x.o.ld(), tiles.o_rows + i * hs, hs);
+    widen_into(d_o + i * x.d_o.ld(), tiles.d_o_rows + i * hs, hs);
+  }
+  std::array<float, kMaxQueryBlock> d;
+  attention_output_dots(tiles.o_rows, hs, tiles.d_o_rows, hs, rows, hs, d.data());
+  const std::int64_t keys_seen = first_position + rows;
+  ZT_CHECK(!writes_kv || keys_seen == shape.kv_len,
+           "attention backward: a query block that does not see every key cannot write dk, dv");
+  const float kv_beta = writes_kv ? 0.0f : 1.0f;
+  for (std::int64_t j0 = 0; j0 < keys_seen; j0 += block_k) {
+    const std::int64_t n = std::min(block_k, keys_seen - j0);
+    const BF16* k_blk = k + j0 * x.k.ld();
+    const BF16* v_blk = v + j0 * x.v.ld();
+    gemm_bf16(false, true, rows, n, hs, 1.0f, q, x.q.ld(), k_blk, x.k.ld(), 0.0f, tiles.p, ld_p);
+    scale_rows(tiles.p, ld_p, rows, n, shape.scale());
+    attention_probability_rows({tiles.p, ld_p, rows, n, first_position - j0 + 1}, lse);
+    split_rows(tiles.p, ld_p, tiles.p16, ld_p, rows, n);
+    gemm_bf16(true, false, n, hs, rows, 1.0f, tiles.p16.hi, ld_p, d_o, x.d_o.ld(), kv_beta,
+              tiles.dv + j0 * hs, hs);
+    gemm_bf16(true, false, n, hs, rows, 1.0f, tiles.p16.lo, ld_p, d_o, x.d_o.ld(), 1.0f,
+              tiles.dv + j0 * hs, hs);
+    gemm_bf16(false, true, rows, n, hs, 1.0f, d_o, x.d_o.ld(), v_blk, x.v.ld(), 0.0f, tiles.ds,
+              ld_p);
+    attention_score_gradient_rows(tiles.p, tiles.ds, ld_p, rows, n, d.data());
+    // dq and dk take scale dS: scaled before the rounding, so the GEMMs keep alpha 1
+    scale_rows(tiles.ds, ld_p, rows, n, shape.scale());
+    split_rows(tiles.ds, ld_p, tiles.ds16, ld_p, rows, n);
+    gemm_bf16(false, false, rows, hs, n, 1.0f, tiles.ds16.hi, ld_p, k_blk, x.k.ld(),
+              j0 == 0 ? 0.0f : 1.0f, tiles.dq, hs);
+    gemm_bf16(false, false, rows, hs, n, 1.0f, tiles.ds16.lo, ld_p, k_blk, x.k.ld(), 1.0f, tiles.dq,
+              hs);
+    gemm_bf16(true, false, n, hs, rows, 1.0f, tiles.ds16.hi, ld_p, q, x.q.ld(), kv_beta,
+              tiles.dk + j0 * hs, hs);
+    gemm_bf16(true, false, n, hs, rows, 1.0f, tiles.ds16.lo, ld_p, q, x.q.ld(), 1.0f,
+              tiles.dk + j0 * hs, hs);
+  }
+  round_rows(tiles.dq, hs, x.dq.head(b, h) + t0 * x.dq.ld(), x.dq.ld(), rows, hs);
+}
+
+void backward_bf16(const AttentionHeads& q, const AttentionHeads& k, const AttentionHeads& v,
+                   const AttentionHeads& o, const Tensor& lse, const AttentionHeads& d_o,
+                   const AttentionHeads& dq, const AttentionHeads& dk, const AttentionHeads& dv,
+                   const AttentionShape& shape, MemoryTracker& tracker) {
+  const std::int64_t pairs = shape.batch * shape.n_kv_head, chunks = attention_chunks(pairs);
+  const std::int64_t hs = shape.head_dim, block_q = query_block(shape.seq_len);
+  const std::int64_t ld_p = score_row_stride(shape.kv_len);
+  const auto workspace = [&](std::int64_t rows, std::int64_t cols, DType dtype) {
+    // not zeroed: every tile and accumulator is written before it is read
+    return Tensor::empty(Shape{chunks, rows, cols}, dtype, tracker, MemoryCategory::kWorkspace);
+  };
+  const Tensor p = workspace(block_q, ld_p, DType::kF32),
+               ds = workspace(block_q, ld_p, DType::kF32);
+  const Tensor p16 = workspace(2 * block_q, ld_p, DType::kBF16);
+  const Tensor ds16 = workspace(2 * block_q, ld_p, DType::kBF16);
+  const Tensor o_rows = workspace(block_q, hs, DType::kF32);
+  const Tensor d_o_rows = workspace(block_q, hs, DType::kF32);
+  const Tensor dq_acc = workspace(block_q, hs, DType::kF32);
+  const Tensor dk_acc = workspace(shape.kv_len, hs, DType::kF32);
+  const Tensor dv_acc = workspace(shape.kv_len, hs, DType::kF32);
+  if (lse.device().meta) return;
+  const Bf16BackwardOperands x{{q}, {k}, {v}, {o}, lse.data_as<float>(), {d_o}, {dq}, {dk}, {dv}};
+  const std::int64_t last_t0 = (query_blocks(shape) - 1) * block_q;
+  parallel_for_chunks(
+      pairs, attention_grain(pairs),
+      [&](std::int64_t chunk, std::int64_t first, std::int64_t last) {
+        const std::int64_t tile = chunk * block_q * ld_p, rows = chunk * block_q * hs;
+        BF16* p_hi = p16.data_as<BF16>() + 2 * tile;
+        BF16* ds_hi = ds16.data_as<BF16>() + 2 * tile;
+        const std::int64_t kv_rows = chunk * shape.kv_len * hs;
+        const Bf16BackwardTiles tiles{
+            p.data_as<float>() + tile,        ds.data_as<float>() + tile,
+            {p_hi, p_hi + block_q * ld_p},    {ds_hi, ds_hi + block_q * ld_p},
+            o_rows.data_as<float>() + rows,   d_o_rows.data_as<float>() + rows,
+            dq_acc.data_as<float>() + rows,   dk_acc.data_as<float>() + kv_rows,
+            dv_acc.data_as<float>() + kv_rows};
+        for (std::int64_t pair = first; pair < last; ++pair) {
+          const std::int64_t b = pair / shape.n_kv_head, kv = pair % shape.n_kv_head;
+          // the order of backward_kv_head: the first visit (every key) writes the accumulators
+          for (std::int64_t g = 0; g < shape.group(); ++g) {
+            for (std::int64_t t0 = last_t0; t0 >= 0; t0 -= block_q) {
+              backward_query_block_bf16(shape, x, b, kv * shape.group() + g, kv, t0,
+                                        std::min(block_q, shape.seq_len - t0),
+                                        g == 0 && t0 == last_t0, tiles);
+            }
+          }
+          round_rows(tiles.dk, hs, x.dk.head(b, kv), x.dk.ld(), shape.kv_len, hs);
+          round_rows(tiles.dv, hs, x.dv.head(b, kv), x.dv.ld(), shape.kv_len, hs);
+        }
+      });
+}
+
+// Whether this call's bf16 operands go to the bf16 GEMM (Note [bf16 attention on bf16 GEMMs]).
+bool bf16_products(const AttentionHeads& q, Bf16AttentionProducts products) {
+  return q.base.dtype() == DType::kBF16 && products == Bf16AttentionProducts::kBf16WhereAvailable &&
+         bf16_gemm_available();
+}
+
 }  // namespace
 
 void attention_forward(const AttentionHeads& q, const AttentionHeads& k, const AttentionHeads& v,
-                       const AttentionHeads& o, const Tensor& lse, MemoryTracker& tracker) {
+                       const AttentionHeads& o, const Tensor& lse, MemoryTracker& tracker,
+                       Bf16AttentionProducts products) {
   const AttentionShape shape = attention_shape_of(q, k, v, o, lse);
+  if (bf16_products(q, products)) {
+    forward_bf16(q, k, v, o, lse, shape, tracker);
+    return;
+  }
   // the f32 workspace lives only while the heads are computed
   const F32Heads q32(q, true, tracker), k32(k, true, tracker), v32(v, true, tracker);
   const F32Heads o32(o, false, tracker);
@@ -332,9 +615,14 @@ void attention_forward(const AttentionHeads& q, const AttentionHeads& k, const A
 void attention_backward(const AttentionHeads& q, const AttentionHeads& k, const AttentionHeads& v,
                         const AttentionHeads& o, const Tensor& lse, const AttentionHeads& d_o,
                         const AttentionHeads& dq, const AttentionHeads& dk,
-                        const AttentionHeads& dv, MemoryTracker& tracker) {
+                        const AttentionHeads& dv, MemoryTracker& tracker,
+                        Bf16AttentionProducts products) {
   const AttentionShape shape = attention_shape_of(q, k, v, o, lse);
   check_attention_gradients(shape, d_o, dq, dk, dv);
+  if (bf16_products(q, products)) {
+    backward_bf16(q, k, v, o, lse, d_o, dq, dk, dv, shape, tracker);
+    return;
+  }
   const F32Heads q32(q, true, tracker), k32(k, true, tracker), v32(v, true, tracker);
   const F32Heads o32(o, true, tracker), d_o32(d_o, true, tracker);
   const F32Heads dq32(dq, false, tracker), dk32(dk, false, tracker), dv32(dv, false, tracker);

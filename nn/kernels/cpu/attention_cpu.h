@@ -8,13 +8,21 @@
 
 namespace zt::nn::cpu {
 
+// How bf16 operands enter the tiles' products: read as they are by oneDNN's bf16 GEMM, with
+// the f32 tiles P and dS rounded to bf16 (Note [bf16 attention on bf16 GEMMs]), where the CPU
+// has that GEMM; or widened to f32 copies and multiplied in f32 (every CPU). f32 and f16
+// operands always take the f32 products.
+enum class Bf16AttentionProducts { kBf16WhereAvailable, kWidenedToF32 };
+
 // q (B, T, nh, hs), k, v (B, T, nkv, hs) -> o (B, T, nh, hs), lse (B, nh, T) f32; both written.
 void attention_forward(const AttentionHeads& q, const AttentionHeads& k, const AttentionHeads& v,
-                       const AttentionHeads& o, const Tensor& lse, MemoryTracker& tracker);
+                       const AttentionHeads& o, const Tensor& lse, MemoryTracker& tracker,
+                       Bf16AttentionProducts products = Bf16AttentionProducts::kBf16WhereAvailable);
 // dq, dk, dv (q's, k's, v's shapes) written, given forward's o and lse and d_o = dL/do.
-void attention_backward(const AttentionHeads& q, const AttentionHeads& k, const AttentionHeads& v,
-                        const AttentionHeads& o, const Tensor& lse, const AttentionHeads& d_o,
-                        const AttentionHeads& dq, const AttentionHeads& dk,
-                        const AttentionHeads& dv, MemoryTracker& tracker);
+void attention_backward(
+    const AttentionHeads& q, const AttentionHeads& k, const AttentionHeads& v,
+    const AttentionHeads& o, const Tensor& lse, const AttentionHeads& d_o, const AttentionHeads& dq,
+    const AttentionHeads& dk, const AttentionHeads& dv, MemoryTracker& tracker,
+    Bf16AttentionProducts products = Bf16AttentionProducts::kBf16WhereAvailable);
 
 }  // namespace zt::nn::cpu
