@@ -13,7 +13,7 @@
 //             dq_blk += scale dS k_blk;  dk_blk += scale dS^T q_blk
 // where k, v are kv head h / group. The backward visits the query heads of one kv head in
 // turn, so dk and dv sum over the group in f32 before they are rounded. bf16 operands go to
-// oneDNN's bf16 GEMM as they are where the CPU has it (Note [bf16 attention on bf16 GEMMs]);
+// oneDNN's bf16 GEMM as they are where it runs on AMX (Note [bf16 attention on bf16 GEMMs]);
 // elsewhere, and for f16, they are widened to f32 workspace (packed (B, T, heads, hs)) and
 // results rounded once.
 #include "nn/kernels/cpu/attention_cpu.h"
@@ -318,19 +318,24 @@ Tensor backward_block_workspace(std::int64_t chunks, const AttentionShape& shape
 // Widening bf16 heads to f32 copies and multiplying the tiles in f32 made attention a fifth of
 // a bf16 GPT step (20M shape, 2-core Xeon with AMX: 51 ms of the step's heads against 40 ms
 // for fp32): the copies cost conversions both ways, and f32 tiles miss the bf16 units.
-// Where oneDNN has its bf16 GEMM (AVX-512 cores: AMX tiles or AVX512_BF16 dot products), the
-// tiles read q, k, v, o and dO in place as bf16 and accumulate in f32. The two operands that
-// come out of f32 arithmetic, P (forward and backward) and dS, are rounded to bf16 on their way
-// into a product, as FlashAttention, cuDNN's fused attention and PyTorch's CPU flash kernel
-// do (dS after the attention scale is applied to it). The GEMMs keep alpha = 1: oneDNN 2.6's
-// bf16 GEMM leaves its fast kernels for any other alpha (a 64 x 256 x 64 tile 13.6 -> 96 us,
-// one thread), so the scale multiplies the f32 scores instead. Everything else stays f32 until it
-// is stored: the row statistics (max, sum, lse, D), the scores, dS's own arithmetic (from the
-// unrounded P), and the accumulators, one set per chunk: o's and dq's rows of the query block in
-// hand, and the unit's whole dk and dv (kv_len rows), rounded into their heads once, after the
-// unit's last tile. The extra error is that one rounding of each P and dS element (2^-9 relative)
-// inside sums of up to kv_len terms, against the output's own rounding to bf16; the tests hold it
-// to the f32 products' bounds. Elsewhere (no bf16 GEMM, or kWidenedToF32) the f32 path above runs.
+// Where oneDNN's bf16 GEMM runs on AMX tiles, the tiles read q, k, v, o and dO in place as
+// bf16 and accumulate in f32. Only there: on the same Xeon with oneDNN capped below AMX
+// (DNNL_MAX_CPU_ISA) the 20M heads took 79 ms on AVX512_BF16 dot products and 181 ms on plain
+// AVX-512, against the widened path's 50 ms; tiles this small gain on nothing but AMX.
+// The two operands that come out of f32 arithmetic, P (forward and backward) and dS (after
+// the attention scale is applied to it), enter their products as two bf16 tiles each, hi =
+// bf16(x) and lo = bf16(x - hi) (x - hi is exact in f32), so they carry 16 significant bits
+// (2^-17 relative) and the results keep the f32 products' error bounds. Rounding them once,
+// as FlashAttention, cuDNN's fused attention and PyTorch's CPU flash kernel do, was 1.4x
+// faster still (25 against 34 ms) but failed those bounds: a forward output that is a
+// cancelling sum came out 0.55% off where its own rounding allows 0.39%. Everything else stays
+// f32 until it is stored: the row statistics (max, sum, lse, D), the scores, dS's own
+// arithmetic (from the f32 P), and the accumulators, one set per chunk: o's and dq's rows of
+// the query block in hand, and the unit's whole dk and dv (kv_len rows), rounded into their
+// heads once, after the unit's last tile. The GEMMs keep alpha = 1: oneDNN 2.6's bf16 GEMM
+// leaves its fast kernels for any other alpha (a 64 x 256 x 64 tile 13.6 -> 96 us, one
+// thread), so the scale multiplies the f32 scores and dS instead. Elsewhere (no AMX, or
+// kWidenedToF32) the f32 path above runs.
 
 // One operand's heads read in place as bf16: head h of batch row b is a (T, hs) matrix of row
 // stride ld().
@@ -587,7 +592,7 @@ void backward_bf16(const AttentionHeads& q, const AttentionHeads& k, const Atten
 // Whether this call's bf16 operands go to the bf16 GEMM (Note [bf16 attention on bf16 GEMMs]).
 bool bf16_products(const AttentionHeads& q, Bf16AttentionProducts products) {
   return q.base.dtype() == DType::kBF16 && products == Bf16AttentionProducts::kBf16WhereAvailable &&
-         bf16_gemm_available();
+         bf16_gemm_has_amx();
 }
 
 }  // namespace

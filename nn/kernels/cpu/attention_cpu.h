@@ -9,9 +9,9 @@
 namespace zt::nn::cpu {
 
 // How bf16 operands enter the tiles' products: read as they are by oneDNN's bf16 GEMM, with
-// the f32 tiles P and dS rounded to bf16 (Note [bf16 attention on bf16 GEMMs]), where the CPU
-// has that GEMM; or widened to f32 copies and multiplied in f32 (every CPU). f32 and f16
-// operands always take the f32 products.
+// the f32 tiles P and dS as two bf16 terms each (Note [bf16 attention on bf16 GEMMs]), where
+// that GEMM runs on AMX; or widened to f32 copies and multiplied in f32 (every CPU). f32 and
+// f16 operands always take the f32 products.
 enum class Bf16AttentionProducts { kBf16WhereAvailable, kWidenedToF32 };
 
 // q (B, T, nh, hs), k, v (B, T, nkv, hs) -> o (B, T, nh, hs), lse (B, nh, T) f32; both written.

@@ -133,6 +133,15 @@ bool bf16_gemm_available() {
   return available;
 }
 
+bool bf16_gemm_has_amx() {
+  static const bool amx = [] {
+    const auto isa = static_cast<unsigned>(onednn().effective_isa());
+    const auto amx_isa = static_cast<unsigned>(dnnl_cpu_isa_avx512_core_amx);
+    return bf16_gemm_available() && (isa & amx_isa) == amx_isa;
+  }();
+  return amx;
+}
+
 void gemm_bf16(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n, std::int64_t k,
                float alpha, const BF16* a, std::int64_t lda, const BF16* b, std::int64_t ldb,
                float beta, float* c, std::int64_t ldc) {

@@ -23,6 +23,9 @@ void gemm_f32(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n
 // 2.6's bf16 GEMM leaves its fast kernels for any other alpha (7x slower on a 64 x 256 x 64
 // tile, 2-core Xeon with AMX); scale an operand or the result instead.
 bool bf16_gemm_available();
+// Whether that GEMM runs on AMX tiles (oneDNN's effective ISA, so DNNL_MAX_CPU_ISA caps it):
+// small products (attention's tiles) beat f32 only there (Note [bf16 attention on bf16 GEMMs]).
+bool bf16_gemm_has_amx();
 void gemm_bf16(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n, std::int64_t k,
                float alpha, const BF16* a, std::int64_t lda, const BF16* b, std::int64_t ldb,
                float beta, float* c, std::int64_t ldc);

@@ -3,8 +3,8 @@
 // forward and backward agree to the outputs' own bf16 rounding on lengths below, at and past
 // the query and key blocks, grouped-query heads, and queries at the end of a longer key
 // sequence. The double-precision tests (attention_tiled_test, attention_tiled_backward_test)
-// run whichever path the CPU takes; this one runs both on a CPU that has the bf16 GEMM, and on
-// one that has not checks that the default is the widened path, bit for bit.
+// run whichever path the CPU takes; this one runs both where oneDNN's bf16 GEMM has AMX, and
+// elsewhere checks that the default is the widened path, bit for bit.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -95,8 +95,8 @@ void expect_close(const std::vector<float>& got, const std::vector<float>& want,
 }
 
 TEST(AttentionBf16Products, AgreeWithTheWidenedProductsToBf16Rounding) {
-  if (!cpu::bf16_gemm_available()) {
-    GTEST_SKIP() << "no bf16 GEMM on this CPU: the widened path is the only one (next test)";
+  if (!cpu::bf16_gemm_has_amx()) {
+    GTEST_SKIP() << "no AMX bf16 GEMM here: the widened path is the only one (next test)";
   }
   for (const ProductsCase& c : kCases) {
     SCOPED_TRACE(c.name());
@@ -110,9 +110,9 @@ TEST(AttentionBf16Products, AgreeWithTheWidenedProductsToBf16Rounding) {
   }
 }
 
-TEST(AttentionBf16Products, WithoutABf16GemmTheDefaultIsTheWidenedPath) {
-  if (cpu::bf16_gemm_available()) {
-    GTEST_SKIP() << "this CPU has the bf16 GEMM (previous test)";
+TEST(AttentionBf16Products, WithoutAmxTheDefaultIsTheWidenedPath) {
+  if (cpu::bf16_gemm_has_amx()) {
+    GTEST_SKIP() << "this CPU has the AMX bf16 GEMM (previous test)";
   }
   const ProductsCase& c = kCases[0];
   const Outputs by_default = run(c, cpu::Bf16AttentionProducts::kBf16WhereAvailable);

@@ -213,15 +213,18 @@ TEST(GemmCpu, LargeProductsSplitOverThePoolMatchDoubleLoop) {
 }
 
 // Every ISA cap this CPU can take (oneDNN clamps a cap above the CPU to what it has): the
-// GemmCpu tests above and the layers' mixed-precision tests (bf16 Linear on the bf16 GEMM,
-// or widened to f32 where the cap leaves none) pass under each, and the AVX2 cap really
-// runs AVX2 kernels.
+// GemmCpu tests above, the layers' mixed-precision tests (bf16 Linear on the bf16 GEMM,
+// or widened to f32 where the cap leaves none) and bf16 attention's (on the bf16 GEMM with
+// AMX, widened below it) pass under each, and the AVX2 cap really runs AVX2 kernels.
 TEST(GemmCpuIsa, EveryIsaCapPassesTheGemmTests) {
   const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
   testing::TempDir dir;
   for (const char* isa : {"SSE41", "AVX2", "AVX512_CORE", "AVX512_CORE_BF16", "ALL"}) {
     const testing::ProgramResult run = testing::run_program(
-        {self, "--gtest_filter=GemmCpu.*:*MixedPrecision*"}, dir.path(), isa,
+        {self,
+         "--gtest_filter=GemmCpu.*:*MixedPrecision*:AttentionBf16Products.*:*/"
+         "AttentionTiled*/bf16"},
+        dir.path(), isa,
         {{"DNNL_MAX_CPU_ISA", std::string(isa)},
          {"OMP_WAIT_POLICY",
           std::string(isa) == "ALL" ? std::optional<std::string>("active") : std::nullopt}},
