@@ -47,7 +47,10 @@ class DdpStrategy final : public ZeroStrategy {
   DeviceContext& device_;               // allocates and computes every buffer here
   bool transient_block_grads_ = false;  // backward writes fp32 per block, folded into grads_
   std::vector<Tensor> block_grads_;     // transient per-block fp32 gradients
-  std::vector<Tensor> states_;          // optimizer states, each (numel) f32 views
+  // Per block, whether grads_ holds nothing of this step yet: its first fold rounds the
+  // transient gradients into grads_ instead of adding (Note [The first fold writes]).
+  std::vector<bool> block_unwritten_;
+  std::vector<Tensor> states_;  // optimizer states, each (numel) f32 views
   std::vector<std::vector<Tensor>> param_views_;
   std::vector<std::vector<Tensor>> grad_views_;
   GradientBuckets buckets_;
