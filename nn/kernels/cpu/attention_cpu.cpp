@@ -332,10 +332,10 @@ Tensor backward_block_workspace(std::int64_t chunks, const AttentionShape& shape
 // f32 until it is stored: the row statistics (max, sum, lse, D), the scores, dS's own
 // arithmetic (from the f32 P), and the accumulators, one set per chunk: o's and dq's rows of
 // the query block in hand, and the unit's whole dk and dv (kv_len rows), rounded into their
-// heads once, after the unit's last tile. The GEMMs keep alpha = 1: oneDNN 2.6's bf16 GEMM
-// leaves its fast kernels for any other alpha (a 64 x 256 x 64 tile 13.6 -> 96 us, one
-// thread), so the scale multiplies the f32 scores and dS instead. Elsewhere (no AMX, or
-// kWidenedToF32) the f32 path above runs.
+// heads once, after the unit's last tile. The GEMMs keep alpha = 1 (Note [bf16 GEMMs take
+// alpha = 1] in gemm_cpu.cpp: oneDNN's own alpha is 7x slower on these tiles, and applying it
+// around the GEMM costs passes over C): the scale multiplies the f32 scores and dS instead.
+// Elsewhere (no AMX, or kWidenedToF32) the f32 path above runs.
 
 // One operand's heads read in place as bf16: head h of batch row b is a (T, hs) matrix of row
 // stride ld().
@@ -348,7 +348,7 @@ struct Bf16HeadRows {
 };
 
 // Multiplies `rows` rows of `cols` f32 elements (row stride ld) by factor: the attention
-// scale, which the bf16 GEMM must not take as its alpha (Note [bf16 attention on bf16 GEMMs]).
+// scale, kept off the bf16 GEMM's alpha (Note [bf16 attention on bf16 GEMMs]).
 void scale_rows(float* x, std::int64_t ld, std::int64_t rows, std::int64_t cols, float factor) {
   for (std::int64_t i = 0; i < rows; ++i) {
     float* row = x + i * ld;

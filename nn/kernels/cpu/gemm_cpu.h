@@ -19,9 +19,9 @@ void gemm_f32(bool transpose_a, bool transpose_b, std::int64_t m, std::int64_t n
 // The same with bf16 A and B and an f32 C, products accumulated in f32: AVX512_BF16 (or AMX)
 // instructions where the CPU has them, oneDNN's f32 kernels on other AVX-512 CPUs. Where
 // oneDNN has no bf16 GEMM at all (AVX2-only CPUs), bf16_gemm_available() is false and
-// gemm_bf16 throws: callers widen to f32 and call gemm_f32 there. Keep alpha = 1: oneDNN
-// 2.6's bf16 GEMM leaves its fast kernels for any other alpha (7x slower on a 64 x 256 x 64
-// tile, 2-core Xeon with AMX); scale an operand or the result instead.
+// gemm_bf16 throws: callers widen to f32 and call gemm_f32 there. An alpha other than 1 costs
+// two passes over C (Note [bf16 GEMMs take alpha = 1]): where the caller can fold the scale
+// into an operand it computes anyway, it should.
 bool bf16_gemm_available();
 // Whether that GEMM runs on AMX tiles (oneDNN's effective ISA, so DNNL_MAX_CPU_ISA caps it):
 // small products (attention's tiles) beat f32 only there (Note [bf16 attention on bf16 GEMMs]).

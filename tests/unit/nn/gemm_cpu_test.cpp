@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <optional>
 #include <random>
 #include <string>
@@ -67,7 +68,7 @@ void check_against_double(const Case& c, Gemm&& gemm, float alpha = 0.5f) {
       }
       const double ref = alpha * sum + beta * c0[i * ldc + j];
       const double bound = 2.0 * static_cast<double>(c.k + 2) * std::ldexp(1.0, -24) *
-                           (alpha * magnitude + std::fabs(beta * c0[i * ldc + j]));
+                           (std::fabs(alpha) * magnitude + std::fabs(beta * c0[i * ldc + j]));
       ASSERT_LE(std::fabs(out[i * ldc + j] - ref), bound)
           << "element (" << i << ", " << j << ") of " << (c.transpose_a ? 'T' : 'N')
           << (c.transpose_b ? 'T' : 'N') << " " << c.m << "x" << c.n << "x" << c.k;
@@ -152,6 +153,21 @@ TEST(GemmCpu, Bf16MatchesDoubleLoopForEveryTransposeOrRefusesClearly) {
     return;
   }
   for (const Case& c : every_transpose()) check_against_double<BF16>(c, gemm_bf16);
+}
+
+// An alpha other than 1 is applied around a GEMM with alpha 1 (Note [bf16 GEMMs take alpha =
+// 1]): within the same bounds for an alpha that is not a power of two; alpha 0 reads neither
+// operand and scales C by beta, beta 0 then writing zeros over whatever C held.
+TEST(GemmCpu, Bf16AlphaIsAppliedAroundTheGemm) {
+  if (!bf16_gemm_available()) GTEST_SKIP() << "no bf16 GEMM on this CPU";
+  for (const Case& c : every_transpose()) check_against_double<BF16>(c, gemm_bf16, 0.3f);
+  check_against_double<BF16>({false, false, 200, 90, 300}, gemm_bf16, -1.7f);  // split, negative
+  std::vector<float> out = {2.0f, 4.0f, 8.0f, 16.0f};
+  gemm_bf16(false, false, 2, 2, 3, 0.0f, nullptr, 3, nullptr, 2, 0.5f, out.data(), 2);
+  EXPECT_EQ(out, (std::vector<float>{1.0f, 2.0f, 4.0f, 8.0f}));
+  out.assign(4, std::numeric_limits<float>::quiet_NaN());
+  gemm_bf16(false, false, 2, 2, 3, 0.0f, nullptr, 3, nullptr, 2, 0.0f, out.data(), 2);
+  EXPECT_EQ(out, std::vector<float>(4, 0.0f));
 }
 
 TEST(GemmCpu, EmptyOutputDoesNothingAndNegativeSizesAreRefused) {
