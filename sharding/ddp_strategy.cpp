@@ -72,7 +72,8 @@ void DdpStrategy::ensure_block_grads(std::size_t block) {
 }
 
 // Note [The first fold writes]
-// With transient block gradients (bf16 standing gradients), each block's backward writes f32
+// With transient block gradients (bf16 standing gradients, here and in ShardedStrategy's
+// full gradients of stage 1 accumulating), each block's backward writes f32
 // into a buffer of its own that is then folded into grads_. The first fold of a step rounds
 // that buffer into grads_ (a cast) instead of adding it to zeros, so zero_gradients need not
 // clear grads_ and the fold need not read it: x + 0 rounds to what x rounds to (but for the

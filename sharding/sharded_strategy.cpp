@@ -100,6 +100,8 @@ void ShardedStrategy::allocate() {
   if (memory_plan_.full_gradients) {
     full_grads_ = zeros(layout_.padded_numel, tracker, MemoryCategory::kGradients, grad_dtype_);
     grad_shard_ = ShardBuffer::in_place(plan_, full_grads_);
+    // zeros until a step's zero_gradients hands each block's region to its first fold
+    full_block_unwritten_.assign(layout_.blocks.size(), false);
   } else {
     grad_shard_ =
         ShardBuffer::own(plan_, zeros(shard, tracker, MemoryCategory::kGradients, grad_dtype_));
@@ -268,7 +270,12 @@ void ShardedStrategy::after_backward(std::size_t block, bool last_micro_batch) {
 }
 
 void ShardedStrategy::fold_block_grads(std::size_t block) {
-  device_.ops().axpby(1.0f, block_grads_[block], 1.0f, block_region(full_grads_, block));
+  if (full_block_unwritten_[block]) {
+    device_.ops().cast(block_grads_[block], block_region(full_grads_, block));
+    full_block_unwritten_[block] = false;
+  } else {
+    device_.ops().axpby(1.0f, block_grads_[block], 1.0f, block_region(full_grads_, block));
+  }
   block_grads_[block] = Tensor();
   grad_views_[block].clear();
 }
@@ -290,6 +297,9 @@ void ShardedStrategy::prepare_update(std::int64_t update_step, float lr) {
 }
 
 GradientNormSquared ShardedStrategy::finish_gradients() {
+  ZT_CHECK(std::none_of(full_block_unwritten_.begin(), full_block_unwritten_.end(),
+                        [](bool unwritten) { return unwritten; }),
+           "a block's gradients were never folded this step");
   reducer_->drain();
   // Padding slots hold zero gradients (no parameter reads them), so they add nothing.
   // Each slice's Σg² is enqueued without a wait; one wait then reads them all, added in
@@ -420,8 +430,14 @@ void ShardedStrategy::zero_gradients() {
   // the host: they read what is about to be zeroed.
   if (offloaded_) offloaded_->quiesce();
   early_update_.reset();
-  device_.ops().fill_zero_bytes(grad_shard_.storage());  // full_grads_ when the shard lies in place
   std::fill(shard_fresh_.begin(), shard_fresh_.end(), true);
+  if (memory_plan_.full_gradients && memory_plan_.transient_block_gradients) {
+    // each block's first fold writes its region of full_grads_ (Note [The first fold writes]
+    // in ddp_strategy.cpp); the padding past the last block is never written and stays zero
+    full_block_unwritten_.assign(layout_.blocks.size(), true);
+    return;
+  }
+  device_.ops().fill_zero_bytes(grad_shard_.storage());  // full_grads_ when the shard lies in place
 }
 
 std::vector<float> ShardedStrategy::full_parameters() {

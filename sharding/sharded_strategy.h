@@ -128,6 +128,10 @@ class ShardedStrategy final : public ZeroStrategy {
   std::vector<std::vector<Tensor>> grad_views_;   // current gradient views per block
   std::vector<Tensor> block_grads_;               // transient per-block gradients
   std::vector<bool> shard_fresh_;                 // block's shard slices not yet written
+  // Full gradients with transient block gradients: per block, whether full_grads_ holds
+  // nothing of this step yet, so its first fold rounds instead of adding (Note [The first
+  // fold writes] in ddp_strategy.cpp).
+  std::vector<bool> full_block_unwritten_;
   std::vector<std::vector<std::shared_ptr<comm::Work>>> refresh_works_;  // per block
 
   std::optional<GradientReducer> reducer_;

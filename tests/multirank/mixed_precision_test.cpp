@@ -72,6 +72,23 @@ TEST(MixedPrecision, Bf16AgreesAcrossStagesAndWorldSizes) {
   }
 }
 
+// With two micro-batches a step, stage 0 and stage 1 hold full bf16 gradients that the
+// second micro-batch adds into and the first writes (Note [The first fold writes] in
+// sharding/ddp_strategy.cpp): the same losses as one micro-batch of the whole batch, step
+// after step (a first fold that added to the last step's gradients would drift at once).
+TEST(MixedPrecision, Bf16AccumulatedFullGradientsAgreeWithOneMicroBatch) {
+  const auto reference = train(1, mixed_config("bf16", 0, 1));
+  for (int stage : {0, 1}) {
+    const auto results = train(
+        2,
+        mixed_config("bf16", stage, 2, {"train.grad_accum_steps=2", "train.micro_batch_size=2"}));
+    for (std::size_t i = 0; i < reference[0].losses.size(); ++i) {
+      EXPECT_NEAR(results[0].losses[i], reference[0].losses[i], 1e-2 * reference[0].losses[i])
+          << "stage " << stage << ", step " << i + 1;
+    }
+  }
+}
+
 TEST(MixedPrecision, Bf16StaysCloseToFp32) {
   const auto fp32 = train(2, mixed_config("fp32", 2, 2));
   const auto bf16 = train(2, mixed_config("bf16", 2, 2));
