@@ -134,11 +134,11 @@ class F32Heads {
 // block_k) P and one dS block per chunk as workspace. The last query block sees every key, so
 // the first head's visit to it writes dk and dv whole (beta 0) and nothing needs zeroing
 // first: zeroing them row by row (head_dim elements at a time, cold) was 0.65% of the 20M
-// step. Every sum runs in an order fixed by the
-// shape, so the gradients are the same bits on any thread count; they differ from the untiled
-// kernel's (which summed each gradient over all keys or queries in one GEMM) by round-off. A unit
-// does the five GEMMs of the untiled kernel on the tiles a causal mask leaves, about half the work
-// at long lengths, and recomputes nothing; its parallelism is B n_kv_head units.
+// step. Every sum runs in an order fixed by the shape, so the gradients are the same bits on
+// any thread count; they differ from the untiled kernel's (which summed each gradient over all
+// keys or queries in one GEMM) by round-off. A unit does the five GEMMs of the untiled kernel
+// on the tiles a causal mask leaves, about half the work at long lengths, and recomputes
+// nothing; its parallelism is B n_kv_head units.
 constexpr std::int64_t kKeyBlock = 512;
 
 std::int64_t query_block(std::int64_t seq_len) {
@@ -378,8 +378,9 @@ void split_rows(const float* from, std::int64_t ld_from, const SplitTile& to, st
     BF16* hi = to.hi + i * ld_to;
     round_into(x, hi, cols);
     widen_into(hi, rest.data(), cols);
-    for (std::int64_t j = 0; j < cols; ++j)
+    for (std::int64_t j = 0; j < cols; ++j) {
       rest[static_cast<std::size_t>(j)] = x[j] - rest[static_cast<std::size_t>(j)];
+    }
     round_into(rest.data(), to.lo + i * ld_to, cols);
   }
 }
