@@ -239,6 +239,14 @@ struct BackwardOperands {
   float* ds;  // (chunks, block_q, block_k) workspace: one dP, then dS, block per chunk
 };
 
+// The beta of a backward query block's dk and dv tiles: 0 when the block writes them, which
+// only a block that sees every key may (Note [Tiled attention]), else 1.
+float kv_tile_beta(const AttentionShape& shape, std::int64_t keys_seen, bool writes_kv) {
+  ZT_CHECK(!writes_kv || keys_seen == shape.kv_len,
+           "attention backward: a query block that does not see every key cannot write dk, dv");
+  return writes_kv ? 0.0f : 1.0f;
+}
+
 // Query rows [t0, t0 + rows) of query head h (of kv head kv) of batch row b (Note [Tiled
 // attention], the backward): adds their share into dq's rows and into dk and dv, over every key
 // block they see, with the chunk's P and dS blocks `p` and `ds` (rows, block_k). With
@@ -264,9 +272,7 @@ void backward_query_block(const AttentionShape& shape, const BackwardOperands& x
   // keys after the last row's position are masked for every row: no block, or part of one,
   // past them runs
   const std::int64_t keys_seen = first_position + rows;
-  ZT_CHECK(!writes_kv || keys_seen == shape.kv_len,
-           "attention backward: a query block that does not see every key cannot write dk, dv");
-  const float kv_beta = writes_kv ? 0.0f : 1.0f;
+  const float kv_beta = kv_tile_beta(shape, keys_seen, writes_kv);
   for (std::int64_t j0 = 0; j0 < keys_seen; j0 += block_k) {
     const std::int64_t n = std::min(block_k, keys_seen - j0);
     const float* k_blk = k + j0 * x.k.ld();
@@ -505,9 +511,7 @@ void backward_query_block_bf16(const AttentionShape& shape, const Bf16BackwardOp
   std::array<float, kMaxQueryBlock> d;
   attention_output_dots(tiles.o_rows, hs, tiles.d_o_rows, hs, rows, hs, d.data());
   const std::int64_t keys_seen = first_position + rows;
-  ZT_CHECK(!writes_kv || keys_seen == shape.kv_len,
-           "attention backward: a query block that does not see every key cannot write dk, dv");
-  const float kv_beta = writes_kv ? 0.0f : 1.0f;
+  const float kv_beta = kv_tile_beta(shape, keys_seen, writes_kv);
   for (std::int64_t j0 = 0; j0 < keys_seen; j0 += block_k) {
     const std::int64_t n = std::min(block_k, keys_seen - j0);
     const BF16* k_blk = k + j0 * x.k.ld();
