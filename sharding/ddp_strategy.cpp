@@ -23,7 +23,7 @@ DdpStrategy::DdpStrategy(const StrategyInputs& inputs)
       layout_(make_flat_layout(inputs.model, inputs.lanes.world_size())),
       device_(inputs.device),
       block_grads_(layout_.blocks.size()),
-      block_unwritten_(layout_.blocks.size(), false),
+      folds_(layout_.blocks.size()),
       buckets_(layout_.padded_numel, bucket_elements(inputs.config)) {
   const Shape flat{layout_.padded_numel};
   const DType dtype = compute_dtype(inputs.config);
@@ -71,27 +71,11 @@ void DdpStrategy::ensure_block_grads(std::size_t block) {
                                       device_.tracker(), MemoryCategory::kCommBuffers);
 }
 
-// Note [The first fold writes]
-// With transient block gradients (bf16 standing gradients, here and in ShardedStrategy's
-// full gradients of stage 1 accumulating), each block's backward writes f32
-// into a buffer of its own that is then folded into grads_. The first fold of a step rounds
-// that buffer into grads_ (a cast) instead of adding it to zeros, so zero_gradients need not
-// clear grads_ and the fold need not read it: x + 0 rounds to what x rounds to (but for the
-// sign of a zero: -0 + 0 is +0, which no later arithmetic tells apart). On the 20M GPT shape in
-// bf16 (stage 0, one micro-batch) that drops a 40 MB memset and a 40 MB read from the step.
-// Every block folds every micro-batch (BlockPass runs them all, and finish_gradients checks
-// that every bucket was launched), so no part of grads_ that a block owns keeps a stale value;
-// the padding past the last block is never written and stays zero from construction.
 void DdpStrategy::after_backward(std::size_t block, bool last_micro_batch) {
   if (transient_block_grads_) {
     const BlockSlots& slots = layout_.blocks[block];
-    const Tensor region = grads_.view(slots.offset, Shape{slots.padded_numel});
-    if (block_unwritten_[block]) {
-      device_.ops().cast(block_grads_[block], region);
-      block_unwritten_[block] = false;
-    } else {
-      device_.ops().axpby(1.0f, block_grads_[block], 1.0f, region);
-    }
+    folds_.fold(device_.ops(), block, block_grads_[block],
+                grads_.view(slots.offset, Shape{slots.padded_numel}));
     block_grads_[block] = Tensor();
     grad_views_[block].clear();
   }
@@ -106,9 +90,7 @@ void DdpStrategy::after_backward(std::size_t block, bool last_micro_batch) {
 
 GradientNormSquared DdpStrategy::finish_gradients() {
   ZT_CHECK(buckets_.all_taken(), "a gradient bucket was never launched");
-  ZT_CHECK(std::none_of(block_unwritten_.begin(), block_unwritten_.end(),
-                        [](bool unwritten) { return unwritten; }),
-           "a block's gradients were never folded this step");
+  folds_.check_all_folded();
   for (const auto& work : in_flight_) work->wait();
   in_flight_.clear();
   buckets_.reset();
@@ -130,7 +112,7 @@ void DdpStrategy::optimizer_step(std::int64_t step, float lr) {
 void DdpStrategy::zero_gradients() {
   if (transient_block_grads_) {
     // each block's first fold writes its part (Note [The first fold writes])
-    std::fill(block_unwritten_.begin(), block_unwritten_.end(), true);
+    folds_.start_step();
     return;
   }
   device_.ops().fill_zero_bytes(grads_);

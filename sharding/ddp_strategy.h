@@ -5,6 +5,7 @@
 #include <memory>
 #include <vector>
 
+#include "sharding/block_folds.h"
 #include "sharding/gradient_buckets.h"
 #include "sharding/memory_plan.h"
 #include "sharding/zero_strategy.h"
@@ -47,10 +48,8 @@ class DdpStrategy final : public ZeroStrategy {
   DeviceContext& device_;               // allocates and computes every buffer here
   bool transient_block_grads_ = false;  // backward writes fp32 per block, folded into grads_
   std::vector<Tensor> block_grads_;     // transient per-block fp32 gradients
-  // Per block, whether grads_ holds nothing of this step yet: its first fold rounds the
-  // transient gradients into grads_ instead of adding (Note [The first fold writes]).
-  std::vector<bool> block_unwritten_;
-  std::vector<Tensor> states_;  // optimizer states, each (numel) f32 views
+  BlockFolds folds_;                    // block_grads_ into grads_, the first fold writing
+  std::vector<Tensor> states_;          // optimizer states, each (numel) f32 views
   std::vector<std::vector<Tensor>> param_views_;
   std::vector<std::vector<Tensor>> grad_views_;
   GradientBuckets buckets_;

@@ -100,8 +100,7 @@ void ShardedStrategy::allocate() {
   if (memory_plan_.full_gradients) {
     full_grads_ = zeros(layout_.padded_numel, tracker, MemoryCategory::kGradients, grad_dtype_);
     grad_shard_ = ShardBuffer::in_place(plan_, full_grads_);
-    // zeros until a step's zero_gradients hands each block's region to its first fold
-    full_block_unwritten_.assign(layout_.blocks.size(), false);
+    full_folds_ = BlockFolds(layout_.blocks.size());
   } else {
     grad_shard_ =
         ShardBuffer::own(plan_, zeros(shard, tracker, MemoryCategory::kGradients, grad_dtype_));
@@ -270,12 +269,7 @@ void ShardedStrategy::after_backward(std::size_t block, bool last_micro_batch) {
 }
 
 void ShardedStrategy::fold_block_grads(std::size_t block) {
-  if (full_block_unwritten_[block]) {
-    device_.ops().cast(block_grads_[block], block_region(full_grads_, block));
-    full_block_unwritten_[block] = false;
-  } else {
-    device_.ops().axpby(1.0f, block_grads_[block], 1.0f, block_region(full_grads_, block));
-  }
+  full_folds_.fold(device_.ops(), block, block_grads_[block], block_region(full_grads_, block));
   block_grads_[block] = Tensor();
   grad_views_[block].clear();
 }
@@ -297,9 +291,7 @@ void ShardedStrategy::prepare_update(std::int64_t update_step, float lr) {
 }
 
 GradientNormSquared ShardedStrategy::finish_gradients() {
-  ZT_CHECK(std::none_of(full_block_unwritten_.begin(), full_block_unwritten_.end(),
-                        [](bool unwritten) { return unwritten; }),
-           "a block's gradients were never folded this step");
+  full_folds_.check_all_folded();
   reducer_->drain();
   // Padding slots hold zero gradients (no parameter reads them), so they add nothing.
   // Each slice's Σg² is enqueued without a wait; one wait then reads them all, added in
@@ -432,9 +424,8 @@ void ShardedStrategy::zero_gradients() {
   early_update_.reset();
   std::fill(shard_fresh_.begin(), shard_fresh_.end(), true);
   if (memory_plan_.full_gradients && memory_plan_.transient_block_gradients) {
-    // each block's first fold writes its region of full_grads_ (Note [The first fold writes]
-    // in ddp_strategy.cpp); the padding past the last block is never written and stays zero
-    full_block_unwritten_.assign(layout_.blocks.size(), true);
+    // each block's first fold writes its region of full_grads_ (Note [The first fold writes])
+    full_folds_.start_step();
     return;
   }
   device_.ops().fill_zero_bytes(grad_shard_.storage());  // full_grads_ when the shard lies in place

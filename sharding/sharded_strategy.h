@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "offload/offloaded_optimizer.h"
+#include "sharding/block_folds.h"
 #include "sharding/gradient_reducer.h"
 #include "sharding/memory_plan.h"
 #include "sharding/parameter_gatherer.h"
@@ -128,10 +129,9 @@ class ShardedStrategy final : public ZeroStrategy {
   std::vector<std::vector<Tensor>> grad_views_;   // current gradient views per block
   std::vector<Tensor> block_grads_;               // transient per-block gradients
   std::vector<bool> shard_fresh_;                 // block's shard slices not yet written
-  // Full gradients with transient block gradients: per block, whether full_grads_ holds
-  // nothing of this step yet, so its first fold rounds instead of adding (Note [The first
-  // fold writes] in ddp_strategy.cpp).
-  std::vector<bool> full_block_unwritten_;
+  // Full gradients with transient block gradients: block_grads_ into full_grads_, the first
+  // fold of a step writing (Note [The first fold writes])
+  BlockFolds full_folds_{0};
   std::vector<std::vector<std::shared_ptr<comm::Work>>> refresh_works_;  // per block
 
   std::optional<GradientReducer> reducer_;

@@ -74,7 +74,7 @@ TEST(MixedPrecision, Bf16AgreesAcrossStagesAndWorldSizes) {
 
 // With two micro-batches a step, stage 0 and stage 1 hold full bf16 gradients that the
 // second micro-batch adds into and the first writes (Note [The first fold writes] in
-// sharding/ddp_strategy.cpp): the same losses as one micro-batch of the whole batch, step
+// sharding/block_folds.cpp): the same losses as one micro-batch of the whole batch, step
 // after step (a first fold that added to the last step's gradients would drift at once).
 TEST(MixedPrecision, Bf16AccumulatedFullGradientsAgreeWithOneMicroBatch) {
   const auto reference = train(1, mixed_config("bf16", 0, 1));
