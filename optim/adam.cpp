@@ -35,24 +35,40 @@ math::AdamStepScalars Adam::step_scalars(std::int64_t step, float lr) const {
 void Adam::step(const Tensor& params, const Tensor& grads, std::span<const Tensor> states,
                 const Tensor& compute_params, std::int64_t step, float lr,
                 DeviceContext& device) const {
+  update(params, grads, states, compute_params, step, lr, device, false);
+}
+
+HostScalar Adam::step_summing_squares(const Tensor& params, const Tensor& grads,
+                                      std::span<const Tensor> states, const Tensor& compute_params,
+                                      std::int64_t step, float lr, DeviceContext& device) const {
+  return update(params, grads, states, compute_params, step, lr, device, true);
+}
+
+HostScalar Adam::update(const Tensor& params, const Tensor& grads, std::span<const Tensor> states,
+                        const Tensor& compute_params, std::int64_t step, float lr,
+                        DeviceContext& device, bool sum_squares) const {
   const bool on_host =
       detail::check_step_operands(name(), params, grads, states, 2, compute_params, device);
   const math::AdamStepScalars scalars = step_scalars(step, lr);
-  if (params.device().meta) return;  // the estimator's meta device: nothing to update
+  if (params.device().meta) return 0.0;  // the estimator's meta device: nothing to update
   if (!on_host) {
     cuda_optimizer_entries().get().adam_step(params, grads, states[0], states[1], compute_params,
                                              scalars, device.compute_stream().native_handle());
-    return;
+    return sum_squares ? device.ops().sum_of_squares(grads) : HostScalar();
   }
   const std::array<float*, 2> moments{static_cast<float*>(states[0].data()),
                                       static_cast<float*>(states[1].data())};
+  double squares = 0.0;
   detail::with_typed_operands(grads, compute_params, [&](const auto* g, auto* compute) {
-    detail::step_elements(g, static_cast<float*>(params.data()), moments, compute,
-                          static_cast<std::size_t>(params.numel()),
-                          [scalars](float& param, float grad, float& m, float& v) {
-                            math::adam_update(param, grad, m, v, scalars);
-                          });
+    squares = detail::step_elements(
+        g, static_cast<float*>(params.data()), moments, compute,
+        static_cast<std::size_t>(params.numel()),
+        [scalars](float& param, float grad, float& m, float& v) {
+          math::adam_update(param, grad, m, v, scalars);
+        },
+        sum_squares);
   });
+  return squares;
 }
 
 }  // namespace zt::optim

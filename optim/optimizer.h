@@ -10,6 +10,7 @@
 
 #include "core/config/config.h"
 #include "core/device/device_context.h"
+#include "core/device/host_scalar.h"
 #include "core/tensor.h"
 
 namespace zt::optim {
@@ -31,6 +32,14 @@ class Optimizer {
   virtual void step(const Tensor& params, const Tensor& grads, std::span<const Tensor> states,
                     const Tensor& compute_params, std::int64_t step, float lr,
                     DeviceContext& device) const = 0;
+  // The same update, also returning Σ grads² (each widened to fp32, summed in double) with the
+  // bits DeviceOps::sum_of_squares(grads) gives: on the CPU read in the update's own pass over
+  // the gradients (Note [The gradient norm in the update's pass] in optim/step_internal.h); on
+  // a GPU reduced after the update, on the compute stream.
+  virtual HostScalar step_summing_squares(const Tensor& params, const Tensor& grads,
+                                          std::span<const Tensor> states,
+                                          const Tensor& compute_params, std::int64_t step, float lr,
+                                          DeviceContext& device) const = 0;
   // The same with no compute-dtype copy.
   void step(const Tensor& params, const Tensor& grads, std::span<const Tensor> states,
             std::int64_t step, float lr, DeviceContext& device) const {

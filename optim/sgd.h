@@ -14,8 +14,16 @@ class Sgd final : public Optimizer {
   void step(const Tensor& params, const Tensor& grads, std::span<const Tensor> states,
             const Tensor& compute_params, std::int64_t step, float lr,
             DeviceContext& device) const override;
+  HostScalar step_summing_squares(const Tensor& params, const Tensor& grads,
+                                  std::span<const Tensor> states, const Tensor& compute_params,
+                                  std::int64_t step, float lr,
+                                  DeviceContext& device) const override;
 
  private:
+  // step(), and with `sum_squares` step_summing_squares() (0 returned otherwise).
+  HostScalar update(const Tensor& params, const Tensor& grads, std::span<const Tensor> states,
+                    const Tensor& compute_params, std::int64_t step, float lr,
+                    DeviceContext& device, bool sum_squares) const;
   float momentum_;
   bool nesterov_;
   float weight_decay_;

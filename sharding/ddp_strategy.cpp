@@ -88,25 +88,43 @@ void DdpStrategy::after_backward(std::size_t block, bool last_micro_batch) {
   }
 }
 
-GradientNormSquared DdpStrategy::finish_gradients() {
+void DdpStrategy::wait_for_reductions() {
   ZT_CHECK(buckets_.all_taken(), "a gradient bucket was never launched");
   folds_.check_all_folded();
   for (const auto& work : in_flight_) work->wait();
   in_flight_.clear();
   buckets_.reset();
+}
+
+GradientNormSquared DdpStrategy::finish_gradients() {
+  wait_for_reductions();
   // Every rank holds the all-reduced gradient: its norm is the global one.
   return {device_.ops().sum_of_squares(grads_.view(0, Shape{layout_.numel})), false};
 }
 
+GradientNormSquared DdpStrategy::finish_gradients_and_update(
+    std::int64_t step, float lr, const std::function<void()>& before_update) {
+  wait_for_reductions();
+  before_update();
+  return {update(step, lr, true), false};
+}
+
 void DdpStrategy::scale_gradients(float factor) { device_.ops().scale(grads_, factor); }
 
-void DdpStrategy::optimizer_step(std::int64_t step, float lr) {
+void DdpStrategy::optimizer_step(std::int64_t step, float lr) { update(step, lr, false); }
+
+HostScalar DdpStrategy::update(std::int64_t step, float lr, bool sum_squares) {
   // One pass over the whole flat buffer: the gradients in their stored dtype, the master and
   // states updated, and the compute-dtype parameters rounded from the new master (Note [The
   // optimizer in one pass]). In fp32 the master is the parameters and there is no copy.
   const Shape real{layout_.numel};
   const Tensor compute = params_.dtype() == DType::kF32 ? Tensor() : params_.view(0, real);
+  if (sum_squares) {
+    return optimizer_.step_summing_squares(master_.view(0, real), grads_.view(0, real), states_,
+                                           compute, step, lr, device_);
+  }
   optimizer_.step(master_.view(0, real), grads_.view(0, real), states_, compute, step, lr, device_);
+  return 0.0;
 }
 
 void DdpStrategy::zero_gradients() {

@@ -24,6 +24,8 @@ class DdpStrategy final : public ZeroStrategy {
   void before_backward(std::size_t block) override;
   void after_backward(std::size_t block, bool last_micro_batch) override;
   GradientNormSquared finish_gradients() override;
+  GradientNormSquared finish_gradients_and_update(
+      std::int64_t step, float lr, const std::function<void()>& before_update) override;
   void scale_gradients(float factor) override;
   void optimizer_step(std::int64_t step, float lr) override;
   void zero_gradients() override;
@@ -36,6 +38,11 @@ class DdpStrategy final : public ZeroStrategy {
 
  private:
   void ensure_block_grads(std::size_t block);
+  // Waits for the step's bucket all-reduces: every rank then holds the reduced gradient.
+  void wait_for_reductions();
+  // The update over the whole flat buffer; with `sum_squares` it returns the gradient norm
+  // squared it read (Note [The gradient norm in the update's pass]), else 0.
+  HostScalar update(std::int64_t step, float lr, bool sum_squares);
   // The master (0) or optimizer state (1 + i), its real elements only.
   Tensor state_tensor(std::size_t index) const;
 

@@ -291,20 +291,42 @@ void ShardedStrategy::prepare_update(std::int64_t update_step, float lr) {
 }
 
 GradientNormSquared ShardedStrategy::finish_gradients() {
-  full_folds_.check_all_folded();
-  reducer_->drain();
+  wait_for_reductions();
   // Padding slots hold zero gradients (no parameter reads them), so they add nothing.
-  // Each slice's Σg² is enqueued without a wait; one wait then reads them all, added in
-  // slice order in double (no host read per slice). The sum over the ranks is the caller's,
-  // in the all-reduce that sums the step's loss too.
+  // Each slice's Σg² is enqueued without a wait; one wait then reads them all (no host read
+  // per slice). The sum over the ranks is the caller's, in the all-reduce that sums the
+  // step's loss too.
   slice_squares_.clear();
   grad_shard_.for_each_slice([&](const Segment&, const Tensor& slice) {
     slice_squares_.push_back(device_.ops().sum_of_squares(slice));
   });
+  return {sum_of_slice_squares(), true};
+}
+
+GradientNormSquared ShardedStrategy::finish_gradients_and_update(
+    std::int64_t step, float lr, const std::function<void()>& before_update) {
+  if (offloaded_) return ZeroStrategy::finish_gradients_and_update(step, lr, before_update);
+  wait_for_reductions();
+  before_update();
+  // The update reads each slice's Σg² in its own pass (Note [The gradient norm in the
+  // update's pass]): the same values finish_gradients() enqueues, read after the refresh or
+  // prefetch is submitted.
+  slice_squares_.clear();
+  update(step, lr, &slice_squares_);
+  return {sum_of_slice_squares(), true};
+}
+
+void ShardedStrategy::wait_for_reductions() {
+  full_folds_.check_all_folded();
+  reducer_->drain();
+}
+
+double ShardedStrategy::sum_of_slice_squares() {
+  // one wait, then the slices' sums added in slice order in double
   device_.compute_stream().synchronize();
   double local = 0.0;
   for (const HostScalar& squares : slice_squares_) local += squares;
-  return {local, true};
+  return local;
 }
 
 void ShardedStrategy::scale_gradients(float factor) {
@@ -317,13 +339,16 @@ void ShardedStrategy::scale_gradients(float factor) {
       [&](const Segment&, const Tensor& slice) { device_.ops().scale(slice, factor); });
 }
 
-void ShardedStrategy::optimizer_step(std::int64_t step, float lr) {
+void ShardedStrategy::optimizer_step(std::int64_t step, float lr) { update(step, lr, nullptr); }
+
+void ShardedStrategy::update(std::int64_t step, float lr, std::vector<HostScalar>* slice_squares) {
   // In fp32 the master is the parameter storage a gather reads from (the full parameters'
   // own slices in stages 1-2, the parameter shard in stage 3): every gather must be done
   // before it changes. Stage 3's gathered copies are stale after the step anyway.
   wait_for_all_refreshes();
   if (gatherer_) gatherer_->release_all();
-  const bool own_slices_changed = offloaded_ ? offloaded_step(step, lr) : device_step(step, lr);
+  const bool own_slices_changed =
+      offloaded_ ? offloaded_step(step, lr) : device_step(step, lr, slice_squares);
   if (gatherer_) {
     prefetch_first_blocks();
   } else if (own_slices_changed) {
@@ -331,7 +356,8 @@ void ShardedStrategy::optimizer_step(std::int64_t step, float lr) {
   }
 }
 
-bool ShardedStrategy::device_step(std::int64_t step, float lr) {
+bool ShardedStrategy::device_step(std::int64_t step, float lr,
+                                  std::vector<HostScalar>* slice_squares) {
   // The optimizer is elementwise, so one call per slice updates exactly what one call over
   // a contiguous shard would. Each call is one pass (Note [The optimizer in one pass]): the
   // gradients in their stored dtype, and the rank's own compute-dtype parameters rounded
@@ -343,7 +369,13 @@ bool ShardedStrategy::device_step(std::int64_t step, float lr) {
       states[i] = states_[i].view(segment.shard_offset, slice);
     }
     const Tensor compute = memory_plan_.separate_master ? own_parameters(segment) : Tensor();
-    optimizer_.step(master, grad_shard_.slice(segment), states, compute, step, lr, device_);
+    const Tensor grads = grad_shard_.slice(segment);
+    if (slice_squares != nullptr) {
+      slice_squares->push_back(
+          optimizer_.step_summing_squares(master, grads, states, compute, step, lr, device_));
+    } else {
+      optimizer_.step(master, grads, states, compute, step, lr, device_);
+    }
   });
   return true;
 }

@@ -36,6 +36,8 @@ class ShardedStrategy final : public ZeroStrategy {
   void after_backward(std::size_t block, bool last_micro_batch) override;
   void prepare_update(std::int64_t update_step, float lr) override;
   GradientNormSquared finish_gradients() override;
+  GradientNormSquared finish_gradients_and_update(
+      std::int64_t step, float lr, const std::function<void()>& before_update) override;
   void scale_gradients(float factor) override;
   void optimizer_step(std::int64_t step, float lr) override;
   void zero_gradients() override;
@@ -109,7 +111,15 @@ class ShardedStrategy final : public ZeroStrategy {
   bool finish_delayed_update();
   // The update of this rank's shard, on the device or the host (Note [Offloaded step order]);
   // each returns whether the rank's own parameter slices changed.
-  bool device_step(std::int64_t step, float lr);
+  // Waits for the step's reduce-scatters (every block folded first).
+  void wait_for_reductions();
+  // Σ slice_squares_ in slice order, after one wait for the device.
+  double sum_of_slice_squares();
+  // optimizer_step; with `slice_squares` the update also returns each slice's Σg² there, in
+  // slice order (Note [The gradient norm in the update's pass]).
+  void update(std::int64_t step, float lr, std::vector<HostScalar>* slice_squares);
+  // Returns whether the rank's own slices changed; `slice_squares` as update's.
+  bool device_step(std::int64_t step, float lr, std::vector<HostScalar>* slice_squares);
   bool offloaded_step(std::int64_t step, float lr);
   // Separate masters: their compute-dtype image into the rank's own parameter slices.
   void round_masters_into_own_parameters();

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -63,6 +64,19 @@ class ZeroStrategy {
   // ranks hold shards returns this rank's part, and the caller sums it over the ranks, in the
   // same all-reduce as the step's loss (Note [One host wait per step]).
   virtual GradientNormSquared finish_gradients() = 0;
+  // When nothing can veto the update (no clipping, no loss scaling): finish_gradients() and
+  // optimizer_step(step, lr) in one, returning what finish_gradients() would; `before_update`
+  // runs between the two (the caller's phase changes there). A strategy may read the norm in
+  // the update's own pass over the gradients (DDP: Note [The gradient norm in the update's
+  // pass] in optim/step_internal.h), so the caller learns of a non-finite gradient only after
+  // the update.
+  virtual GradientNormSquared finish_gradients_and_update(
+      std::int64_t step, float lr, const std::function<void()>& before_update) {
+    const GradientNormSquared norm = finish_gradients();
+    before_update();
+    optimizer_step(step, lr);
+    return norm;
+  }
   // Multiplies this rank's gradients (or gradient shard) by `factor` (clipping, unscaling).
   virtual void scale_gradients(float factor) = 0;
   // Updates this rank's parameters (or shard) with the optimizer; `step` counts from 1.

@@ -5,39 +5,22 @@
 #include <algorithm>
 #include <string>
 
-#include "core/device/math/buffer_math.h"
 #include "core/error.h"
 
 namespace zt {
 namespace {
 
-[[gnu::always_inline]] inline void accumulate_lanes(const float* values, std::size_t count,
-                                                    SquareSumLanes& lanes) {
-  double running[kSquareSumLanes];
-  std::copy(lanes.begin(), lanes.end(), running);
-  std::size_t i = 0;
-  for (; i + kSquareSumLanes <= count; i += kSquareSumLanes) {
-    for (std::size_t lane = 0; lane < kSquareSumLanes; ++lane) {
-      running[lane] += buffer_math::square(values[i + lane]);
-    }
-  }
-  for (std::size_t lane = 0; i + lane < count; ++lane) {
-    running[lane] += buffer_math::square(values[i + lane]);
-  }
-  std::copy(running, running + kSquareSumLanes, lanes.begin());
-}
-
 void accumulate_baseline(const float* values, std::size_t count, SquareSumLanes& lanes) {
-  accumulate_lanes(values, count, lanes);
+  accumulate_square_sum_lanes(values, count, lanes);
 }
 #if defined(__x86_64__)
 [[gnu::target("avx2,fma")]] void accumulate_avx2(const float* values, std::size_t count,
                                                  SquareSumLanes& lanes) {
-  accumulate_lanes(values, count, lanes);
+  accumulate_square_sum_lanes(values, count, lanes);
 }
 [[gnu::target("avx512f,fma")]] void accumulate_avx512(const float* values, std::size_t count,
                                                       SquareSumLanes& lanes) {
-  accumulate_lanes(values, count, lanes);
+  accumulate_square_sum_lanes(values, count, lanes);
 }
 #endif
 

@@ -2,9 +2,11 @@
 // widest vector unit the CPU has and giving the same bits on every path.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 
+#include "core/device/math/buffer_math.h"
 #include "core/vector_isa.h"
 
 namespace zt {
@@ -26,6 +28,27 @@ using SquareSumLanes = std::array<double, kSquareSumLanes>;
 void accumulate_square_sums(const float* values, std::size_t count, SquareSumLanes& lanes);
 void accumulate_square_sums(VectorIsa isa, const float* values, std::size_t count,
                             SquareSumLanes& lanes);
+
+// The loop itself, for a caller that compiles it into its own loop on each vector path (the
+// optimizer's step, which sums the gradients' squares in the pass that reads them: Note [The
+// gradient norm in the update's pass] in optim/step_internal.h). Its translation unit must be
+// compiled with -ffp-contract=off, as this one's is, for the same bits.
+[[gnu::always_inline]] inline void accumulate_square_sum_lanes(const float* values,
+                                                               std::size_t count,
+                                                               SquareSumLanes& lanes) {
+  double running[kSquareSumLanes];
+  std::copy(lanes.begin(), lanes.end(), running);
+  std::size_t i = 0;
+  for (; i + kSquareSumLanes <= count; i += kSquareSumLanes) {
+    for (std::size_t lane = 0; lane < kSquareSumLanes; ++lane) {
+      running[lane] += buffer_math::square(values[i + lane]);
+    }
+  }
+  for (std::size_t lane = 0; i + lane < count; ++lane) {
+    running[lane] += buffer_math::square(values[i + lane]);
+  }
+  std::copy(running, running + kSquareSumLanes, lanes.begin());
+}
 
 // The lanes added in the fixed order of Note [Square sums in eight lanes].
 double total_of_lanes(const SquareSumLanes& lanes);

@@ -477,7 +477,16 @@ StepMetrics Trainer::run_step(const std::function<data::Batch(std::int64_t micro
     throw;
   }
   const double local_loss = read_loss_sums(step);
-  const zero::GradientNormSquared norm_squared = strategy_->finish_gradients();
+  zero::GradientNormSquared norm_squared;
+  if (update_cannot_be_vetoed) {
+    // Nothing needs the norm before the update: the strategy may read it in the update's own
+    // pass over the gradients (DDP), and the sums go over after the update, so its own
+    // collectives (stages 1-2 refresh the parameters) are submitted first.
+    norm_squared = strategy_->finish_gradients_and_update(
+        ++applied_steps_, lr, [&] { tracker_.set_phase("optimizer step"); });
+  } else {
+    norm_squared = strategy_->finish_gradients();
+  }
   // One all-reduce for the step's loss, its rows and, where the ranks hold gradient shards,
   // the norm's parts (Note [One host wait per step]).
   std::array<float, 3> sums{static_cast<float>(local_loss), static_cast<float>(rows_this_step_),
@@ -489,14 +498,9 @@ StepMetrics Trainer::run_step(const std::function<data::Batch(std::int64_t micro
   bool skipped = false;
   double grad_norm = 0.0;
   if (update_cannot_be_vetoed) {
-    // Nothing needs the norm before the update: the sums go over after it, so the update's
-    // own collectives (stages 1-2 refresh the parameters) are submitted first.
-    if (!norm_squared.rank_part) check_gradients_finite(step, norm_squared.value);
-    tracker_.set_phase("optimizer step");
-    strategy_->optimizer_step(++applied_steps_, lr);
     all_reduce_floats(reduced, comm::ReduceOp::kSum);
-    // A sharded step learns of a non-finite gradient only now, after its update: the run
-    // stops here either way, and what was saved is untouched.
+    // The step learns of a non-finite gradient only now, after its update: the run stops here
+    // either way, and what was saved is untouched.
     check_gradients_finite(step, global_norm_squared());
     grad_norm = std::sqrt(global_norm_squared());
   } else {

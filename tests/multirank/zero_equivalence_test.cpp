@@ -129,6 +129,34 @@ TEST(ZeroClipping, ShardedClippingEqualsClippingOnOneRank) {
   EXPECT_NE(single.losses.back(), reference("adamw").losses.back());
 }
 
+// Without clipping or loss scaling the update reads the gradient norm in its own pass (Note
+// [The gradient norm in the update's pass] in optim/step_internal.h); a clipping bound that
+// no step reaches keeps the separate pass before the update and changes nothing else. Both
+// report the same norms bit for bit, and train to the same losses and parameters, at every
+// stage on 2 ranks, in fp32 and bf16.
+TEST(ZeroNormInTheUpdate, ReportsTheSeparatePassBitsAndTrainsTheSame) {
+  for (const std::string dtype : {"fp32", "bf16"}) {
+    for (int stage : {0, 1, 2, 3}) {
+      const std::string precision = "precision.dtype=" + dtype;
+      const Outcome in_update = train(2, gpt_config(stage, 2, 1, {precision}, "adamw"));
+      const Outcome separate =
+          train(2, gpt_config(stage, 2, 1, {precision, "optimizer.max_grad_norm=1e30"}, "adamw"));
+      const std::string what = dtype + ", stage " + std::to_string(stage);
+      ASSERT_EQ(in_update.metrics.size(), separate.metrics.size()) << what;
+      for (std::size_t rank = 0; rank < separate.metrics.size(); ++rank) {
+        ASSERT_EQ(in_update.metrics[rank].size(), separate.metrics[rank].size()) << what;
+        for (std::size_t s = 0; s < separate.metrics[rank].size(); ++s) {
+          EXPECT_GT(separate.metrics[rank][s].grad_norm, 0.0) << what;
+          EXPECT_EQ(in_update.metrics[rank][s].grad_norm, separate.metrics[rank][s].grad_norm)
+              << what << ", rank " << rank << ", step " << s + 1;
+        }
+      }
+      EXPECT_EQ(in_update.losses, separate.losses) << what;
+      EXPECT_TRUE(in_update.parameters == separate.parameters) << what;
+    }
+  }
+}
+
 TEST(ZeroTiedEmbeddings, EveryStageMatchesOneRankWithTheHeadTiedToTheEmbedding) {
   const std::vector<std::string> tied{"model.tie_embeddings=true"};
   const Outcome single = train(1, gpt_config(0, 1, 1, tied));

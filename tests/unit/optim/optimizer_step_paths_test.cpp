@@ -2,7 +2,8 @@
 // vector path] in optim/step_internal.h): Adam, AdamW and SGD (plain, momentum, Nesterov)
 // give the bits of a plain loop over optim::math's per-element update, on each path forced
 // in turn, on 1, 2 and 4 threads, for f32, bf16 and f16 gradients and each compute copy
-// (none, f32, bf16, f16), over sizes that end inside a block, on a block and across chunks.
+// (none, f32, bf16, f16), over sizes that end inside a block, on a block and across chunks;
+// the step that sums the gradients' squares as it reads them gives sum_of_squares's bits.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -204,6 +205,72 @@ TEST(OptimizerStepPaths, EveryPathAndThreadCountGivesThePlainLoopsBits) {
       }
     }
   }
+}
+
+// The same bits as a double, NaN equal to NaN.
+bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof(double)) == 0; }
+
+// step_summing_squares (Note [The gradient norm in the update's pass]) updates as step() does
+// and returns DeviceOps::sum_of_squares's bits for the gradients it read: on every path and
+// thread count, for each gradient dtype, on sizes inside one chunk, across chunks and past the
+// size where parallel_sum widens its chunks (256 of them); finite and non-finite gradients.
+TEST(OptimizerStepPaths, SummingSquaresGivesTheNormPassBitsAndTheSameUpdate) {
+  const std::vector<CpuAdamPath> paths = available_cpu_adam_paths();
+  const auto device = make_cpu_device_context();
+  const auto run = [&](const Case& c, std::int64_t n, DType grad_dtype, bool specials,
+                       bool summing) {
+    const auto make = [&](DType dtype, const std::vector<float>& values) {
+      Tensor tensor = Tensor::zeros(Shape{n}, dtype, device->tracker(), MemoryCategory::kWorkspace);
+      if (n > 0) convert_elements(values.data(), DType::kF32, tensor.data(), dtype, values.size());
+      return tensor;
+    };
+    const Tensor master = make(DType::kF32, seeded(n, 31, 1.0f, false));
+    std::vector<Tensor> states;
+    for (int i = 0; i < c.optimizer->states_per_element(); ++i) {
+      states.push_back(make(DType::kF32, std::vector<float>(static_cast<std::size_t>(n), 0.0f)));
+    }
+    const Tensor grads = make(grad_dtype, seeded(n, 41, 0.1f, specials));
+    const double expected = device->ops().sum_of_squares(grads);
+    double squares = 0.0;
+    if (summing) {
+      squares = c.optimizer->step_summing_squares(master, grads, states, Tensor(), 1, kLr, *device);
+    } else {
+      c.optimizer->step(master, grads, states, 1, kLr, *device);
+    }
+    if (summing) {
+      EXPECT_TRUE(same_bits(squares, expected)) << squares << " vs " << expected;
+    }
+    return bytes_of(master);
+  };
+  for (const Case& c : cases()) {
+    for (const std::int64_t n : kSizes) {
+      for (const DType grad_dtype : kGradDTypes) {
+        for (const bool specials : {false, true}) {
+          const std::vector<std::byte> expected = run(c, n, grad_dtype, specials, false);
+          for (const CpuAdamPath path : paths) {
+            const ForcedPath forced(path);
+            for (const int threads : zt::testing::kThreadCounts) {
+              const zt::testing::ParallelThreads scope(threads);
+              SCOPED_TRACE(c.name + ", n " + std::to_string(n) + ", gradients " +
+                           std::string(dtype_name(grad_dtype)) + (specials ? ", specials" : "") +
+                           ", path " + std::string(cpu_adam_path_name(path)) + ", " +
+                           std::to_string(threads) + " threads");
+              EXPECT_TRUE(run(c, n, grad_dtype, specials, true) == expected);
+            }
+          }
+        }
+      }
+    }
+  }
+  // Past 256 chunks of 32768: parallel_sum's chunks grow, and the step's follow them.
+  const zt::testing::ParallelThreads scope(2);
+  const std::vector<Case> all = cases();
+  const Case& adamw = all[1];
+  const std::int64_t large = 256 * 32768 + 1001;
+  EXPECT_TRUE(run(adamw, large, DType::kF32, false, true) ==
+              run(adamw, large, DType::kF32, false, false));
+  EXPECT_TRUE(run(adamw, large, DType::kBF16, false, true) ==
+              run(adamw, large, DType::kBF16, false, false));
 }
 
 // The forced path is the one that runs, and a path this CPU lacks is refused by name.
