@@ -264,6 +264,40 @@ TEST(EngineBadInput, ALossThatReturnsNanNamesTheLossAndTheStep) {
   engine.finish();
 }
 
+// A loss whose gradient turns NaN from its third call on, its loss staying finite: the
+// gradients become non-finite at step 3 with nothing earlier to catch it.
+class NanGradientLoss final : public zerotrain::Loss {
+ public:
+  std::string_view name() const override { return "nan_gradient_loss"; }
+  zerotrain::LossResult compute(const Tensor& output, const Tensor& targets, float grad_scale,
+                                zerotrain::LossContext& ctx) const override {
+    zerotrain::LossResult result =
+        zerotrain::make_mean_squared_error_loss()->compute(output, targets, grad_scale, ctx);
+    if (++calls_ >= 3) {
+      result.grad_logits.data_as<float>()[0] = std::numeric_limits<float>::quiet_NaN();
+    }
+    return result;
+  }
+
+ private:
+  mutable int calls_ = 0;
+};
+
+// A non-finite gradient stops the run at its step, naming the remedies, whether the update
+// reads the norm in its own pass (no clipping) or the norm is checked before it (clipping).
+TEST(EngineBadInput, AGradientThatTurnsNanStopsAtItsStep) {
+  for (const std::string clip : {"optimizer.max_grad_norm=0", "optimizer.max_grad_norm=1"}) {
+    zerotrain::Engine engine(config({clip}), regression_mlp(), std::make_unique<RegressionSource>(),
+                             std::make_unique<NanGradientLoss>(), quiet());
+    const std::string error = error_of([&] { engine.train(); });
+    EXPECT_NE(error.find("gradients became non-finite at step 3"), std::string::npos)
+        << clip << ": " << error;
+    EXPECT_NE(error.find("optimizer.max_grad_norm"), std::string::npos) << clip << ": " << error;
+    EXPECT_EQ(engine.steps_done(), 2) << clip;
+    engine.finish();
+  }
+}
+
 TEST(EngineBadInput, TrainWithoutABatchSourceSaysToUseStep) {
   zerotrain::Engine engine(config(), regression_mlp(), nullptr,
                            zerotrain::make_mean_squared_error_loss(), quiet());
