@@ -32,18 +32,6 @@ math::AdamStepScalars Adam::step_scalars(std::int64_t step, float lr) const {
           decoupled_};
 }
 
-void Adam::step(const Tensor& params, const Tensor& grads, std::span<const Tensor> states,
-                const Tensor& compute_params, std::int64_t step, float lr,
-                DeviceContext& device) const {
-  update(params, grads, states, compute_params, step, lr, device, false);
-}
-
-HostScalar Adam::step_summing_squares(const Tensor& params, const Tensor& grads,
-                                      std::span<const Tensor> states, const Tensor& compute_params,
-                                      std::int64_t step, float lr, DeviceContext& device) const {
-  return update(params, grads, states, compute_params, step, lr, device, true);
-}
-
 HostScalar Adam::update(const Tensor& params, const Tensor& grads, std::span<const Tensor> states,
                         const Tensor& compute_params, std::int64_t step, float lr,
                         DeviceContext& device, bool sum_squares) const {

@@ -11,23 +11,14 @@ class Adam final : public Optimizer {
   Adam(float beta1, float beta2, float eps, float weight_decay, bool decoupled_weight_decay);
   std::string_view name() const override { return decoupled_ ? "adamw" : "adam"; }
   int states_per_element() const override { return 2; }
-  using Optimizer::step;
-  void step(const Tensor& params, const Tensor& grads, std::span<const Tensor> states,
-            const Tensor& compute_params, std::int64_t step, float lr,
-            DeviceContext& device) const override;
-  HostScalar step_summing_squares(const Tensor& params, const Tensor& grads,
-                                  std::span<const Tensor> states, const Tensor& compute_params,
-                                  std::int64_t step, float lr,
-                                  DeviceContext& device) const override;
   // The scalars of update `step` (from 1), bias corrections included: what step() applies,
   // for kernels that run the same update elsewhere (the offloaded CPU Adam).
   math::AdamStepScalars step_scalars(std::int64_t step, float lr) const;
 
  private:
-  // step(), and with `sum_squares` step_summing_squares() (0 returned otherwise).
   HostScalar update(const Tensor& params, const Tensor& grads, std::span<const Tensor> states,
                     const Tensor& compute_params, std::int64_t step, float lr,
-                    DeviceContext& device, bool sum_squares) const;
+                    DeviceContext& device, bool sum_squares) const override;
   float beta1_;
   float beta2_;
   float eps_;

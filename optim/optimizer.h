@@ -29,22 +29,33 @@ class Optimizer {
   // docs/ARCHITECTURE.md). Every tensor lives on `device`: on the CPU the update has finished
   // when this returns; on a GPU it is enqueued on the device's compute stream. `step` counts
   // updates from 1 (Adam's bias correction).
-  virtual void step(const Tensor& params, const Tensor& grads, std::span<const Tensor> states,
-                    const Tensor& compute_params, std::int64_t step, float lr,
-                    DeviceContext& device) const = 0;
+  void step(const Tensor& params, const Tensor& grads, std::span<const Tensor> states,
+            const Tensor& compute_params, std::int64_t step, float lr,
+            DeviceContext& device) const {
+    update(params, grads, states, compute_params, step, lr, device, false);
+  }
   // The same update, also returning Σ grads² (each widened to fp32, summed in double) with the
   // bits DeviceOps::sum_of_squares(grads) gives: on the CPU read in the update's own pass over
   // the gradients (Note [The gradient norm in the update's pass] in optim/step_internal.h); on
   // a GPU reduced after the update, on the compute stream.
-  virtual HostScalar step_summing_squares(const Tensor& params, const Tensor& grads,
-                                          std::span<const Tensor> states,
-                                          const Tensor& compute_params, std::int64_t step, float lr,
-                                          DeviceContext& device) const = 0;
+  HostScalar step_summing_squares(const Tensor& params, const Tensor& grads,
+                                  std::span<const Tensor> states, const Tensor& compute_params,
+                                  std::int64_t step, float lr, DeviceContext& device) const {
+    return update(params, grads, states, compute_params, step, lr, device, true);
+  }
   // The same with no compute-dtype copy.
   void step(const Tensor& params, const Tensor& grads, std::span<const Tensor> states,
             std::int64_t step, float lr, DeviceContext& device) const {
     this->step(params, grads, states, Tensor(), step, lr, device);
   }
+
+ protected:
+  // The update both steps make; with `sum_squares` it returns Σ grads² as
+  // step_summing_squares says, else 0.
+  virtual HostScalar update(const Tensor& params, const Tensor& grads,
+                            std::span<const Tensor> states, const Tensor& compute_params,
+                            std::int64_t step, float lr, DeviceContext& device,
+                            bool sum_squares) const = 0;
 };
 
 std::unique_ptr<Optimizer> make_optimizer(const OptimizerConfig& config);

@@ -14,18 +14,6 @@ namespace zt::optim {
 Sgd::Sgd(float momentum, bool nesterov, float weight_decay)
     : momentum_(momentum), nesterov_(nesterov), weight_decay_(weight_decay) {}
 
-void Sgd::step(const Tensor& params, const Tensor& grads, std::span<const Tensor> states,
-               const Tensor& compute_params, std::int64_t step, float lr,
-               DeviceContext& device) const {
-  update(params, grads, states, compute_params, step, lr, device, false);
-}
-
-HostScalar Sgd::step_summing_squares(const Tensor& params, const Tensor& grads,
-                                     std::span<const Tensor> states, const Tensor& compute_params,
-                                     std::int64_t step, float lr, DeviceContext& device) const {
-  return update(params, grads, states, compute_params, step, lr, device, true);
-}
-
 HostScalar Sgd::update(const Tensor& params, const Tensor& grads, std::span<const Tensor> states,
                        const Tensor& compute_params, std::int64_t, float lr, DeviceContext& device,
                        bool sum_squares) const {

@@ -10,20 +10,11 @@ class Sgd final : public Optimizer {
   Sgd(float momentum, bool nesterov, float weight_decay);
   std::string_view name() const override { return "sgd"; }
   int states_per_element() const override { return momentum_ == 0.0f ? 0 : 1; }
-  using Optimizer::step;
-  void step(const Tensor& params, const Tensor& grads, std::span<const Tensor> states,
-            const Tensor& compute_params, std::int64_t step, float lr,
-            DeviceContext& device) const override;
-  HostScalar step_summing_squares(const Tensor& params, const Tensor& grads,
-                                  std::span<const Tensor> states, const Tensor& compute_params,
-                                  std::int64_t step, float lr,
-                                  DeviceContext& device) const override;
 
  private:
-  // step(), and with `sum_squares` step_summing_squares() (0 returned otherwise).
   HostScalar update(const Tensor& params, const Tensor& grads, std::span<const Tensor> states,
                     const Tensor& compute_params, std::int64_t step, float lr,
-                    DeviceContext& device, bool sum_squares) const;
+                    DeviceContext& device, bool sum_squares) const override;
   float momentum_;
   bool nesterov_;
   float weight_decay_;
