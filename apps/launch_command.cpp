@@ -16,7 +16,6 @@
 #include "core/config/config_loader.h"
 #include "core/error.h"
 #include "runtime/checkpoint/checkpoint_directory.h"
-#include "runtime/checkpoint/run_id.h"
 #include "runtime/launch/launcher.h"
 
 namespace zt::apps {
@@ -173,13 +172,10 @@ int launch_command(const Args& args, const std::string& self_path) {
   options.restart_command = [base = options.rank_command, config](int) {
     std::vector<std::string> command = base;
     const std::filesystem::path directory = checkpoint::checkpoint_directory(config);
-    const std::optional<std::string> run_id = checkpoint::read_run_id(config.run.dir);
-    const checkpoint::CheckpointListing listing =
-        run_id ? checkpoint::list_run_checkpoints(directory, *run_id)
-               : checkpoint::CheckpointListing{};
-    if (!listing.complete.empty()) {
+    if (const std::optional<std::filesystem::path> latest =
+            checkpoint::latest_checkpoint_of_run_dir(config)) {
       std::fprintf(stderr, "zerotrain launch: resuming from the newest checkpoint, %s\n",
-                   listing.complete.back().second.string().c_str());
+                   latest->string().c_str());
       command.insert(command.end(), {"--set", "checkpoint.resume=latest"});
     } else {
       std::fprintf(stderr,

@@ -53,6 +53,13 @@ class SectionBuilder {
     key.allow_empty = emptiness == Emptiness::kMayBeEmpty;
     return key;
   }
+  // A string key naming a file or directory (KeySpec::is_path).
+  KeySpec& path(std::string name, std::string Section::*field, std::string fallback,
+                Emptiness emptiness, std::string doc) {
+    KeySpec& key = string(std::move(name), field, std::move(fallback), emptiness, std::move(doc));
+    key.is_path = true;
+    return key;
+  }
 
   // An enum field, with the names from its table in config_enums.h.
   template <typename E, std::size_t N>
@@ -120,11 +127,11 @@ constexpr double kMaxDim = 1e6;
 
 void add_run_model_data(std::vector<SectionSpec>& schema) {
   auto run = section(schema, "run", &Config::run, "Where the run writes and how it is seeded.");
-  run.string("dir", &RunConfig::dir, "", Emptiness::kMayBeEmpty,
-             "Directory for metrics.jsonl and the effective config (config.toml); empty means "
-             "runs/<model.type> (runs/mlp, runs/gpt), so models never share one by default. "
-             "One run at a time: a second run into a directory in use stops at once, naming "
-             "the first one's pid (the lock is run.dir/.lock).");
+  run.path("dir", &RunConfig::dir, "", Emptiness::kMayBeEmpty,
+           "Directory for metrics.jsonl and the effective config (config.toml); empty means "
+           "runs/<model.type> (runs/mlp, runs/gpt), so models never share one by default. "
+           "One run at a time: a second run into a directory in use stops at once, naming "
+           "the first one's pid (the lock is run.dir/.lock).");
   run.boolean("overwrite", &RunConfig::overwrite, false,
               "Replace every output a previous run left in run.dir (metrics.jsonl, "
               "config.toml, memory.json, memory.html, memory/, run_id; never a checkpoint); "
@@ -177,13 +184,13 @@ void add_run_model_data(std::vector<SectionSpec>& schema) {
              "Llama: epsilon of every RMSNorm.", {"rms_norm_eps"});
 
   auto data = section(schema, "data", &Config::data, "Where training samples come from.");
-  data.string("path", &DataConfig::path, "", Emptiness::kMayBeEmpty,
-              "Token files to train on: a path, a glob pattern (\"data/fineweb_train_*.bin\", "
-              "expanded in sorted order; matching nothing is an error) or an array of either, "
-              "read as one corpus in that order; a training window (seq_len + 1 tokens) never "
-              "crosses a file boundary. Empty selects the built-in synthetic data (mlp: a "
-              "teacher-labelled classification task; gpt: a seeded Markov chain with a known "
-              "entropy rate).")
+  data.path("path", &DataConfig::path, "", Emptiness::kMayBeEmpty,
+            "Token files to train on: a path, a glob pattern (\"data/fineweb_train_*.bin\", "
+            "expanded in sorted order; matching nothing is an error) or an array of either, "
+            "read as one corpus in that order; a training window (seq_len + 1 tokens) never "
+            "crosses a file boundary. Empty selects the built-in synthetic data (mlp: a "
+            "teacher-labelled classification task; gpt: a seeded Markov chain with a known "
+            "entropy rate).")
       .string_list = true;
   data.choice("format", &DataConfig::format, kDataFormatNames, DataFormat::kAuto,
               "Layout of the token files: auto tells zerotrain's own (from `zerotrain "
@@ -191,21 +198,21 @@ void add_run_model_data(std::vector<SectionSpec>& schema) {
               "by their magic; zerotrain or llmc insists on one; nanogpt reads nanoGPT's "
               "headerless uint16 .bin files. llm.c and nanoGPT files record no vocabulary: "
               "their ids are checked against model.vocab_size as windows are read.");
-  data.string("tokenizer", &DataConfig::tokenizer, "", Emptiness::kMayBeEmpty,
-              "The tokenizer data.path was made with (`prepare-data --tokenizer`): a Hugging "
-              "Face tokenizer.json with a byte-level BPE model, or GPT-2's vocab.json with "
-              "merges.txt beside it; it turns token ids back into text (generation). Empty: "
-              "ids are bytes (prepare-data without --tokenizer).");
+  data.path("tokenizer", &DataConfig::tokenizer, "", Emptiness::kMayBeEmpty,
+            "The tokenizer data.path was made with (`prepare-data --tokenizer`): a Hugging "
+            "Face tokenizer.json with a byte-level BPE model, or GPT-2's vocab.json with "
+            "merges.txt beside it; it turns token ids back into text (generation). Empty: "
+            "ids are bytes (prepare-data without --tokenizer).");
   data.real("synthetic_peakedness", &DataConfig::synthetic_peakedness, 3.5,
             Range::at_least(0).at_most(50), "",
             "GPT synthetic corpus: how peaked each Markov transition row is; 0 = uniform "
             "(entropy log vocab_size), higher = more predictable.");
-  data.string("val_path", &DataConfig::val_path, "", Emptiness::kMayBeEmpty,
-              "GPT: token files to measure the validation loss on (train.eval_every), given "
-              "as data.path is (a path, a glob pattern or an array of either, in "
-              "data.format); never trained on. Empty: the validation windows come from "
-              "data.val_fraction, or for the synthetic corpus from a stream of samples "
-              "training never reads.")
+  data.path("val_path", &DataConfig::val_path, "", Emptiness::kMayBeEmpty,
+            "GPT: token files to measure the validation loss on (train.eval_every), given "
+            "as data.path is (a path, a glob pattern or an array of either, in "
+            "data.format); never trained on. Empty: the validation windows come from "
+            "data.val_fraction, or for the synthetic corpus from a stream of samples "
+            "training never reads.")
       .string_list = true;
   data.real("val_fraction", &DataConfig::val_fraction, 0.0, Range::at_least(0).below(1), "",
             "GPT token files: the fraction of each data.path file's tokens, its last ones, "
@@ -258,7 +265,7 @@ void add_train_optimizer(std::vector<SectionSpec>& schema) {
                 "Optimizer steps between text samples, and one after the last step; 0 = never. "
                 "Rank 0 prints train.sample_tokens tokens decoded greedily after the first "
                 "tokens of the validation data (or of the training data), decoded with "
-                "data.tokenizer when set; also metrics.jsonl's sample. GPT only; it changes no "
+                "data.tokenizer when set; also metrics.jsonl's sample. Language models (gpt, llama) only; it changes no "
                 "training result.",
                 {"sample_interval"});
   train.integer("sample_tokens", &TrainConfig::sample_tokens, 32, Range::at_least(1), "tokens",
@@ -368,9 +375,9 @@ void add_precision_zero_runtime(std::vector<SectionSpec>& schema) {
   offload.integer("cpu_threads", &OffloadConfig::cpu_threads, 0, Range::between(0, 256), "threads",
                   "Offloaded optimizer: CPU threads that update sub-groups; 0 = "
                   "cores / local ranks.");
-  offload.string("nvme_path", &OffloadConfig::nvme_path, "", Emptiness::kMayBeEmpty,
-                 "offload.optimizer = \"nvme\": the directory of the optimizer-state files, "
-                 "one per rank, on a filesystem with direct I/O (ext4, xfs); removed at exit.");
+  offload.path("nvme_path", &OffloadConfig::nvme_path, "", Emptiness::kMayBeEmpty,
+               "offload.optimizer = \"nvme\": the directory of the optimizer-state files, "
+               "one per rank, on a filesystem with direct I/O (ext4, xfs); removed at exit.");
   offload.boolean(
       "overlap_step", &OffloadConfig::overlap_step, false,
       "Offloaded optimizer: run iteration t's update during iteration t+1's "
@@ -415,10 +422,10 @@ void add_precision_zero_runtime(std::vector<SectionSpec>& schema) {
 void add_checkpoint(std::vector<SectionSpec>& schema) {
   auto checkpoint = section(schema, "checkpoint", &Config::checkpoint,
                             "Sharded checkpoints: saving, keeping and resuming.");
-  checkpoint.string("dir", &CheckpointConfig::dir, "", Emptiness::kMayBeEmpty,
-                    "Directory of the checkpoints (step-N/, one file per rank and a "
-                    "manifest); empty means <run.dir>/checkpoints. With several nodes it must "
-                    "be a filesystem every node shares.");
+  checkpoint.path("dir", &CheckpointConfig::dir, "", Emptiness::kMayBeEmpty,
+                  "Directory of the checkpoints (step-N/, one file per rank and a "
+                  "manifest); empty means <run.dir>/checkpoints. With several nodes it must "
+                  "be a filesystem every node shares.");
   checkpoint.integer("every_steps", &CheckpointConfig::every_steps, 0, Range::at_least(0), "steps",
                      "Save after every this many optimizer steps, and after the last one; 0 = "
                      "never save. Ranks copy their shards to host memory and write them in the "
@@ -429,24 +436,28 @@ void add_checkpoint(std::vector<SectionSpec>& schema) {
                      "Complete checkpoints of this run to keep; its older ones are removed "
                      "after each save (another run's never). 0 = keep every one.",
                      {"save_total_limit"});
-  checkpoint.string("resume", &CheckpointConfig::resume, "", Emptiness::kMayBeEmpty,
-                    "Where training starts: empty = from step 0, as a new run; \"latest\" = "
-                    "the newest complete checkpoint in checkpoint.dir of the run that "
-                    "run.dir/run_id names (from step 0 when there is none yet); or the path of "
-                    "a checkpoint (its step-N directory), whose run this run continues. A "
-                    "checkpoint loads at any world size, ZeRO stage and offload setting.");
-  checkpoint.string("init_from", &CheckpointConfig::init_from, "", Emptiness::kMayBeEmpty,
-                    "Hugging Face weights to start a new run from: a safetensors file, a "
-                    "sharded set's model.safetensors.index.json, or a directory holding "
-                    "either. GPT-2 names (model.type = \"gpt\"): Conv1D weights are "
-                    "transposed, a smaller vocabulary is padded with zero rows, a longer "
-                    "position table is cut to model.seq_len. Llama names (model.type = "
-                    "\"llama\"): q/k/v_proj stack into the fused qkv, gate/up_proj into the "
-                    "SwiGLU fc. A missing, extra or mis-shaped tensor is refused; a "
-                    "config.json beside the weights is checked against model.* (shape, "
-                    "rope_theta, norm_eps, the tie; any rope_scaling refused). Each rank reads "
-                    "only its own shard. Optimizer states start at zero. A resume "
-                    "(checkpoint.resume) takes precedence.");
+  checkpoint
+      .path("resume", &CheckpointConfig::resume, "", Emptiness::kMayBeEmpty,
+            "Where training starts: empty = from step 0, as a new run; \"latest\" = "
+            "the newest complete checkpoint in checkpoint.dir of the run that "
+            "run.dir/run_id names (from step 0 when there is none yet: a new run, refused "
+            "as one when run.dir holds an earlier run's outputs unless run.overwrite); "
+            "or the path of "
+            "a checkpoint (its step-N directory), whose run this run continues. A "
+            "checkpoint loads at any world size, ZeRO stage and offload setting.")
+      .path_keywords = {"latest"};
+  checkpoint.path("init_from", &CheckpointConfig::init_from, "", Emptiness::kMayBeEmpty,
+                  "Hugging Face weights to start a new run from: a safetensors file, a "
+                  "sharded set's model.safetensors.index.json, or a directory holding "
+                  "either. GPT-2 names (model.type = \"gpt\"): Conv1D weights are "
+                  "transposed, a smaller vocabulary is padded with zero rows, a longer "
+                  "position table is cut to model.seq_len. Llama names (model.type = "
+                  "\"llama\"): q/k/v_proj stack into the fused qkv, gate/up_proj into the "
+                  "SwiGLU fc. A missing, extra or mis-shaped tensor is refused; a "
+                  "config.json beside the weights is checked against model.* (shape, "
+                  "rope_theta, norm_eps, the tie; any rope_scaling refused). Each rank reads "
+                  "only its own shard. Optimizer states start at zero. A resume "
+                  "(checkpoint.resume) takes precedence.");
 }
 
 std::vector<SectionSpec> build_schema() {

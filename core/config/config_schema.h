@@ -47,7 +47,11 @@ struct KeySpec {
   Range range;                           // int, float and size keys
   std::vector<std::string> enum_values;  // enum keys: the accepted names
   bool allow_empty = true;               // string keys
-  bool string_list = false;          // string keys: an array of strings too, held joined by '\n'
+  bool string_list = false;  // string keys: an array of strings too, held joined by '\n'
+  // String keys that name files or directories: the saved config.toml holds them absolute
+  // (each entry of a string_list), except the words in path_keywords ("latest").
+  bool is_path = false;
+  std::vector<std::string> path_keywords;
   std::vector<std::string> aliases;  // other frameworks' names, used only to suggest
   std::string doc;                   // one line for docs/CONFIG.md
   std::function<void(Config&, const KeyValue&)> assign;

@@ -159,6 +159,14 @@ std::optional<fs::path> resolve_resume(const Config& config, const std::string& 
   return listing.complete.back().second;
 }
 
+std::optional<fs::path> latest_checkpoint_of_run_dir(const Config& config) {
+  const std::optional<std::string> run_id = read_run_id(config.run.dir);
+  if (!run_id) return std::nullopt;
+  const CheckpointListing listing = list_run_checkpoints(checkpoint_directory(config), *run_id);
+  if (listing.complete.empty()) return std::nullopt;
+  return listing.complete.back().second;
+}
+
 fs::path prepare_partial(const fs::path& directory, std::int64_t step, const std::string& run_id) {
   refuse_another_runs(directory / step_directory_name(step), step, run_id);
   const fs::path partial = directory / (step_directory_name(step) + std::string(kPartialSuffix));

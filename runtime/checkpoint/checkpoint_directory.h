@@ -43,6 +43,12 @@ std::vector<std::string> other_runs(const std::filesystem::path& directory,
 std::optional<std::filesystem::path> resolve_resume(const Config& config, const std::string& run_id,
                                                     bool verbose);
 
+// The checkpoint checkpoint.resume = "latest" loads, as rank 0 sees it before any rank
+// starts: the newest complete checkpoint in checkpoint.dir of the run run.dir/run_id names;
+// nullopt when run.dir names no run or that run has none yet (the run then starts at step 1,
+// a fresh start). Throws Error naming run.dir/run_id when it holds something else.
+std::optional<std::filesystem::path> latest_checkpoint_of_run_dir(const Config& config);
+
 // The directory run `run_id`'s save of `step` is written into: step-N.tmp, emptied of an
 // earlier interrupted save of the same step and marked with the run id. Throws Error when
 // step-N is another run's checkpoint, IoError naming the directory it cannot prepare.

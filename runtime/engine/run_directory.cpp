@@ -6,14 +6,17 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <fstream>
 #include <string>
 #include <system_error>
 
+#include "core/config/config_schema.h"
 #include "core/config/config_writer.h"
 #include "core/error.h"
 #include "data/safe_file.h"
+#include "runtime/checkpoint/checkpoint_directory.h"
 
 namespace zt::engine {
 namespace {
@@ -51,10 +54,19 @@ void record_owner(int fd) {
   }
 }
 
-void check_no_earlier_outputs(const Config& config, const fs::path& dir) {
-  // A resumed run continues the earlier run's outputs (metrics.jsonl keeps the steps up to
-  // the checkpoint's).
-  if (config.run.overwrite || !config.checkpoint.resume.empty()) return;
+// Whether this run continues an earlier one's outputs (metrics.jsonl keeps the steps up to
+// the checkpoint's): a resume from a path does, and "latest" does when it finds a checkpoint
+// of the run run.dir/run_id names. "latest" that finds none starts at step 1, a fresh start
+// whose outputs would replace the earlier run's, so it is checked as one.
+bool continues_earlier_run(const Config& config) {
+  const std::string& resume = config.checkpoint.resume;
+  if (resume.empty()) return false;
+  if (resume != "latest") return true;
+  return checkpoint::latest_checkpoint_of_run_dir(config).has_value();
+}
+
+void check_no_earlier_outputs(const Config& config, const fs::path& dir, bool continues) {
+  if (config.run.overwrite || continues) return;
   for (const char* output : kOutputs) {
     std::error_code ec;
     if (fs::symlink_status(dir / output, ec).type() == fs::file_type::not_found) continue;
@@ -67,8 +79,8 @@ void check_no_earlier_outputs(const Config& config, const fs::path& dir) {
 
 // run.overwrite on a fresh start: the earlier run's outputs go, all of them, so none is
 // left beside the new run's (a resumed run continues them instead).
-void remove_earlier_outputs(const Config& config, const fs::path& dir) {
-  if (!config.run.overwrite || !config.checkpoint.resume.empty()) return;
+void remove_earlier_outputs(const Config& config, const fs::path& dir, bool continues) {
+  if (!config.run.overwrite || continues) return;
   for (const char* output : kOutputs) {
     std::error_code ec;
     fs::remove_all(dir / output, ec);
@@ -107,32 +119,37 @@ std::unique_ptr<RunDirectory> RunDirectory::claim(const Config& config) {
                 "); wait for it to finish or set run.dir to another directory");
   }
   std::unique_ptr<RunDirectory> claimed(new RunDirectory(dir, fd));
-  check_no_earlier_outputs(config, dir);  // throws with the lock released by the destructor
-  remove_earlier_outputs(config, dir);
+  // Decided under the lock, so no other run can save a checkpoint in between.
+  const bool continues = continues_earlier_run(config);
+  check_no_earlier_outputs(config, dir, continues);  // throws; the destructor unlocks
+  remove_earlier_outputs(config, dir, continues);
   record_owner(fd);
   return claimed;
 }
 
 RunDirectory::~RunDirectory() { ::close(lock_fd_); }
 
+// Every path-valued key of the schema (KeySpec::is_path), so a new one cannot be missed.
 Config with_absolute_paths(const Config& config) {
   Config saved = config;
-  std::error_code ec;
-  const auto absolute = [&](const std::string& path) {
+  const auto absolute = [](const std::string& path) {
+    std::error_code ec;
     const fs::path made = fs::absolute(path, ec);
     return ec ? path : made.lexically_normal().string();
   };
-  saved.run.dir = absolute(config.run.dir);
-  const auto absolute_entries = [&](const std::string& joined) {
-    std::string made;
-    for (const std::string& entry : path_entries(joined)) {
-      made += (made.empty() ? "" : "\n") + absolute(entry);
+  for (const SectionSpec& section : config_schema()) {
+    for (const KeySpec& key : section.keys) {
+      if (!key.is_path) continue;
+      const std::string value = std::get<std::string>(key.read(config));
+      if (value.empty() || std::ranges::find(key.path_keywords, value) != key.path_keywords.end())
+        continue;
+      std::string made;
+      for (const std::string& entry : path_entries(value)) {
+        made += (made.empty() ? "" : "\n") + absolute(entry);
+      }
+      key.assign(saved, made);
     }
-    return made;
-  };
-  saved.data.path = absolute_entries(config.data.path);
-  saved.data.val_path = absolute_entries(config.data.val_path);
-  if (!config.data.tokenizer.empty()) saved.data.tokenizer = absolute(config.data.tokenizer);
+  }
   return saved;
 }
 

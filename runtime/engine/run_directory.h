@@ -21,7 +21,9 @@ class RunDirectory {
  public:
   // Creates run.dir, takes its lock and checks that no earlier run's output (metrics.jsonl,
   // config.toml, memory.json, memory.html, memory/, run_id) is there, or run.overwrite is
-  // set: then, on a fresh start, removes them all (checkpoints never). Throws Error naming
+  // set: then, on a fresh start, removes them all (checkpoints never). A fresh start is any
+  // run that loads no checkpoint, checkpoint.resume = "latest" finding none included; a
+  // resume continues the outputs instead. Throws Error naming
   // the owner's pid when another run holds the directory, ConfigError naming the file and
   // run.overwrite when an output exists, IoError when the directory cannot be created or an
   // output removed.
@@ -42,7 +44,8 @@ class RunDirectory {
   int lock_fd_;
 };
 
-// The config as config.toml records it: run.dir, data.path and data.tokenizer absolute.
+// The config as config.toml records it: every path-valued key (run.dir, data.path,
+// checkpoint.dir, ...) absolute, relative to the current directory.
 Config with_absolute_paths(const Config& config);
 
 }  // namespace zt::engine

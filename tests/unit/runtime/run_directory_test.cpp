@@ -5,14 +5,17 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "comm/communicator_factory.h"
 #include "comm/store/memory_store.h"
 #include "core/config/config_loader.h"
+#include "core/config/config_schema.h"
 #include "core/error.h"
 #include "runtime/engine/trainer.h"
 #include "support/temp_dir.h"
@@ -132,6 +135,59 @@ TEST(RunDirectory, OverwriteReplacesEveryEarlierOutputAndNoCheckpoint) {
                               "checkpoint.resume=" + checkpoint.parent_path().string()}));
   EXPECT_TRUE(fs::exists(checkpoint)) << "the resumed run removed the checkpoint it loaded";
   EXPECT_TRUE(fs::exists(run / "memory.html")) << "a resumed run continues the outputs";
+}
+
+// checkpoint.resume = "latest" that finds no checkpoint starts a new run at step 1: it is
+// refused as any new run into a run.dir holding another run's outputs is.
+TEST(RunDirectory, ResumeLatestFindingNoCheckpointIsRefusedAsANewRun) {
+  TempDir dir;
+  train_into(config_for(dir / "run", {"train.steps=6"}));
+  ASSERT_EQ(count_lines(dir / "run" / "metrics.jsonl"), 6);
+  EXPECT_THROW(train_into(config_for(dir / "run", {"train.steps=3", "checkpoint.resume=latest"})),
+               ConfigError);
+  EXPECT_EQ(count_lines(dir / "run" / "metrics.jsonl"), 6) << "the earlier run's metrics changed";
+  // With a checkpoint of the run run.dir names, "latest" continues its outputs.
+  train_into(config_for(dir / "run", {"train.steps=4", "checkpoint.every_steps=2",
+                                      "checkpoint.resume=latest", "run.overwrite=true"}));
+  ASSERT_EQ(count_lines(dir / "run" / "metrics.jsonl"), 4);
+  train_into(config_for(dir / "run",
+                        {"train.steps=6", "checkpoint.every_steps=2", "checkpoint.resume=latest"}));
+  EXPECT_EQ(count_lines(dir / "run" / "metrics.jsonl"), 6);
+}
+
+// Every string key of the schema is a path (or listed here as a word): a new path key left
+// unmarked would be saved relative, and a rerun of config.toml from elsewhere would not find
+// what the run used.
+TEST(RunDirectory, SavedConfigMakesEveryPathKeyOfTheSchemaAbsolute) {
+  const std::vector<std::string> not_paths = {};  // string keys whose values are not paths
+  TempDir dir;
+  Config config = config_for("run");
+  std::vector<const KeySpec*> paths;
+  for (const SectionSpec& section : config_schema()) {
+    for (const KeySpec& key : section.keys) {
+      if (key.type != KeyType::kString) continue;
+      if (std::ranges::find(not_paths, key.full_name()) != not_paths.end()) continue;
+      EXPECT_TRUE(key.is_path) << key.full_name() << " is a string key not marked as a path";
+      paths.push_back(&key);
+      key.assign(config, key.string_list ? "rel/" + key.name + "-a\nrel/" + key.name + "-b"
+                                         : "rel/" + key.name);
+    }
+  }
+  ASSERT_GE(paths.size(), 8u);
+  const fs::path cwd = fs::current_path();
+  fs::current_path(dir.path());
+  const Config saved = with_absolute_paths(config);
+  fs::current_path(cwd);
+  for (const KeySpec* key : paths) {
+    const std::string value = std::get<std::string>(key->read(saved));
+    const std::string expected = key->string_list
+                                     ? (dir / "rel" / (key->name + "-a")).string() + "\n" +
+                                           (dir / "rel" / (key->name + "-b")).string()
+                                     : (dir / "rel" / key->name).string();
+    EXPECT_EQ(value, expected) << key->full_name();
+  }
+  config.checkpoint.resume = "latest";
+  EXPECT_EQ(with_absolute_paths(config).checkpoint.resume, "latest");
 }
 
 TEST(RunDirectory, SavedConfigHasAbsolutePathsThatWorkFromAnotherDirectory) {
