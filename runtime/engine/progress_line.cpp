@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 #include "runtime/engine/training_sample.h"
 
@@ -33,35 +34,58 @@ std::string progress_text(const StepMetrics& m, std::int64_t total_steps, double
   return text;
 }
 
+bool progress_redraws_in_place() {
+  if (isatty(STDOUT_FILENO) != 1) return false;
+  for (const char* launcher_variable :
+       {"OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"}) {
+    if (std::getenv(launcher_variable) != nullptr) return false;  // NOLINT(concurrency-mt-unsafe)
+  }
+  return true;
+}
+
 ProgressLine::ProgressLine(std::int64_t total_steps, std::int64_t log_every)
+    : ProgressLine(total_steps, log_every, progress_redraws_in_place(),
+                   std::chrono::milliseconds(250), stdout) {}
+
+ProgressLine::ProgressLine(std::int64_t total_steps, std::int64_t log_every, bool redraw_in_place,
+                           std::chrono::milliseconds redraw_interval, std::FILE* out)
     : total_steps_(total_steps),
       log_every_(log_every),
-      terminal_(isatty(STDOUT_FILENO) == 1),
-      start_(std::chrono::steady_clock::now()) {}
+      terminal_(redraw_in_place),
+      redraw_interval_(redraw_interval),
+      out_(out),
+      start_(std::chrono::steady_clock::now()),
+      last_redraw_(start_) {}
 
 void ProgressLine::update(const StepMetrics& m) {
+  const auto now = std::chrono::steady_clock::now();
   const bool last = m.step == total_steps_;
   const bool evaluated = !std::isnan(m.val_loss) || !m.sample.empty();
-  if (!terminal_ && m.step % log_every_ != 0 && m.step != 1 && !last && !evaluated) return;
-  const double elapsed_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const bool logged = m.step % log_every_ == 0 || m.step == 1 || last || evaluated;
+  const bool redraw = terminal_ && now - last_redraw_ >= redraw_interval_;
+  if (!logged && !redraw) return;
+  last_redraw_ = now;
+  const double elapsed_s = std::chrono::duration<double>(now - start_).count();
   const double eta_s =
       elapsed_s / static_cast<double>(m.step) * static_cast<double>(total_steps_ - m.step);
-  std::printf("%s%s%s", terminal_ ? "\r\033[K" : "", progress_text(m, total_steps_, eta_s).c_str(),
-              terminal_ ? "" : "\n");
-  std::fflush(stdout);
+  // A logged step's line stays (ends in a newline); a redrawn one is replaced by the next.
+  std::fprintf(out_, "%s%s%s", terminal_ ? "\r\033[K" : "",
+               progress_text(m, total_steps_, eta_s).c_str(), logged ? "\n" : "");
+  line_open_ = !logged;
+  std::fflush(out_);
 }
 
 void ProgressLine::print_sample(const std::string& how, const StepMetrics& m) {
-  // On a terminal the progress line is redrawn in place: end it, so the sample stays.
-  std::printf("%ssample after step %lld (%s): \"%s\"\n", terminal_ ? "\n" : "",
-              static_cast<long long>(m.step), how.c_str(), one_line(m.sample).c_str());
-  std::fflush(stdout);
+  std::fprintf(out_, "%ssample after step %lld (%s): \"%s\"\n", line_open_ ? "\n" : "",
+               static_cast<long long>(m.step), how.c_str(), one_line(m.sample).c_str());
+  line_open_ = false;
+  std::fflush(out_);
 }
 
 void ProgressLine::finish() {
-  if (terminal_) std::printf("\n");
-  std::fflush(stdout);
+  if (line_open_) std::fprintf(out_, "\n");
+  line_open_ = false;
+  std::fflush(out_);
 }
 
 }  // namespace zt::engine
