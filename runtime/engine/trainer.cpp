@@ -87,6 +87,14 @@ void check_supported(const Config& config, bool check_files) {
 
 namespace {
 
+// A value as a config would write it: 1e-09, 0.0004 (std::to_string's six decimals show a
+// small learning rate as 0.000000).
+std::string shortest_text(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.9g", value);
+  return text;
+}
+
 // Bound on one rank's memory profile (then it says it is truncated): ~20 MiB of JSON.
 constexpr std::size_t kMaxProfileEvents = 200000;
 
@@ -558,7 +566,7 @@ StepMetrics Trainer::run_step(const std::function<data::Batch(std::int64_t micro
   if (!std::isfinite(loss)) {
     throw Error("training diverged at step " + std::to_string(step) + ": the loss is " +
                 std::to_string(loss) + "; lower optimizer.lr (now " +
-                std::to_string(config_.optimizer.lr) + ")");
+                shortest_text(config_.optimizer.lr) + ")");
   }
   if (checkpointer_) {
     tracker_.set_phase("checkpoint save");
@@ -676,7 +684,7 @@ void Trainer::check_gradients_finite(std::int64_t step, double norm_squared) con
   if (std::isfinite(norm_squared)) return;
   throw Error("gradients became non-finite at step " + std::to_string(step) +
               " (precision.dtype has no loss scaling to recover); lower optimizer.lr (now " +
-              std::to_string(config_.optimizer.lr) + ") or set optimizer.max_grad_norm");
+              shortest_text(config_.optimizer.lr) + ") or set optimizer.max_grad_norm");
 }
 
 double Trainer::apply_gradients(std::int64_t step, float lr, double norm_squared, bool& skipped) {
@@ -784,7 +792,7 @@ void Trainer::check_loss_finite(double loss_sum, std::int64_t step, std::int64_t
               " at step " + std::to_string(step) + ", micro-batch " + std::to_string(micro) +
               " on rank " + std::to_string(comm_.rank()) +
               ": the model's output or the loss is not finite (lower optimizer.lr, now " +
-              std::to_string(config_.optimizer.lr) + ", or check the loss and the data)");
+              shortest_text(config_.optimizer.lr) + ", or check the loss and the data)");
 }
 
 // Note [One host wait per step]

@@ -254,6 +254,16 @@ class NanLoss final : public zerotrain::Loss {
   }
 };
 
+// The remedy names the learning rate as the config would write it (not 0.000000).
+TEST(EngineBadInput, ALossThatReturnsNanNamesASmallLearningRateInFull) {
+  zerotrain::Engine engine(config({"optimizer.lr=1e-9"}), regression_mlp(),
+                           std::make_unique<RegressionSource>(), std::make_unique<NanLoss>(),
+                           quiet());
+  const std::string error = error_of([&] { engine.train(); });
+  EXPECT_NE(error.find("optimizer.lr, now 1e-09"), std::string::npos) << error;
+  engine.finish();
+}
+
 TEST(EngineBadInput, ALossThatReturnsNanNamesTheLossAndTheStep) {
   zerotrain::Engine engine(config(), regression_mlp(), std::make_unique<RegressionSource>(),
                            std::make_unique<NanLoss>(), quiet());
