@@ -80,10 +80,11 @@ bool samples_after(const Config& config, std::int64_t step) {
 void check_sample_keys(const Config& config, bool targets_are_tokens) {
   if (config.train.sample_every == 0) return;
   if (!targets_are_tokens) {
-    throw ConfigError(where_set(config, "train.sample_every") +
-                      ": train.sample_every = " + std::to_string(config.train.sample_every) +
-                      " samples text from a language model, and this model's targets are not "
-                      "tokens; set train.sample_every = 0 or use model.type = \"gpt\"");
+    throw ConfigError(
+        where_set(config, "train.sample_every") +
+        ": train.sample_every = " + std::to_string(config.train.sample_every) +
+        " samples text from a language model, and this model's targets are not "
+        "tokens; set train.sample_every = 0 or use model.type = \"gpt\" or \"llama\"");
   }
   if (config.train.sample_tokens >= config.model.seq_len) {
     throw ConfigError(where_set(config, "train.sample_tokens") +
