@@ -180,13 +180,21 @@ double Engine::evaluate(const Batch& batch) {
 }
 
 void Engine::finish() {
-  if (impl_->trainer->config().runtime.memory_profile) {
+  // A run that made no step (a resume of a run already at train.steps) measured nothing:
+  // memory.json and the memory profile stay those of the run that trained. Every rank has
+  // the same step count, so all take the same branch of these collectives.
+  const zt::engine::Trainer& trainer = *impl_->trainer;
+  if (trainer.steps_done() == trainer.resumed_step()) {
+    impl_->session.finish_without_memory_report();
+    return;
+  }
+  if (trainer.config().runtime.memory_profile) {
     const std::string page = impl_->session.publish_memory_profile(impl_->memory_profile(true));
     if (!page.empty()) impl_->memory_profile_page = page;
   }
-  impl_->memory_summary = impl_->session.finish(impl_->trainer->memory_after_first_step(),
-                                                impl_->trainer->memory_snapshot(),
-                                                impl_->trainer->model().parameter_count());
+  impl_->memory_summary =
+      impl_->session.finish(trainer.memory_after_first_step(), trainer.memory_snapshot(),
+                            trainer.model().parameter_count());
 }
 
 int Engine::rank() const { return impl_->session.rank(); }

@@ -1,6 +1,6 @@
 // `zerotrain checkpoint inspect PATH` and `zerotrain checkpoint export PATH OUT.safetensors
-// [--dtype fp32|bf16] [--names zerotrain|hf]`: what a checkpoint holds, verified, and its
-// full weights as one file.
+// [--dtype fp32|bf16] [--names zerotrain|hf] [--overwrite]`: what a checkpoint holds,
+// verified, and its full weights as one file.
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -8,6 +8,7 @@
 #include "apps/commands.h"
 #include "core/config/byte_size.h"
 #include "core/error.h"
+#include "data/safe_file.h"
 #include "runtime/checkpoint/checkpoint_directory.h"
 #include "runtime/checkpoint/checkpoint_reader.h"
 #include "runtime/checkpoint/hf_export.h"
@@ -21,7 +22,7 @@ namespace fs = std::filesystem;
 constexpr const char* kUsage =
     R"(usage: zerotrain checkpoint inspect PATH
        zerotrain checkpoint export PATH OUT.safetensors [--dtype fp32|bf16]
-                                   [--names zerotrain|hf]
+                                   [--names zerotrain|hf] [--overwrite]
 
 PATH is a checkpoint (a step-N directory with a manifest.toml), or a checkpoint.dir, which
 means its newest complete checkpoint.
@@ -29,8 +30,11 @@ inspect: what the checkpoint holds (step, world size, stage, model, files), ever
          verified against the manifest's CRC-32C; exit 1 names any file that differs.
 export:  the full fp32 master weights as one safetensors file, with the model's parameter
          names (a tied parameter once, under the name it uses); --dtype bf16 halves it.
-         OUT is written atomically, never through a symbolic link and never inside
-         the checkpoint it reads.
+         OUT is written to a temp file beside it and moved into place only when
+         complete, never through a symbolic link and never inside the checkpoint it
+         reads. An OUT (or, with --names hf, a config.json beside it) that exists is
+         refused before anything is written; --overwrite replaces them, and a failure
+         part way leaves the earlier files as they were.
          --names hf: Hugging Face's names and layouts instead (GPT-2: wte.weight,
          transformer.h.N.attn.c_attn.weight, ... with Conv1D weights transposed; Llama:
          model.layers.N.self_attn.q_proj.weight, ... with the fused qkv and SwiGLU fc
@@ -92,9 +96,12 @@ int inspect(const std::string& given) {
 int export_weights(const Args& args) {
   std::string dtype = "fp32";
   std::string names = "zerotrain";
+  bool overwrite = false;
   std::vector<std::string> positional;
   for (std::size_t i = 1; i < args.size(); ++i) {
-    if (args[i] == "--names") {
+    if (args[i] == "--overwrite") {
+      overwrite = true;
+    } else if (args[i] == "--names") {
       if (i + 1 >= args.size()) throw UsageError("--names needs zerotrain or hf");
       names = args[++i];
     } else if (args[i].rfind("--names=", 0) == 0) {
@@ -123,9 +130,12 @@ int export_weights(const Args& args) {
   const checkpoint::CheckpointReader reader(resolve_checkpoint_path(positional[0]));
   const checkpoint::ExportDType export_dtype =
       dtype == "fp32" ? checkpoint::ExportDType::kF32 : checkpoint::ExportDType::kBf16;
+  const data::ExistingOutput existing =
+      overwrite ? data::ExistingOutput::kReplace : data::ExistingOutput::kRefuse;
   const checkpoint::ExportSummary summary =
-      names == "hf" ? checkpoint::export_hf_safetensors(reader, positional[1], export_dtype)
-                    : checkpoint::export_safetensors(reader, positional[1], export_dtype);
+      names == "hf"
+          ? checkpoint::export_hf_safetensors(reader, positional[1], export_dtype, existing)
+          : checkpoint::export_safetensors(reader, positional[1], export_dtype, existing);
   std::printf("wrote %s: %lld tensors%s, %lld parameters in %s, %s (step %lld)\n",
               positional[1].c_str(), static_cast<long long>(summary.tensors),
               names == "hf" ? " under Hugging Face names, and config.json beside it" : "",

@@ -54,9 +54,12 @@ exit status: 0 success, 2 usage or config error
 
 constexpr const char* kPrepareDataUsage =
     R"(usage: zerotrain prepare-data INPUT OUT.bin [--tokenizer PATH [--merges PATH]]
+                              [--overwrite]
 
-Turns any text file into a token file for data.path. OUT is written atomically and may not
-be INPUT; the input is read in chunks, so memory stays small at any size.
+Turns any text file into a token file for data.path. OUT may not be INPUT, and an OUT that
+exists is refused unless --overwrite is given; OUT is written to a temp file beside it and
+moved into place only when complete, so a failure leaves an earlier OUT as it was. The
+input is read in chunks, so memory stays small at any size.
 
 Without --tokenizer: a byte-level vocabulary, each byte one token in [0, 256).
 
@@ -67,6 +70,7 @@ Without --tokenizer: a byte-level vocabulary, each byte one token in [0, 256).
                    beside it. The input must be UTF-8. Special tokens are not inserted nor
                    recognised in the text. Set data.tokenizer to PATH to decode ids later.
 --merges PATH      the merges.txt of a vocab.json kept elsewhere
+--overwrite        replace an existing OUT (a regular file; never a link or a device)
 
 exit status: 0 success, 1 I/O failure or bad input, 2 usage error
 )";

@@ -1,5 +1,5 @@
-// `zerotrain prepare-data INPUT OUT.bin [--tokenizer PATH [--merges PATH]]`: a text file to a
-// byte-level token file, or with a BPE tokenizer to an llm.c token file.
+// `zerotrain prepare-data INPUT OUT.bin [--tokenizer PATH [--merges PATH]] [--overwrite]`: a
+// text file to a byte-level token file, or with a BPE tokenizer to an llm.c token file.
 #include <cstdio>
 #include <optional>
 
@@ -15,6 +15,7 @@ struct PrepareDataArgs {
   std::vector<std::string> positional;
   std::string tokenizer;
   std::string merges;
+  bool overwrite = false;
 };
 
 // `--name VALUE` or `--name=VALUE` at args[i]; advances i past a separate value.
@@ -34,6 +35,8 @@ PrepareDataArgs parse(const Args& args) {
       parsed.tokenizer = *value;
     } else if (auto merges = option_value(args, i, "--merges")) {
       parsed.merges = *merges;
+    } else if (args[i] == "--overwrite") {
+      parsed.overwrite = true;
     } else if (args[i].starts_with("--")) {
       throw UsageError("prepare-data: unknown option '" + args[i] + "'");
     } else {
@@ -53,12 +56,14 @@ int prepare_data_command(const Args& args) {
   const PrepareDataArgs parsed = parse(args);
   const std::string& input = parsed.positional[0];
   const std::string& output = parsed.positional[1];
+  const data::ExistingOutput existing =
+      parsed.overwrite ? data::ExistingOutput::kReplace : data::ExistingOutput::kRefuse;
   data::PrepareDataStats stats;
   if (parsed.tokenizer.empty()) {
-    stats = data::prepare_data(input, output);
+    stats = data::prepare_data(input, output, existing);
   } else {
     data::BpeTokenizer tokenizer = data::BpeTokenizer::load(parsed.tokenizer, parsed.merges);
-    stats = data::prepare_data(input, output, tokenizer);
+    stats = data::prepare_data(input, output, tokenizer, existing);
   }
   std::printf("zerotrain: wrote %lld tokens (%lld distinct, vocabulary %u, %s format) to %s\n",
               static_cast<long long>(stats.tokens), static_cast<long long>(stats.distinct_tokens),

@@ -43,11 +43,11 @@ std::array<unsigned char, kLlmcHeaderInts * 4> header_bytes(std::uint32_t width,
 
 LlmcTokenFileWriter::LlmcTokenFileWriter(const std::filesystem::path& path,
                                          std::uint64_t vocab_size,
-                                         std::optional<FileIdentity> input)
+                                         std::optional<FileIdentity> input, ExistingOutput existing)
     : path_(path),
       vocab_size_(vocab_size),
       width_(width_for(path, vocab_size)),
-      out_(path, "token file", input) {
+      out_(path, "token file", input, existing) {
   // The count is not known yet: a header saying 0 tokens, rewritten by finish().
   const auto header = header_bytes(width_, 0);
   out_.write(header.data(), header.size());

@@ -26,10 +26,12 @@ inline constexpr std::size_t kLlmcHeaderInts = 256;
 
 class LlmcTokenFileWriter {
  public:
-  // Checks `path` (Note [Replacing an output]; `input` is the file it must not be) and
-  // starts a temp file beside it. FormatError for a vocabulary outside [1, 2^32].
+  // Checks `path` (Note [Replacing an output]; `input` is the file it must not be, `existing`
+  // what to do with a file already there) and starts a temp file beside it. FormatError for a
+  // vocabulary outside [1, 2^32].
   LlmcTokenFileWriter(const std::filesystem::path& path, std::uint64_t vocab_size,
-                      std::optional<FileIdentity> input = std::nullopt);
+                      std::optional<FileIdentity> input = std::nullopt,
+                      ExistingOutput existing = ExistingOutput::kReplace);
 
   // Appends tokens, each in [0, vocab_size); FormatError naming the position otherwise, or
   // when the count would pass the header's int32.

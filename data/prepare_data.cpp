@@ -24,10 +24,11 @@ constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
 }  // namespace
 
 PrepareDataStats prepare_data(const std::filesystem::path& input_text,
-                              const std::filesystem::path& output_bin) {
+                              const std::filesystem::path& output_bin, ExistingOutput existing) {
   InputFile in = InputFile::open(input_text, "input text");
-  // Before anything is written: the output may not be the input (Note [Replacing an output]).
-  TokenFileWriter writer(output_bin, kByteVocabSize, in.identity());
+  // Before anything is written: the output may not be the input, nor (kRefuse) exist (Note
+  // [Replacing an output]).
+  TokenFileWriter writer(output_bin, kByteVocabSize, in.identity(), existing);
   std::vector<unsigned char> bytes(kChunkBytes);
   std::vector<std::int32_t> tokens(kChunkBytes);
   std::array<bool, kByteVocabSize> seen{};
@@ -50,9 +51,10 @@ PrepareDataStats prepare_data(const std::filesystem::path& input_text,
 }
 
 PrepareDataStats prepare_data(const std::filesystem::path& input_text,
-                              const std::filesystem::path& output_bin, BpeTokenizer& tokenizer) {
+                              const std::filesystem::path& output_bin, BpeTokenizer& tokenizer,
+                              ExistingOutput existing) {
   InputFile in = InputFile::open(input_text, "input text");
-  LlmcTokenFileWriter writer(output_bin, tokenizer.vocab_size(), in.identity());
+  LlmcTokenFileWriter writer(output_bin, tokenizer.vocab_size(), in.identity(), existing);
   BpeStreamEncoder encoder(tokenizer, "input text '" + input_text.string() + "'");
   std::string bytes(kChunkBytes, '\0');
   std::vector<std::int32_t> tokens;

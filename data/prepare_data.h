@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <filesystem>
 
+#include "data/safe_file.h"
+
 namespace zt::data {
 
 class BpeTokenizer;
@@ -22,16 +24,18 @@ struct PrepareDataStats {
 
 // Streams `input_text` (a regular file; FIFOs, devices and directories are refused before
 // reading) into a token file at `output_bin`, in bounded memory. The output must be absent
-// or a regular file other than the input, and is replaced atomically (Note [Replacing an
-// output] in safe_file.h). Throws IoError naming the path when the input cannot be read or
-// the output written, and FormatError when the input is empty.
+// or a regular file other than the input, which `existing` says whether to replace
+// (atomically, Note [Replacing an output] in safe_file.h) or refuse. Throws IoError naming the path
+// when the input cannot be read or the output written, and FormatError when the input is empty.
 PrepareDataStats prepare_data(const std::filesystem::path& input_text,
-                              const std::filesystem::path& output_bin);
+                              const std::filesystem::path& output_bin,
+                              ExistingOutput existing = ExistingOutput::kReplace);
 
 // The same with `tokenizer`: the text (UTF-8) is encoded chunk by chunk, cut only between
 // final pre-tokens (Note [Encoding a stream]), into llm.c's format (uint16 tokens, or uint32
 // past 65536 tokens). Also FormatError naming the byte offset of text that is not UTF-8.
 PrepareDataStats prepare_data(const std::filesystem::path& input_text,
-                              const std::filesystem::path& output_bin, BpeTokenizer& tokenizer);
+                              const std::filesystem::path& output_bin, BpeTokenizer& tokenizer,
+                              ExistingOutput existing = ExistingOutput::kReplace);
 
 }  // namespace zt::data

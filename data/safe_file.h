@@ -1,6 +1,7 @@
-// Files that prepare-data and token-file writers touch, opened so that nothing already
-// saved is lost: inputs must be regular files, outputs are written to a temp file beside
-// the target and renamed over it only when the target is absent or a regular file.
+// Files that prepare-data, exports and token-file writers touch, opened so that nothing
+// already saved is lost: inputs must be regular files, outputs are written to a temp file
+// beside the target and moved into place only when the target is absent (or, when allowed, a
+// regular file).
 #pragma once
 
 #include <sys/types.h>
@@ -55,13 +56,24 @@ class InputFile {
   std::uint64_t size_bytes_ = 0;
 };
 
+// What an output does to a regular file already at its path. A file the runtime owns (a
+// checkpoint shard, a manifest) is replaced; a file a command makes for the user (prepare-data's
+// token file, an export and its config.json) is refused unless the user passed --overwrite,
+// since it may be work that nothing else recreates (the folder a fine-tune started from).
+enum class ExistingOutput { kReplace, kRefuse };
+
 // Note [Replacing an output]
-// An output path may name nothing yet (it is created) or a regular file (it is replaced
-// atomically: written to "<name>.tmp.<pid>.<n>" in the same directory, fsynced, renamed
-// over the target, the directory fsynced). Anything else is refused before a byte is
-// written: a directory, a FIFO, a device (/dev/null), a socket, and a symbolic link, even
-// one to a regular file, because replacing the link would silently drop what it points to
-// and writing through it would change a file elsewhere; the error says to pass the link's
+// An output path may name nothing yet (it is created) or a regular file. With
+// ExistingOutput::kReplace that file is replaced atomically: written to
+// "<name>.tmp.<pid>.<n>" in the same directory, fsynced, renamed over the target, the
+// directory fsynced, so a failure before the rename leaves the old file as it was. With
+// ExistingOutput::kRefuse an existing file is refused before a byte is written, and the
+// finished temp file is moved in with renameat2(RENAME_NOREPLACE), so a file that appears
+// meanwhile is refused too, never replaced (a filesystem without that flag gets the check
+// again, then a plain rename). Anything else is refused before a byte is written: a
+// directory, a FIFO, a device (/dev/null), a socket, and a symbolic link, even one to a
+// regular file, because replacing the link would silently drop what it points to and
+// writing through it would change a file elsewhere; the error says to pass the link's
 // target instead. An output that is the same file as an input (same path, a hard link)
 // is refused too: replacing it would destroy the input it is made from.
 class AtomicOutputFile {
@@ -69,7 +81,8 @@ class AtomicOutputFile {
   // Checks `path` as the note says (`input`, when given, is the file it must not be) and
   // creates the temp file. `what` names the file in messages ("token file").
   AtomicOutputFile(const std::filesystem::path& path, const char* what,
-                   std::optional<FileIdentity> input = std::nullopt);
+                   std::optional<FileIdentity> input = std::nullopt,
+                   ExistingOutput existing = ExistingOutput::kReplace);
   AtomicOutputFile(const AtomicOutputFile&) = delete;
   AtomicOutputFile& operator=(const AtomicOutputFile&) = delete;
   ~AtomicOutputFile();  // removes the temp file unless committed
@@ -80,18 +93,22 @@ class AtomicOutputFile {
   void commit();
 
  private:
+  void move_into_place();
+
   std::filesystem::path path_;
   std::filesystem::path temp_path_;
   const char* what_;
   std::optional<FileIdentity> input_;
+  ExistingOutput existing_;
   int fd_ = -1;
   bool committed_ = false;
 };
 
-// Throws IoError unless `path` is absent or a regular file that is not `input` (the checks
-// of Note [Replacing an output]); `what` names it in messages.
+// Throws IoError unless `path` is absent or (with ExistingOutput::kReplace) a regular file
+// that is not `input` (the checks of Note [Replacing an output]); `what` names it in messages.
 void check_replaceable_output(const std::filesystem::path& path, const char* what,
-                              std::optional<FileIdentity> input);
+                              std::optional<FileIdentity> input,
+                              ExistingOutput existing = ExistingOutput::kReplace);
 
 // Throws IoError naming both paths when `path`, its symbolic links followed (a link at the
 // end too, even a dangling one), is `directory` or lies inside it: a command's output may

@@ -36,11 +36,11 @@ std::array<unsigned char, kTokenFileHeaderBytes> header_bytes(std::uint32_t voca
 }  // namespace
 
 TokenFileWriter::TokenFileWriter(const std::filesystem::path& path, std::uint32_t vocab_size,
-                                 std::optional<FileIdentity> input)
+                                 std::optional<FileIdentity> input, ExistingOutput existing)
     : path_(path),
       vocab_size_(checked_vocab(path, vocab_size)),
       width_(width_for(vocab_size)),
-      out_(path, "token file", input) {
+      out_(path, "token file", input, existing) {
   // The count is not known yet: a header saying 0 tokens, rewritten by finish().
   const auto header = header_bytes(vocab_size_, 0);
   out_.write(header.data(), header.size());

@@ -14,11 +14,12 @@ namespace zt::data {
 
 class TokenFileWriter {
  public:
-  // Checks `path` (Note [Replacing an output]; `input` is the file it must not be) and
-  // starts a temp file beside it. Throws IoError naming the path, FormatError for a
-  // vocabulary outside [1, 2^31].
+  // Checks `path` (Note [Replacing an output]; `input` is the file it must not be, `existing`
+  // what to do with a file already there) and starts a temp file beside it. Throws IoError naming
+  // the path, FormatError for a vocabulary outside [1, 2^31].
   TokenFileWriter(const std::filesystem::path& path, std::uint32_t vocab_size,
-                  std::optional<FileIdentity> input = std::nullopt);
+                  std::optional<FileIdentity> input = std::nullopt,
+                  ExistingOutput existing = ExistingOutput::kReplace);
 
   // Appends tokens, each in [0, vocab_size) (FormatError naming its position otherwise).
   void append(std::span<const std::int32_t> tokens);

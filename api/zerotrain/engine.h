@@ -76,7 +76,8 @@ class Engine {
   // The global mean loss on `batch` (the same number of samples on every rank) without
   // changing the model. Collective.
   double evaluate(const Batch& batch);
-  // Writes memory.json and leaves the job together with every rank. Collective; once.
+  // Writes memory.json (unless this run made no step: then an earlier run's is kept) and
+  // leaves the job together with every rank. Collective; once.
   void finish();
   // Saves a sharded checkpoint of the state after steps_done() into checkpoint.dir
   // (<run.dir>/checkpoints by default) and commits it before returning, whatever
@@ -103,7 +104,8 @@ class Engine {
   // BatchSource can write (the device's own tracker on the CPU; on a GPU a host tracker,
   // whose batches the engine copies over).
   MemoryTracker& batch_memory();
-  // "peak 12.3 MiB (parameters ..., ...)" of the largest rank, after finish(), on rank 0.
+  // "peak 12.3 MiB (parameters ..., ...)" of the largest rank, after finish(), on rank 0
+  // ("" when this run made no step).
   const std::string& memory_summary() const;
   // With runtime.memory_profile, after finish() on rank 0: the path of run.dir/memory.html
   // ("" otherwise).

@@ -39,12 +39,18 @@ ModelConfig model_of(const CheckpointReader& reader) {
 }  // namespace
 
 ExportSummary export_hf_safetensors(const CheckpointReader& reader,
-                                    const std::filesystem::path& out, ExportDType dtype) {
+                                    const std::filesystem::path& out, ExportDType dtype,
+                                    data::ExistingOutput existing) {
   data::check_output_outside(out, "safetensors export", reader.path(), "checkpoint");
   const Manifest& manifest = reader.manifest();
   const ModelConfig model = model_of(reader);
   const HfNaming naming = hf_naming(model, manifest.parameters);
   const std::filesystem::path config_json = out.parent_path() / kHfConfigName;
+  if (out.filename() == kHfConfigName) {
+    throw IoError("refusing to write the safetensors export " + data::quoted_path(out) +
+                  ": the export writes its config.json beside OUT, which would be the same "
+                  "file; name OUT model.safetensors");
+  }
   data::check_output_outside(config_json, "Hugging Face config", reader.path(), "checkpoint");
   // A fused parameter's parts are its consecutive rows: written back to back as separate
   // tensors, their bytes are the parameter's, so the writing below needs no split.
@@ -63,6 +69,15 @@ ExportSummary export_hf_safetensors(const CheckpointReader& reader,
     if (names.layout == HfLayout::kTransposed) std::reverse(shape.begin(), shape.end());
     entries.push_back({prefix + names.parts[0], shape});
   }
+  // Both outputs are checked, and config.json is ready, before the checkpoint is read: an
+  // existing file that may not be replaced stops the export before anything is written, and
+  // a failure while the weights are written leaves both earlier files as they were.
+  data::AtomicOutputFile config_file(config_json, "Hugging Face config", std::nullopt, existing);
+  data::AtomicOutputFile file(out, "safetensors export", std::nullopt, existing);
+  // transformers builds the model from the config.json beside the weights.
+  const std::string config_text =
+      hf_config_text(model, dtype == ExportDType::kF32 ? "float32" : "bfloat16");
+  config_file.write(config_text.data(), config_text.size());
   reader.verify();
   std::uint64_t data_bytes = 0;
   const std::string header =
@@ -71,7 +86,6 @@ ExportSummary export_hf_safetensors(const CheckpointReader& reader,
                                {"zerotrain.step", std::to_string(manifest.trainer.step)},
                                {"zerotrain.names", naming.family}},
                               data_bytes);
-  data::AtomicOutputFile file(out, "safetensors export");
   const std::uint64_t length = header.size();
   file.write(&length, sizeof(length));
   file.write(header.data(), header.size());
@@ -112,13 +126,8 @@ ExportSummary export_hf_safetensors(const CheckpointReader& reader,
     summary.parameters += p.numel();
   }
   file.commit();
-  summary.bytes = sizeof(length) + header.size() + data_bytes;
-  // transformers builds the model from the config.json beside the weights.
-  const std::string config_text =
-      hf_config_text(model, dtype == ExportDType::kF32 ? "float32" : "bfloat16");
-  data::AtomicOutputFile config_file(config_json, "Hugging Face config");
-  config_file.write(config_text.data(), config_text.size());
   config_file.commit();
+  summary.bytes = sizeof(length) + header.size() + data_bytes;
   return summary;
 }
 

@@ -5,7 +5,8 @@
 // padded, its extra rows as trained (zero when they never saw a gradient); a tied head is
 // left out, as transformers saves it; a fused parameter (Llama's qkv, fc) is split by rows
 // into its Hugging Face tensors. A config.json for the model (Note [Hugging Face config])
-// is written beside the file, replacing one there.
+// is written beside the file; it is an output like the file, and an existing one is
+// replaced or refused as the file is.
 #pragma once
 
 #include <filesystem>
@@ -15,10 +16,12 @@
 
 namespace zt::checkpoint {
 
-// As export_safetensors (verified first, written atomically, never inside the checkpoint),
-// with the names of the model family of the checkpoint's model.type. Throws ConfigError for
-// a model without Hugging Face names.
+// As export_safetensors (verified first, written atomically, never inside the checkpoint,
+// an existing OUT or config.json replaced or refused as `existing` says, both checked before
+// either is written), with the names of the model family of the checkpoint's model.type.
+// Throws ConfigError for a model without Hugging Face names.
 ExportSummary export_hf_safetensors(const CheckpointReader& reader,
-                                    const std::filesystem::path& out, ExportDType dtype);
+                                    const std::filesystem::path& out, ExportDType dtype,
+                                    data::ExistingOutput existing = data::ExistingOutput::kReplace);
 
 }  // namespace zt::checkpoint

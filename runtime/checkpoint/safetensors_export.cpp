@@ -60,13 +60,14 @@ std::string safetensors_header_text(
 }
 
 ExportSummary export_safetensors(const CheckpointReader& reader, const std::filesystem::path& out,
-                                 ExportDType dtype) {
+                                 ExportDType dtype, data::ExistingOutput existing) {
   data::check_output_outside(out, "safetensors export", reader.path(), "checkpoint");
+  // Checked before the checkpoint is read: a refused OUT is reported at once.
+  data::AtomicOutputFile file(out, "safetensors export", std::nullopt, existing);
   reader.verify();
   const Manifest& manifest = reader.manifest();
   std::uint64_t data_bytes = 0;
   const std::string header = header_json(manifest, dtype, data_bytes);
-  data::AtomicOutputFile file(out, "safetensors export");
   const std::uint64_t length = header.size();
   file.write(&length, sizeof(length));
   file.write(header.data(), header.size());

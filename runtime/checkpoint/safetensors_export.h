@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "data/safe_file.h"
 #include "runtime/checkpoint/checkpoint_reader.h"
 
 namespace zt::checkpoint {
@@ -23,8 +24,10 @@ struct ExportSummary {
 };
 
 // Verifies every file of `reader` against its checksum, then writes `out` atomically
-// (Note [Replacing an output]: never through a symbolic link or over a directory or device),
-// and never inside the checkpoint it reads (a link into it resolved; IoError names both).
+// (Note [Replacing an output]: never through a symbolic link or over a directory or device;
+// an existing regular file replaced or, with ExistingOutput::kRefuse, refused before the
+// checkpoint is read), and never inside the checkpoint it reads (a link into it resolved;
+// IoError names both).
 // A tied parameter is written once, under the name of the parameter it uses; the header's
 // __metadata__ records the tie ("zerotrain.tied": "head.lm_head.weight=embedding.wte") and
 // the step. Tensors are converted a bounded piece at a time, so memory stays small.
@@ -42,6 +45,7 @@ std::string safetensors_header_text(
     const std::vector<std::pair<std::string, std::string>>& metadata, std::uint64_t& data_bytes);
 
 ExportSummary export_safetensors(const CheckpointReader& reader, const std::filesystem::path& out,
-                                 ExportDType dtype);
+                                 ExportDType dtype,
+                                 data::ExistingOutput existing = data::ExistingOutput::kReplace);
 
 }  // namespace zt::checkpoint

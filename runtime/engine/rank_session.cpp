@@ -81,16 +81,21 @@ std::string RankSession::publish_memory_profile(const RankProfile& profile) {
 std::string RankSession::finish(const MemorySnapshot& after_first_step, const MemorySnapshot& end,
                                 std::int64_t parameters) {
   ZT_CHECK(!finished_, "RankSession::finish called twice");
-  finished_ = true;
   std::string summary;
   if (write_run_dir_) {
     summary = publish_memory_report(
         *store_, {rank_, world_size_, &config_, parameters, device_->device().to_string()},
         after_first_step, end, std::filesystem::path(config_.run.dir) / "memory.json", timeout_);
   }
+  finish_without_memory_report();
+  return summary;
+}
+
+void RankSession::finish_without_memory_report() {
+  ZT_CHECK(!finished_, "RankSession::finish called twice");
+  finished_ = true;
   lanes_->lanes().control.barrier()->wait();
   if (rendezvous_) rendezvous_->finish(timeout_);
-  return summary;
 }
 
 }  // namespace zt::engine

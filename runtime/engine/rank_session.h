@@ -53,6 +53,10 @@ class RankSession {
   std::string publish_memory_profile(const RankProfile& profile);
   std::string finish(const MemorySnapshot& after_first_step, const MemorySnapshot& end,
                      std::int64_t parameters);
+  // Collective: the ranks leave together as finish() has them, but run.dir/memory.json is
+  // left as it is: a run that made no step (the resume of a finished run) has no figures of
+  // its own, and the earlier run's are the ones worth keeping.
+  void finish_without_memory_report();
   bool finished() const { return finished_; }
 
   // Runs `step`; a std::bad_alloc from memory outside the tracker gets the tracker's

@@ -2,9 +2,11 @@
 // previous checkpoint loadable (and its files untouched) and the partial one ignored with a
 // message; `zerotrain launch --max-restarts 1` recovers from a failed rank with the losses of
 // an unfailed run; `zerotrain checkpoint inspect` verifies, and `export` writes safetensors
-// that the format's reference reader (Python's safetensors, when installed) reads back.
+// that the format's reference reader (Python's safetensors, when installed) reads back, and
+// refuses to replace an existing OUT or config.json unless --overwrite.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -383,6 +385,90 @@ TEST_F(SavedCheckpoint, ExportNeverWritesThroughASymlinkOrOverADirectory) {
   const ProgramResult usage =
       testing::zerotrain(*dir_, {"checkpoint", "export", checkpoint().string()}, "usage");
   EXPECT_EQ(usage.exit_code, 2) << usage.output();
+}
+
+// The names in `dir`, sorted: a temp file left behind would show here.
+std::vector<std::string> names_in(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    names.push_back(entry.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// Exporting into the folder a fine-tune started from (its model.safetensors and config.json)
+// must not destroy it: every file the export would write is refused when it exists, unless
+// --overwrite, and --overwrite replaces them only with complete files.
+TEST_F(SavedCheckpoint, ExportRefusesAnExistingOutOrConfigJsonUnlessOverwrite) {
+  const TempDir out;
+  const fs::path weights = out / "model.safetensors";
+  const fs::path config = out / "config.json";
+  const std::string earlier_weights = "earlier weights, kept byte for byte";
+  const std::string earlier_config = "{\"earlier\": true}\n";
+  std::ofstream(weights, std::ios::binary) << earlier_weights;
+  std::ofstream(config, std::ios::binary) << earlier_config;
+  const auto export_to = [&](const fs::path& from, const fs::path& to,
+                             std::vector<std::string> more, const std::string& name) {
+    std::vector<std::string> args{"checkpoint", "export", from.string(), to.string()};
+    args.insert(args.end(), more.begin(), more.end());
+    return testing::zerotrain(*dir_, args, name);
+  };
+  const auto expect_earlier_files = [&](const std::string& after) {
+    // EXPECT_TRUE: a replaced model.safetensors is binary, not worth printing.
+    EXPECT_TRUE(testing::read_text(weights) == earlier_weights)
+        << "model.safetensors was replaced: " << after;
+    EXPECT_EQ(testing::read_text(config), earlier_config) << after;
+    EXPECT_EQ(names_in(out.path()), (std::vector<std::string>{"config.json", "model.safetensors"}))
+        << after;
+  };
+
+  for (const char* names : {"hf", "zerotrain"}) {
+    const ProgramResult refused =
+        export_to(checkpoint(), weights, {"--names", names}, std::string("refused-") + names);
+    EXPECT_EQ(refused.exit_code, 1) << refused.output();
+    EXPECT_NE(refused.err.find("already exists"), std::string::npos) << refused.err;
+    EXPECT_NE(refused.err.find("pass --overwrite to replace it, or choose another output path"),
+              std::string::npos)
+        << refused.err;
+    expect_earlier_files(std::string("--names ") + names);
+  }
+  // OUT itself is new, but the config.json beside it is not: refused, and OUT not written.
+  const fs::path fresh = out / "fresh.safetensors";
+  const ProgramResult beside = export_to(checkpoint(), fresh, {"--names", "hf"}, "beside");
+  EXPECT_EQ(beside.exit_code, 1) << beside.output();
+  EXPECT_NE(beside.err.find("'" + config.string() + "': it already exists"), std::string::npos)
+      << beside.err;
+  expect_earlier_files("a new OUT beside an existing config.json");
+
+  // --overwrite, but the checkpoint turns out damaged part way: both earlier files stay.
+  const TempDir copy;
+  fs::copy(checkpoint(), copy / "step-00000006", fs::copy_options::recursive);
+  const fs::path shard = copy / "step-00000006/rank-00001-of-00002.zts";
+  std::string bytes = testing::read_text(shard);
+  bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 1);
+  std::ofstream(shard, std::ios::binary | std::ios::trunc) << bytes;
+  const ProgramResult damaged =
+      export_to(copy / "step-00000006", weights, {"--names", "hf", "--overwrite"}, "damaged");
+  EXPECT_EQ(damaged.exit_code, 1) << damaged.output();
+  EXPECT_NE(damaged.err.find("is corrupt"), std::string::npos) << damaged.err;
+  expect_earlier_files("a failed --overwrite");
+
+  const ProgramResult replaced =
+      export_to(checkpoint(), weights, {"--names", "hf", "--overwrite"}, "replaced");
+  ASSERT_EQ(replaced.exit_code, 0) << replaced.output();
+  EXPECT_NE(read_safetensors(weights).header.find("transformer.wte.weight"), std::string::npos);
+  EXPECT_NE(testing::read_text(config).find("\"model_type\""), std::string::npos);
+  EXPECT_EQ(names_in(out.path()), (std::vector<std::string>{"config.json", "model.safetensors"}));
+
+  // --overwrite never replaces a link.
+  fs::create_symlink(weights, out / "link.safetensors");
+  const std::string exported = testing::read_text(weights);
+  const ProgramResult link =
+      export_to(checkpoint(), out / "link.safetensors", {"--overwrite"}, "link-overwrite");
+  EXPECT_EQ(link.exit_code, 1) << link.output();
+  EXPECT_NE(link.err.find("symbolic link"), std::string::npos) << link.err;
+  EXPECT_TRUE(testing::read_text(weights) == exported) << "the link's target changed";
 }
 
 TEST_F(SavedCheckpoint, ExportNeverWritesInsideTheCheckpointItReads) {

@@ -161,7 +161,9 @@ TEST(PrepareDataBpeReference, IdsMatchHuggingFaceTokenizers) {
         {"add_prefix_space", {"--tokenizer=tokenizer-prefix.json"}, "ids-prefix-" + n + ".txt"},
     };
     for (const Variant& variant : variants) {
-      std::vector<std::string> args = {"prepare-data", "text-" + n + ".txt", "out.bin"};
+      // One out.bin for every text and variant, replaced each time.
+      std::vector<std::string> args = {"prepare-data", "text-" + n + ".txt", "out.bin",
+                                       "--overwrite"};
       args.insert(args.end(), variant.flags.begin(), variant.flags.end());
       const ProgramResult run = testing::zerotrain(dir, args, "prepare-" + n);
       ASSERT_EQ(run.exit_code, 0) << variant.name << ", text " << k << "\n" << run.output();

@@ -1,5 +1,6 @@
 // A resume of a run that already made train.steps steps (what a scheduler's requeue of a
-// finished job does) ends at once with exit 0 and says so, alone and under the launcher.
+// finished job does) ends at once with exit 0 and says so, alone and under the launcher,
+// and leaves the run's memory.json as the run that trained wrote it.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -50,6 +51,11 @@ TEST_P(ResumeOfFinishedRun, ExitsZeroSayingNothingIsLeftToTrain) {
   const fs::path run_dir = dir / "run";
   const ProgramResult first = testing::zerotrain(dir, tiny_args(launch, run_dir, 4), "first");
   ASSERT_EQ(first.exit_code, 0) << first.output();
+  const std::string memory_json = testing::read_text(run_dir / "memory.json");
+  ASSERT_NE(memory_json.find("\"total\": {\"after_step_1_bytes\": "), std::string::npos)
+      << memory_json;
+  ASSERT_EQ(memory_json.find("\"total\": {\"after_step_1_bytes\": 0,"), std::string::npos)
+      << memory_json;
   for (const int steps : {4, 2}) {  // at train.steps, and past it
     const ProgramResult again = testing::zerotrain(
         dir, tiny_args(launch, run_dir, steps, {"--set", "checkpoint.resume=latest"}),
@@ -61,6 +67,8 @@ TEST_P(ResumeOfFinishedRun, ExitsZeroSayingNothingIsLeftToTrain) {
               std::string::npos)
         << again.output();
     EXPECT_EQ(again.out.find("done: loss"), std::string::npos) << again.output();
+    // No step, no figures of its own: the trained run's memory.json, byte for byte.
+    EXPECT_EQ(testing::read_text(run_dir / "memory.json"), memory_json) << again.output();
   }
 }
 

@@ -1,7 +1,7 @@
 // prepare-data and token-file writing lose nothing: non-regular inputs are refused before a
 // byte is read, outputs that are not absent-or-regular (devices, FIFOs, directories,
 // symbolic links, the input itself) are refused before a byte is written, and a regular
-// output is replaced atomically or not at all.
+// output is replaced atomically or not at all, or (refusing) left as it is.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -162,6 +162,40 @@ TEST(PrepareDataSafety, FailedRunLeavesTheOldOutputUntouched) {
   EXPECT_THROW(prepare_data(dir / "empty.txt", dir / "out.bin"), FormatError);
   EXPECT_EQ(read_text(dir / "out.bin"), "old contents");
   expect_only(dir.path(), {"empty.txt", "out.bin"});
+}
+
+TEST(PrepareDataSafety, RefusingLeavesAnExistingOutputAndWritesNothing) {
+  TempDir dir;
+  write_text(dir / "in.txt", "abc");
+  write_text(dir / "out.bin", "old contents");
+  const std::string message =
+      io_error_of([&] { prepare_data(dir / "in.txt", dir / "out.bin", ExistingOutput::kRefuse); });
+  EXPECT_CONTAINS(message, "'" + (dir / "out.bin").string() + "': it already exists");
+  EXPECT_CONTAINS(message, "--overwrite");
+  EXPECT_EQ(read_text(dir / "out.bin"), "old contents");
+  expect_only(dir.path(), {"in.txt", "out.bin"});
+}
+
+// A file that appears at the path while the output is written is refused too, not replaced.
+TEST(AtomicOutputFileRefusing, NeverReplacesAFileThatAppearedWhileWriting) {
+  TempDir dir;
+  {
+    AtomicOutputFile out(dir / "out.bin", "token file", std::nullopt, ExistingOutput::kRefuse);
+    out.write("new", 3);
+    write_text(dir / "out.bin", "appeared meanwhile");
+    EXPECT_CONTAINS(io_error_of([&] { out.commit(); }), "already exists");
+  }
+  EXPECT_EQ(read_text(dir / "out.bin"), "appeared meanwhile");
+  expect_only(dir.path(), {"out.bin"});
+}
+
+TEST(AtomicOutputFileRefusing, CreatesAnAbsentOutput) {
+  TempDir dir;
+  AtomicOutputFile out(dir / "out.bin", "token file", std::nullopt, ExistingOutput::kRefuse);
+  out.write("new", 3);
+  out.commit();
+  EXPECT_EQ(read_text(dir / "out.bin"), "new");
+  expect_only(dir.path(), {"out.bin"});
 }
 
 TEST(PrepareDataSafety, StreamsAcrossChunkBoundaries) {
