@@ -28,7 +28,8 @@ means its newest complete checkpoint.
 inspect: what the checkpoint holds (step, world size, stage, model, files), every file
          verified against the manifest's CRC-32C; exit 1 names any file that differs.
 export:  the full fp32 master weights as one safetensors file, with the model's parameter
-         names (a tied parameter once, under the name it uses); --dtype bf16 halves it.
+         names (a tied parameter once, under the name it uses), which
+         checkpoint.init_from reads back; --dtype bf16 halves it.
          OUT is written atomically, never through a symbolic link and never inside
          the checkpoint it reads.
          --names hf: Hugging Face's names and layouts instead (GPT-2: wte.weight,

@@ -436,9 +436,11 @@ void add_checkpoint(std::vector<SectionSpec>& schema) {
                     "a checkpoint (its step-N directory), whose run this run continues. A "
                     "checkpoint loads at any world size, ZeRO stage and offload setting.");
   checkpoint.string("init_from", &CheckpointConfig::init_from, "", Emptiness::kMayBeEmpty,
-                    "Hugging Face weights to start a new run from: a safetensors file, a "
-                    "sharded set's model.safetensors.index.json, or a directory holding "
-                    "either. GPT-2 names (model.type = \"gpt\"): Conv1D weights are "
+                    "Weights to start a new run from: a safetensors file, a sharded set's "
+                    "model.safetensors.index.json, or a directory holding either, under "
+                    "Hugging Face's names or ours (`zerotrain checkpoint export` without "
+                    "--names hf; told apart by the tensors present). GPT-2 names (model.type = "
+                    "\"gpt\"): Conv1D weights are "
                     "transposed, a smaller vocabulary is padded with zero rows, a longer "
                     "position table is cut to model.seq_len. Llama names (model.type = "
                     "\"llama\"): q/k/v_proj stack into the fused qkv, gate/up_proj into the "

@@ -130,6 +130,27 @@ TEST_P(HfLlamaExport, InitFromTheExportGivesTheCheckpointsWeightsBitwise) {
   EXPECT_EQ(loaded.initial, trained.final) << "stage " << stage;
 }
 
+// `checkpoint export` under our own names (its default) loads with init_from as well: the
+// fused qkv and fc as they are, every name as in the manifest.
+TEST_P(HfLlamaExport, InitFromAnExportUnderOurNamesGivesTheCheckpointsWeightsBitwise) {
+  const int stage = GetParam();
+  const testing::TempDir dir;
+  const std::vector<std::string> paths{"checkpoint.dir=" + (dir / "checkpoints").string(),
+                                       "run.dir=" + (dir / "run").string()};
+  std::vector<std::string> saving = paths;
+  saving.push_back("checkpoint.every_steps=2");
+  const Outcome trained = train(config_for(stage, true, saving));
+  const checkpoint::CheckpointReader reader(dir / "checkpoints/step-00000002");
+  fs::create_directories(dir / "ours");
+  checkpoint::export_safetensors(reader, dir / "ours/model.safetensors",
+                                 checkpoint::ExportDType::kF32);
+
+  std::vector<std::string> loading = paths;
+  loading.push_back("checkpoint.init_from=" + (dir / "ours").string());
+  const Outcome loaded = train(config_for(stage == 0 ? 3 : 0, true, loading));
+  EXPECT_EQ(loaded.initial, trained.final) << "stage " << stage;
+}
+
 INSTANTIATE_TEST_SUITE_P(Stages, HfLlamaExport, ::testing::Values(0, 3),
                          [](const ::testing::TestParamInfo<int>& param_info) {
                            return "Stage" + std::to_string(param_info.param);
