@@ -36,7 +36,8 @@ export:  the full fp32 master weights as one safetensors file, with the model's 
          transformer.h.N.attn.c_attn.weight, ... with Conv1D weights transposed; Llama:
          model.layers.N.self_attn.q_proj.weight, ... with the fused qkv and SwiGLU fc
          split back by rows; a tied head left out) and a config.json beside OUT, for
-         transformers and for checkpoint.init_from. The model's vocabulary rows are kept
+         transformers and for checkpoint.init_from (bos_token_id and eos_token_id: the
+         run's data.tokenizer's begin- and end-of-text ids, null without one). The model's vocabulary rows are kept
          as they are (a padded 50304 stays 50304).
 
 exit status: 0 success, 1 damaged checkpoint or I/O failure, 2 usage error

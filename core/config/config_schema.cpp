@@ -194,7 +194,9 @@ void add_run_model_data(std::vector<SectionSpec>& schema) {
   data.string("tokenizer", &DataConfig::tokenizer, "", Emptiness::kMayBeEmpty,
               "The tokenizer data.path was made with (`prepare-data --tokenizer`): a Hugging "
               "Face tokenizer.json with a byte-level BPE model, or GPT-2's vocab.json with "
-              "merges.txt beside it; it turns token ids back into text (generation). Empty: "
+              "merges.txt beside it; it turns token ids back into text (generation), and "
+              "names the bos/eos token ids of `checkpoint export --names hf`'s config.json. "
+              "Empty: "
               "ids are bytes (prepare-data without --tokenizer).");
   data.real("synthetic_peakedness", &DataConfig::synthetic_peakedness, 3.5,
             Range::at_least(0).at_most(50), "",

@@ -2,11 +2,14 @@
 #include "runtime/checkpoint/hf_export.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <optional>
 #include <vector>
 
 #include "core/config/config_loader.h"
 #include "core/dtype.h"
 #include "core/error.h"
+#include "data/bpe_tokenizer.h"
 #include "data/safe_file.h"
 #include "runtime/checkpoint/hf_config.h"
 #include "runtime/checkpoint/hf_names.h"
@@ -31,9 +34,37 @@ void write_values(data::AtomicOutputFile& file, std::uint64_t offset, const floa
   file.write_at(offset, narrow.data(), static_cast<std::size_t>(count) * 2);
 }
 
-ModelConfig model_of(const CheckpointReader& reader) {
+Config config_of(const CheckpointReader& reader) {
   const std::string manifest = (reader.path() / kManifestName).string();
-  return parse_config_text(reader.manifest().config_toml, manifest, {}).model;
+  return parse_config_text(reader.manifest().config_toml, manifest, {});
+}
+
+// config.json's bos and eos (Note [Begin and end of text]): the run's data.tokenizer's, null
+// without one. A tokenizer that cannot be read now (moved since the run), or an id the model's
+// vocabulary lacks, leaves them null and says so: the weights are still worth exporting.
+HfSpecialTokens special_tokens_of(const Config& config) {
+  if (config.data.tokenizer.empty()) return {};
+  HfSpecialTokens tokens;
+  try {
+    tokens = hf_special_tokens(data::BpeTokenizer::load(config.data.tokenizer));
+  } catch (const Error& e) {
+    std::fprintf(stderr,
+                 "zerotrain: checkpoint export: the run's data.tokenizer cannot be read (%s); "
+                 "config.json's bos_token_id and eos_token_id are null: set them there by hand "
+                 "for generation\n",
+                 e.what());
+    return {};
+  }
+  for (std::optional<std::int64_t>* id : {&tokens.bos, &tokens.eos}) {
+    if (*id && **id >= config.model.vocab_size) {
+      std::fprintf(stderr,
+                   "zerotrain: checkpoint export: data.tokenizer's special token id %lld is not "
+                   "below model.vocab_size = %lld; config.json names none in its place (null)\n",
+                   static_cast<long long>(**id), static_cast<long long>(config.model.vocab_size));
+      id->reset();
+    }
+  }
+  return tokens;
 }
 
 }  // namespace
@@ -42,7 +73,8 @@ ExportSummary export_hf_safetensors(const CheckpointReader& reader,
                                     const std::filesystem::path& out, ExportDType dtype) {
   data::check_output_outside(out, "safetensors export", reader.path(), "checkpoint");
   const Manifest& manifest = reader.manifest();
-  const ModelConfig model = model_of(reader);
+  const Config config = config_of(reader);
+  const ModelConfig& model = config.model;
   const HfNaming naming = hf_naming(model, manifest.parameters);
   const std::filesystem::path config_json = out.parent_path() / kHfConfigName;
   data::check_output_outside(config_json, "Hugging Face config", reader.path(), "checkpoint");
@@ -114,8 +146,8 @@ ExportSummary export_hf_safetensors(const CheckpointReader& reader,
   file.commit();
   summary.bytes = sizeof(length) + header.size() + data_bytes;
   // transformers builds the model from the config.json beside the weights.
-  const std::string config_text =
-      hf_config_text(model, dtype == ExportDType::kF32 ? "float32" : "bfloat16");
+  const std::string config_text = hf_config_text(
+      model, dtype == ExportDType::kF32 ? "float32" : "bfloat16", special_tokens_of(config));
   data::AtomicOutputFile config_file(config_json, "Hugging Face config");
   config_file.write(config_text.data(), config_text.size());
   config_file.commit();

@@ -17,7 +17,9 @@
 #include "runtime/checkpoint/hf_export.h"
 #include "runtime/checkpoint/hf_weights.h"
 #include "runtime/engine/trainer.h"
+#include "support/byte_level_tokenizer.h"
 #include "support/hf_gpt2_fixture.h"
+#include "support/program_run.h"
 #include "support/temp_dir.h"
 #include "tiny_gpt_overrides.h"
 
@@ -94,6 +96,10 @@ TEST_P(HfExport, InitFromTheExportGivesTheCheckpointsWeightsBitwise) {
   const checkpoint::ExportSummary summary = checkpoint::export_hf_safetensors(
       reader, dir / "hf/model.safetensors", checkpoint::ExportDType::kF32);
   EXPECT_EQ(summary.tensors, 2 + 2 * 12 + 3);  // wte, wpe, 12 per block, ln_f, lm_head
+  // Without data.tokenizer the ids are bytes: no end-of-text id, and none of GPT-2's own.
+  const std::string config_json = testing::read_text(dir / "hf/config.json");
+  EXPECT_NE(config_json.find("\"bos_token_id\": null,"), std::string::npos) << config_json;
+  EXPECT_NE(config_json.find("\"eos_token_id\": null,"), std::string::npos) << config_json;
 
   std::vector<std::string> loading = untied;
   loading.push_back("checkpoint.init_from=" + (dir / "hf").string());
@@ -123,6 +129,24 @@ TEST_P(HfExport, InitFromAnExportUnderOurNamesGivesTheCheckpointsWeightsBitwise)
 }
 
 INSTANTIATE_TEST_SUITE_P(Stages, HfExport, ::testing::Values(0, 3));
+
+// With data.tokenizer set, the exported config.json names its <|endoftext|> as both ids
+// (GPT-2 begins and ends text with it), not transformers' GPT-2 default of 50256.
+TEST(HfExport, ConfigJsonNamesTheTokenizersEndOfText) {
+  const testing::TempDir dir;
+  testing::write_byte_level_tokenizer(dir / "tokenizer.json", {{"<|endoftext|>", 256}});
+  train(config_for(
+      0, {"checkpoint.dir=" + (dir / "checkpoints").string(), "run.dir=" + (dir / "run").string(),
+          "checkpoint.every_steps=2", "model.vocab_size=264",
+          "data.tokenizer=" + (dir / "tokenizer.json").string()}));
+  const checkpoint::CheckpointReader reader(dir / "checkpoints/step-00000002");
+  fs::create_directories(dir / "hf");
+  checkpoint::export_hf_safetensors(reader, dir / "hf/model.safetensors",
+                                    checkpoint::ExportDType::kF32);
+  const std::string config_json = testing::read_text(dir / "hf/config.json");
+  EXPECT_NE(config_json.find("\"bos_token_id\": 256,"), std::string::npos) << config_json;
+  EXPECT_NE(config_json.find("\"eos_token_id\": 256,"), std::string::npos) << config_json;
+}
 
 TEST(HfInit, AResumeTakesPrecedence) {
   const testing::TempDir dir;
