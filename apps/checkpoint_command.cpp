@@ -1,5 +1,5 @@
 // `zerotrain checkpoint inspect PATH` and `zerotrain checkpoint export PATH OUT.safetensors
-// [--dtype fp32|bf16] [--names zerotrain|hf]`: what a checkpoint holds, verified, and its
+// [--dtype fp32|bf16|fp16] [--names zerotrain|hf]`: what a checkpoint holds, verified, and its
 // full weights as one file.
 #include <cstdio>
 #include <filesystem>
@@ -20,7 +20,7 @@ namespace fs = std::filesystem;
 
 constexpr const char* kUsage =
     R"(usage: zerotrain checkpoint inspect PATH
-       zerotrain checkpoint export PATH OUT.safetensors [--dtype fp32|bf16]
+       zerotrain checkpoint export PATH OUT.safetensors [--dtype fp32|bf16|fp16]
                                    [--names zerotrain|hf]
 
 PATH is a checkpoint (a step-N directory with a manifest.toml), or a checkpoint.dir, which
@@ -29,7 +29,8 @@ inspect: what the checkpoint holds (step, world size, stage, model, files), ever
          verified against the manifest's CRC-32C; exit 1 names any file that differs.
 export:  the full fp32 master weights as one safetensors file, with the model's parameter
          names (a tied parameter once, under the name it uses), which
-         checkpoint.init_from reads back; --dtype bf16 halves it.
+         checkpoint.init_from reads back; --dtype bf16 or fp16 halves it
+         (rounded to nearest even; fp16 refuses a weight beyond its range, 65504).
          OUT is written atomically, never through a symbolic link and never inside
          the checkpoint it reads.
          --names hf: Hugging Face's names and layouts instead (GPT-2: wte.weight,
@@ -102,7 +103,7 @@ int export_weights(const Args& args) {
     } else if (args[i].rfind("--names=", 0) == 0) {
       names = args[i].substr(8);
     } else if (args[i] == "--dtype") {
-      if (i + 1 >= args.size()) throw UsageError("--dtype needs fp32 or bf16");
+      if (i + 1 >= args.size()) throw UsageError("--dtype needs fp32, bf16 or fp16");
       dtype = args[++i];
     } else if (args[i].rfind("--dtype=", 0) == 0) {
       dtype = args[i].substr(8);
@@ -116,15 +117,16 @@ int export_weights(const Args& args) {
     throw UsageError(
         "checkpoint export needs PATH and OUT.safetensors (see `zerotrain checkpoint --help`)");
   }
-  if (dtype != "fp32" && dtype != "bf16") {
-    throw UsageError("--dtype: expected fp32 or bf16, got '" + dtype + "'");
+  if (dtype != "fp32" && dtype != "bf16" && dtype != "fp16") {
+    throw UsageError("--dtype: expected fp32, bf16 or fp16, got '" + dtype + "'");
   }
   if (names != "zerotrain" && names != "hf") {
     throw UsageError("--names: expected zerotrain or hf, got '" + names + "'");
   }
   const checkpoint::CheckpointReader reader(resolve_checkpoint_path(positional[0]));
-  const checkpoint::ExportDType export_dtype =
-      dtype == "fp32" ? checkpoint::ExportDType::kF32 : checkpoint::ExportDType::kBf16;
+  const checkpoint::ExportDType export_dtype = dtype == "fp32"   ? checkpoint::ExportDType::kF32
+                                               : dtype == "bf16" ? checkpoint::ExportDType::kBf16
+                                                                 : checkpoint::ExportDType::kF16;
   const checkpoint::ExportSummary summary =
       names == "hf" ? checkpoint::export_hf_safetensors(reader, positional[1], export_dtype)
                     : checkpoint::export_safetensors(reader, positional[1], export_dtype);

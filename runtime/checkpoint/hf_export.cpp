@@ -20,18 +20,30 @@ namespace {
 // The most elements read at once (4 MiB of fp32), or one row.
 constexpr std::int64_t kPieceElements = std::int64_t{1} << 20;
 
-// Writes `values` at byte `offset` of `file`, narrowed to bf16 when asked.
+// Writes `values` of `tensor` at byte `offset` of `file`, narrowed to bf16 or f16 when asked.
 void write_values(data::AtomicOutputFile& file, std::uint64_t offset, const float* values,
-                  std::int64_t count, ExportDType dtype, std::vector<std::uint16_t>& narrow) {
+                  std::int64_t count, ExportDType dtype, std::vector<std::uint16_t>& narrow,
+                  std::string_view tensor) {
   if (dtype == ExportDType::kF32) {
     file.write_at(offset, values, static_cast<std::size_t>(count) * 4);
     return;
   }
   narrow.resize(static_cast<std::size_t>(count));
-  for (std::int64_t i = 0; i < count; ++i) {
-    narrow[static_cast<std::size_t>(i)] = f32_to_bf16_bits(values[i]);
-  }
+  narrow_to_16_bits(values, count, dtype, narrow.data(), tensor);
   file.write_at(offset, narrow.data(), static_cast<std::size_t>(count) * 2);
+}
+
+// config.json's torch_dtype for the tensors' dtype.
+std::string_view torch_dtype_of(ExportDType dtype) {
+  switch (dtype) {
+    case ExportDType::kF32:
+      return "float32";
+    case ExportDType::kBf16:
+      return "bfloat16";
+    case ExportDType::kF16:
+      return "float16";
+  }
+  return "float32";
 }
 
 Config config_of(const CheckpointReader& reader) {
@@ -107,7 +119,7 @@ ExportSummary export_hf_safetensors(const CheckpointReader& reader,
   const std::uint64_t length = header.size();
   file.write(&length, sizeof(length));
   file.write(header.data(), header.size());
-  const std::size_t element_bytes = dtype == ExportDType::kF32 ? 4 : 2;
+  const std::size_t element_bytes = export_element_bytes(dtype);
   std::uint64_t offset = sizeof(length) + header.size();
   ExportSummary summary;
   std::vector<float> piece;
@@ -125,7 +137,7 @@ ExportSummary export_hf_safetensors(const CheckpointReader& reader,
       reader.read(0, p.offset + row * columns, n * columns, piece.data());
       if (names.layout == HfLayout::kAsIs) {
         write_values(file, offset + static_cast<std::uint64_t>(row * columns) * element_bytes,
-                     piece.data(), n * columns, dtype, narrow);
+                     piece.data(), n * columns, dtype, narrow, p.name);
         continue;
       }
       // Transposed: our rows [row, row + n) are columns of the (in, out) matrix, a run of n
@@ -136,7 +148,7 @@ ExportSummary export_hf_safetensors(const CheckpointReader& reader,
           column[static_cast<std::size_t>(r)] = piece[static_cast<std::size_t>(r * columns + c)];
         }
         write_values(file, offset + static_cast<std::uint64_t>(c * rows + row) * element_bytes,
-                     column.data(), n, dtype, narrow);
+                     column.data(), n, dtype, narrow, p.name);
       }
     }
     offset += static_cast<std::uint64_t>(p.numel()) * element_bytes;
@@ -146,8 +158,8 @@ ExportSummary export_hf_safetensors(const CheckpointReader& reader,
   file.commit();
   summary.bytes = sizeof(length) + header.size() + data_bytes;
   // transformers builds the model from the config.json beside the weights.
-  const std::string config_text = hf_config_text(
-      model, dtype == ExportDType::kF32 ? "float32" : "bfloat16", special_tokens_of(config));
+  const std::string config_text =
+      hf_config_text(model, torch_dtype_of(dtype), special_tokens_of(config));
   data::AtomicOutputFile config_file(config_json, "Hugging Face config");
   config_file.write(config_text.data(), config_text.size());
   config_file.commit();

@@ -11,6 +11,7 @@
 #include "comm/communicator_factory.h"
 #include "comm/store/memory_store.h"
 #include "core/config/config_loader.h"
+#include "core/dtype.h"
 #include "nn/kernels/cpu/gemm_cpu.h"
 #include "rank_training.h"
 #include "runtime/checkpoint/checkpoint_format.h"
@@ -129,6 +130,32 @@ TEST_P(HfExport, InitFromAnExportUnderOurNamesGivesTheCheckpointsWeightsBitwise)
 }
 
 INSTANTIATE_TEST_SUITE_P(Stages, HfExport, ::testing::Values(0, 3));
+
+// An fp16 export (under Hugging Face names) loads with init_from as each master rounded to
+// nearest-even f16 and widened back: exactly, not merely close.
+TEST(HfExport, InitFromAnFp16ExportGivesEachWeightRoundedToF16) {
+  const testing::TempDir dir;
+  const std::vector<std::string> untied{"model.tie_embeddings=false",
+                                        "checkpoint.dir=" + (dir / "checkpoints").string(),
+                                        "run.dir=" + (dir / "run").string()};
+  std::vector<std::string> saving = untied;
+  saving.push_back("checkpoint.every_steps=2");
+  const Outcome trained = train(config_for(3, saving));
+  const checkpoint::CheckpointReader reader(dir / "checkpoints/step-00000002");
+  fs::create_directories(dir / "hf");
+  checkpoint::export_hf_safetensors(reader, dir / "hf/model.safetensors",
+                                    checkpoint::ExportDType::kF16);
+  EXPECT_EQ(checkpoint::HfWeights(dir / "hf").find("transformer.wte.weight")->tensor->dtype,
+            checkpoint::SafetensorsDType::kF16);
+
+  std::vector<std::string> loading = untied;
+  loading.push_back("checkpoint.init_from=" + (dir / "hf").string());
+  const Outcome loaded = train(config_for(0, loading));
+  std::vector<float> rounded = trained.final;
+  for (float& value : rounded) value = f16_bits_to_f32(f32_to_f16_bits(value));
+  EXPECT_EQ(loaded.initial, rounded);
+  EXPECT_NE(loaded.initial, trained.final) << "nothing was rounded: not an fp16 export";
+}
 
 // With data.tokenizer set, the exported config.json names its <|endoftext|> as both ids
 // (GPT-2 begins and ends text with it), not transformers' GPT-2 default of 50256.

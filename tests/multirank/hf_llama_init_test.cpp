@@ -13,6 +13,7 @@
 #include "comm/communicator_factory.h"
 #include "comm/store/memory_store.h"
 #include "core/config/config_loader.h"
+#include "core/dtype.h"
 #include "nn/kernels/cpu/gemm_cpu.h"
 #include "rank_training.h"
 #include "runtime/checkpoint/checkpoint_format.h"
@@ -161,6 +162,29 @@ INSTANTIATE_TEST_SUITE_P(Stages, HfLlamaExport, ::testing::Values(0, 3),
                          [](const ::testing::TestParamInfo<int>& param_info) {
                            return "Stage" + std::to_string(param_info.param);
                          });
+
+// An fp16 export under our own names loads with init_from as each master rounded to
+// nearest-even f16 and widened back.
+TEST(HfLlamaExport, InitFromAnFp16ExportGivesEachWeightRoundedToF16) {
+  const testing::TempDir dir;
+  const std::vector<std::string> paths{"checkpoint.dir=" + (dir / "checkpoints").string(),
+                                       "run.dir=" + (dir / "run").string()};
+  std::vector<std::string> saving = paths;
+  saving.push_back("checkpoint.every_steps=2");
+  const Outcome trained = train(config_for(0, true, saving));
+  const checkpoint::CheckpointReader reader(dir / "checkpoints/step-00000002");
+  fs::create_directories(dir / "ours");
+  checkpoint::export_safetensors(reader, dir / "ours/model.safetensors",
+                                 checkpoint::ExportDType::kF16);
+
+  std::vector<std::string> loading = paths;
+  loading.push_back("checkpoint.init_from=" + (dir / "ours").string());
+  const Outcome loaded = train(config_for(3, true, loading));
+  std::vector<float> rounded = trained.final;
+  for (float& value : rounded) value = f16_bits_to_f32(f32_to_f16_bits(value));
+  EXPECT_EQ(loaded.initial, rounded);
+  EXPECT_NE(loaded.initial, trained.final) << "nothing was rounded: not an fp16 export";
+}
 
 // With data.tokenizer set, the exported config.json names a Llama 3 tokenizer's
 // <|begin_of_text|> and <|end_of_text|>.
