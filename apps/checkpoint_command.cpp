@@ -1,5 +1,5 @@
 // `zerotrain checkpoint inspect PATH` and `zerotrain checkpoint export PATH OUT.safetensors
-// [--dtype fp32|bf16] [--names zerotrain|hf] [--overwrite]`: what a checkpoint holds,
+// [--dtype fp32|bf16|fp16] [--names zerotrain|hf] [--overwrite]`: what a checkpoint holds,
 // verified, and its full weights as one file.
 #include <cstdio>
 #include <filesystem>
@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 
 constexpr const char* kUsage =
     R"(usage: zerotrain checkpoint inspect PATH
-       zerotrain checkpoint export PATH OUT.safetensors [--dtype fp32|bf16]
+       zerotrain checkpoint export PATH OUT.safetensors [--dtype fp32|bf16|fp16]
                                    [--names zerotrain|hf] [--overwrite]
 
 PATH is a checkpoint (a step-N directory with a manifest.toml), or a checkpoint.dir, which
@@ -29,7 +29,9 @@ means its newest complete checkpoint.
 inspect: what the checkpoint holds (step, world size, stage, model, files), every file
          verified against the manifest's CRC-32C; exit 1 names any file that differs.
 export:  the full fp32 master weights as one safetensors file, with the model's parameter
-         names (a tied parameter once, under the name it uses); --dtype bf16 halves it.
+         names (a tied parameter once, under the name it uses), which
+         checkpoint.init_from reads back; --dtype bf16 or fp16 halves it
+         (rounded to nearest even; fp16 refuses a weight beyond its range, 65504).
          OUT is written to a temp file beside it and moved into place only when
          complete, never through a symbolic link and never inside the checkpoint it
          reads. An OUT (or, with --names hf, a config.json beside it) that exists is
@@ -39,7 +41,8 @@ export:  the full fp32 master weights as one safetensors file, with the model's 
          transformer.h.N.attn.c_attn.weight, ... with Conv1D weights transposed; Llama:
          model.layers.N.self_attn.q_proj.weight, ... with the fused qkv and SwiGLU fc
          split back by rows; a tied head left out) and a config.json beside OUT, for
-         transformers and for checkpoint.init_from. The model's vocabulary rows are kept
+         transformers and for checkpoint.init_from (bos_token_id and eos_token_id: the
+         run's data.tokenizer's begin- and end-of-text ids, null without one). The model's vocabulary rows are kept
          as they are (a padded 50304 stays 50304).
 
 exit status: 0 success, 1 damaged checkpoint or I/O failure, 2 usage error
@@ -107,7 +110,7 @@ int export_weights(const Args& args) {
     } else if (args[i].rfind("--names=", 0) == 0) {
       names = args[i].substr(8);
     } else if (args[i] == "--dtype") {
-      if (i + 1 >= args.size()) throw UsageError("--dtype needs fp32 or bf16");
+      if (i + 1 >= args.size()) throw UsageError("--dtype needs fp32, bf16 or fp16");
       dtype = args[++i];
     } else if (args[i].rfind("--dtype=", 0) == 0) {
       dtype = args[i].substr(8);
@@ -121,15 +124,16 @@ int export_weights(const Args& args) {
     throw UsageError(
         "checkpoint export needs PATH and OUT.safetensors (see `zerotrain checkpoint --help`)");
   }
-  if (dtype != "fp32" && dtype != "bf16") {
-    throw UsageError("--dtype: expected fp32 or bf16, got '" + dtype + "'");
+  if (dtype != "fp32" && dtype != "bf16" && dtype != "fp16") {
+    throw UsageError("--dtype: expected fp32, bf16 or fp16, got '" + dtype + "'");
   }
   if (names != "zerotrain" && names != "hf") {
     throw UsageError("--names: expected zerotrain or hf, got '" + names + "'");
   }
   const checkpoint::CheckpointReader reader(resolve_checkpoint_path(positional[0]));
-  const checkpoint::ExportDType export_dtype =
-      dtype == "fp32" ? checkpoint::ExportDType::kF32 : checkpoint::ExportDType::kBf16;
+  const checkpoint::ExportDType export_dtype = dtype == "fp32"   ? checkpoint::ExportDType::kF32
+                                               : dtype == "bf16" ? checkpoint::ExportDType::kBf16
+                                                                 : checkpoint::ExportDType::kF16;
   const data::ExistingOutput existing =
       overwrite ? data::ExistingOutput::kReplace : data::ExistingOutput::kRefuse;
   const checkpoint::ExportSummary summary =

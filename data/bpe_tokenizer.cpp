@@ -51,6 +51,7 @@ BpeTokenizer::BpeTokenizer(BpeModelFile file)
   for (const auto& [text, id] : file.added_tokens) {
     bytes_of_[id] = text;
     used_[id] = true;
+    added_id_of_[text] = static_cast<std::int32_t>(id);
   }
   for (unsigned b = 0; b < 256; ++b) {
     const auto it = id_of_.find(byte_level_symbol(static_cast<unsigned char>(b)));
@@ -168,6 +169,16 @@ void BpeTokenizer::encode(std::string_view text, std::vector<std::int32_t>& ids)
   }
   pre_tokenizer_.split(text, pieces_);
   for (const std::string_view piece : pieces_) encode_pre_token(piece, ids);
+}
+
+std::optional<std::int32_t> BpeTokenizer::token_id(std::string_view text) const {
+  if (const auto it = added_id_of_.find(std::string(text)); it != added_id_of_.end()) {
+    return it->second;
+  }
+  if (const auto it = id_of_.find(byte_level_symbols(text)); it != id_of_.end()) {
+    return it->second;
+  }
+  return std::nullopt;
 }
 
 std::string BpeTokenizer::decode(std::span<const std::int32_t> ids) const {

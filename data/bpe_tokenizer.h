@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -52,6 +53,11 @@ class BpeTokenizer {
   // Appends the ids of one pre-token (a piece from pre_tokenizer().split).
   void encode_pre_token(std::string_view piece, std::vector<std::int32_t>& ids);
 
+  // The id of the token written `text`: an added (special) token, or a vocabulary token whose
+  // byte-level spelling is `text`'s (GPT-2's vocab.json holds <|endoftext|> among its
+  // tokens); nullopt when there is none.
+  std::optional<std::int32_t> token_id(std::string_view text) const;
+
   // The bytes the ids stand for (usually UTF-8 text; a cut through a character is kept as
   // its bytes). Throws FormatError naming the position of an id outside the vocabulary.
   std::string decode(std::span<const std::int32_t> ids) const;
@@ -72,11 +78,12 @@ class BpeTokenizer {
   bool add_prefix_space_ = false;
   bool ignore_merges_ = false;
   Gpt2PreTokenizer pre_tokenizer_;
-  std::unordered_map<std::string, std::int32_t> id_of_;  // byte-level token -> id
-  std::vector<std::string> bytes_of_;                    // id -> bytes ("" when unused)
-  std::vector<bool> used_;                               // id -> whether it is defined
-  std::array<std::int32_t, 256> byte_id_{};              // the one-byte tokens
-  std::unordered_map<std::uint64_t, Merge> merges_;      // (left, right) -> rank, result
+  std::unordered_map<std::string, std::int32_t> id_of_;        // byte-level token -> id
+  std::unordered_map<std::string, std::int32_t> added_id_of_;  // added token's text -> id
+  std::vector<std::string> bytes_of_;                          // id -> bytes ("" when unused)
+  std::vector<bool> used_;                                     // id -> whether it is defined
+  std::array<std::int32_t, 256> byte_id_{};                    // the one-byte tokens
+  std::unordered_map<std::uint64_t, Merge> merges_;            // (left, right) -> rank, result
   // Pre-token -> ids: text repeats the same words, and BPE on a word costs far more than a
   // lookup. Bounded: cleared when it reaches kCacheEntries. Confined to the encoding thread.
   std::unordered_map<std::string, std::vector<std::int32_t>> cache_;

@@ -201,8 +201,9 @@ void add_run_model_data(std::vector<SectionSpec>& schema) {
   data.path("tokenizer", &DataConfig::tokenizer, "", Emptiness::kMayBeEmpty,
             "The tokenizer data.path was made with (`prepare-data --tokenizer`): a Hugging "
             "Face tokenizer.json with a byte-level BPE model, or GPT-2's vocab.json with "
-            "merges.txt beside it; it turns token ids back into text (generation). Empty: "
-            "ids are bytes (prepare-data without --tokenizer).");
+            "merges.txt beside it; it turns token ids back into text (generation), and "
+            "names the bos/eos token ids of `checkpoint export --names hf`'s config.json. "
+            "Empty: ids are bytes (prepare-data without --tokenizer).");
   data.real("synthetic_peakedness", &DataConfig::synthetic_peakedness, 3.5,
             Range::at_least(0).at_most(50), "",
             "GPT synthetic corpus: how peaked each Markov transition row is; 0 = uniform "
@@ -265,7 +266,8 @@ void add_train_optimizer(std::vector<SectionSpec>& schema) {
                 "Optimizer steps between text samples, and one after the last step; 0 = never. "
                 "Rank 0 prints train.sample_tokens tokens decoded greedily after the first "
                 "tokens of the validation data (or of the training data), decoded with "
-                "data.tokenizer when set; also metrics.jsonl's sample. Language models (gpt, llama) only; it changes no "
+                "data.tokenizer when set; also metrics.jsonl's sample. Language models (gpt, "
+                "llama) only; it changes no "
                 "training result.",
                 {"sample_interval"});
   train.integer("sample_tokens", &TrainConfig::sample_tokens, 32, Range::at_least(1), "tokens",
@@ -447,9 +449,11 @@ void add_checkpoint(std::vector<SectionSpec>& schema) {
             "checkpoint loads at any world size, ZeRO stage and offload setting.")
       .path_keywords = {"latest"};
   checkpoint.path("init_from", &CheckpointConfig::init_from, "", Emptiness::kMayBeEmpty,
-                  "Hugging Face weights to start a new run from: a safetensors file, a "
-                  "sharded set's model.safetensors.index.json, or a directory holding "
-                  "either. GPT-2 names (model.type = \"gpt\"): Conv1D weights are "
+                  "Weights to start a new run from: a safetensors file, a sharded set's "
+                  "model.safetensors.index.json, or a directory holding either, under "
+                  "Hugging Face's names or ours (`zerotrain checkpoint export` without "
+                  "--names hf; told apart by the tensors present). GPT-2 names (model.type = "
+                  "\"gpt\"): Conv1D weights are "
                   "transposed, a smaller vocabulary is padded with zero rows, a longer "
                   "position table is cut to model.seq_len. Llama names (model.type = "
                   "\"llama\"): q/k/v_proj stack into the fused qkv, gate/up_proj into the "

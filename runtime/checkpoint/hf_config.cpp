@@ -5,9 +5,12 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
+#include <optional>
 
 #include "core/config/config_enums.h"
 #include "core/error.h"
+#include "data/bpe_tokenizer.h"
 #include "data/json_document.h"
 #include "data/safe_file.h"
 #include "nn/models/llama.h"
@@ -194,7 +197,19 @@ void check_hf_config(const Config& config, const fs::path& config_json) {
   }
 }
 
-std::string hf_config_text(const ModelConfig& m, std::string_view torch_dtype) {
+HfSpecialTokens hf_special_tokens(const data::BpeTokenizer& tokenizer) {
+  const auto first_of = [&](std::initializer_list<std::string_view> texts) {
+    for (const std::string_view text : texts) {
+      if (const auto id = tokenizer.token_id(text)) return std::optional<std::int64_t>(*id);
+    }
+    return std::optional<std::int64_t>();
+  };
+  return {first_of({"<|begin_of_text|>", "<s>", "<|endoftext|>"}),
+          first_of({"<|end_of_text|>", "</s>", "<|endoftext|>"})};
+}
+
+std::string hf_config_text(const ModelConfig& m, std::string_view torch_dtype,
+                           const HfSpecialTokens& tokens) {
   std::vector<std::pair<std::string, std::string>> keys;
   const auto integer = [&](const char* key, std::int64_t value) {
     keys.emplace_back(key, std::to_string(value));
@@ -235,6 +250,12 @@ std::string hf_config_text(const ModelConfig& m, std::string_view torch_dtype) {
     text("activation_function", "gelu_new");
     keys.emplace_back("layer_norm_epsilon", "1e-05");
   }
+  // Always written: an absent key would be transformers' default (Note [Begin and end of text]).
+  const auto id = [&](const char* key, std::optional<std::int64_t> value) {
+    keys.emplace_back(key, value ? std::to_string(*value) : "null");
+  };
+  id("bos_token_id", tokens.bos);
+  id("eos_token_id", tokens.eos);
   boolean("tie_word_embeddings", m.tie_embeddings);
   text("torch_dtype", torch_dtype);
   std::string json = "{\n";

@@ -13,14 +13,29 @@
 // weights is skipped, as transformers ties it on load. A missing config.json is allowed (the
 // shapes are still checked) and said in the log. An export (`checkpoint export --names hf`)
 // writes one, so that transformers loads the export as it is.
+//
+// Note [Begin and end of text]: transformers reads bos_token_id and eos_token_id from
+// config.json and, where one is absent, takes its config class's default: GPT2Config's 50256
+// (GPT-2's <|endoftext|>), LlamaConfig's 1 and 2. A model trained with another tokenizer or a
+// smaller vocabulary has no such token (transformers warns, and generation would stop on the
+// wrong one), so the export writes both keys: data.tokenizer's begin- and end-of-text ids when
+// it has them, null otherwise (no tokenizer: the ids are bytes, none of them special). The
+// begin is the first of <|begin_of_text|> (Llama 3), <s> (Llama 2's style), <|endoftext|>
+// (GPT-2, which begins and ends text with one token) the tokenizer holds; the end the first of
+// <|end_of_text|>, </s>, <|endoftext|>.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "core/config/config.h"
+
+namespace zt::data {
+class BpeTokenizer;
+}  // namespace zt::data
 
 namespace zt::checkpoint {
 
@@ -35,8 +50,18 @@ std::optional<std::filesystem::path> hf_config_beside(const std::filesystem::pat
 // when the file is not JSON or a key has the wrong kind.
 void check_hf_config(const Config& config, const std::filesystem::path& config_json);
 
+// config.json's bos_token_id and eos_token_id; nullopt writes null (unknown).
+struct HfSpecialTokens {
+  std::optional<std::int64_t> bos;
+  std::optional<std::int64_t> eos;
+};
+
+// `tokenizer`'s begin- and end-of-text ids (Note [Begin and end of text]).
+HfSpecialTokens hf_special_tokens(const data::BpeTokenizer& tokenizer);
+
 // A config.json for `model` that transformers builds the same model from: model_type,
-// architectures, the shape keys above, and torch_dtype ("float32", "bfloat16").
-std::string hf_config_text(const ModelConfig& model, std::string_view torch_dtype);
+// architectures, the shape keys above, `tokens`, and torch_dtype ("float32", "bfloat16").
+std::string hf_config_text(const ModelConfig& model, std::string_view torch_dtype,
+                           const HfSpecialTokens& tokens);
 
 }  // namespace zt::checkpoint

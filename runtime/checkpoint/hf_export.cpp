@@ -2,11 +2,14 @@
 #include "runtime/checkpoint/hf_export.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <optional>
 #include <vector>
 
 #include "core/config/config_loader.h"
 #include "core/dtype.h"
 #include "core/error.h"
+#include "data/bpe_tokenizer.h"
 #include "data/safe_file.h"
 #include "runtime/checkpoint/hf_config.h"
 #include "runtime/checkpoint/hf_names.h"
@@ -17,23 +20,63 @@ namespace {
 // The most elements read at once (4 MiB of fp32), or one row.
 constexpr std::int64_t kPieceElements = std::int64_t{1} << 20;
 
-// Writes `values` at byte `offset` of `file`, narrowed to bf16 when asked.
+// Writes `values` of `tensor` at byte `offset` of `file`, narrowed to bf16 or f16 when asked.
 void write_values(data::AtomicOutputFile& file, std::uint64_t offset, const float* values,
-                  std::int64_t count, ExportDType dtype, std::vector<std::uint16_t>& narrow) {
+                  std::int64_t count, ExportDType dtype, std::vector<std::uint16_t>& narrow,
+                  std::string_view tensor) {
   if (dtype == ExportDType::kF32) {
     file.write_at(offset, values, static_cast<std::size_t>(count) * 4);
     return;
   }
   narrow.resize(static_cast<std::size_t>(count));
-  for (std::int64_t i = 0; i < count; ++i) {
-    narrow[static_cast<std::size_t>(i)] = f32_to_bf16_bits(values[i]);
-  }
+  narrow_to_16_bits(values, count, dtype, narrow.data(), tensor);
   file.write_at(offset, narrow.data(), static_cast<std::size_t>(count) * 2);
 }
 
-ModelConfig model_of(const CheckpointReader& reader) {
+// config.json's torch_dtype for the tensors' dtype.
+std::string_view torch_dtype_of(ExportDType dtype) {
+  switch (dtype) {
+    case ExportDType::kF32:
+      return "float32";
+    case ExportDType::kBf16:
+      return "bfloat16";
+    case ExportDType::kF16:
+      return "float16";
+  }
+  return "float32";
+}
+
+Config config_of(const CheckpointReader& reader) {
   const std::string manifest = (reader.path() / kManifestName).string();
-  return parse_config_text(reader.manifest().config_toml, manifest, {}).model;
+  return parse_config_text(reader.manifest().config_toml, manifest, {});
+}
+
+// config.json's bos and eos (Note [Begin and end of text]): the run's data.tokenizer's, null
+// without one. A tokenizer that cannot be read now (moved since the run), or an id the model's
+// vocabulary lacks, leaves them null and says so: the weights are still worth exporting.
+HfSpecialTokens special_tokens_of(const Config& config) {
+  if (config.data.tokenizer.empty()) return {};
+  HfSpecialTokens tokens;
+  try {
+    tokens = hf_special_tokens(data::BpeTokenizer::load(config.data.tokenizer));
+  } catch (const Error& e) {
+    std::fprintf(stderr,
+                 "zerotrain: checkpoint export: the run's data.tokenizer cannot be read (%s); "
+                 "config.json's bos_token_id and eos_token_id are null: set them there by hand "
+                 "for generation\n",
+                 e.what());
+    return {};
+  }
+  for (std::optional<std::int64_t>* id : {&tokens.bos, &tokens.eos}) {
+    if (*id && **id >= config.model.vocab_size) {
+      std::fprintf(stderr,
+                   "zerotrain: checkpoint export: data.tokenizer's special token id %lld is not "
+                   "below model.vocab_size = %lld; config.json names none in its place (null)\n",
+                   static_cast<long long>(**id), static_cast<long long>(config.model.vocab_size));
+      id->reset();
+    }
+  }
+  return tokens;
 }
 
 }  // namespace
@@ -43,7 +86,8 @@ ExportSummary export_hf_safetensors(const CheckpointReader& reader,
                                     data::ExistingOutput existing) {
   data::check_output_outside(out, "safetensors export", reader.path(), "checkpoint");
   const Manifest& manifest = reader.manifest();
-  const ModelConfig model = model_of(reader);
+  const Config config = config_of(reader);
+  const ModelConfig& model = config.model;
   const HfNaming naming = hf_naming(model, manifest.parameters);
   const std::filesystem::path config_json = out.parent_path() / kHfConfigName;
   if (out.filename() == kHfConfigName) {
@@ -76,7 +120,7 @@ ExportSummary export_hf_safetensors(const CheckpointReader& reader,
   data::AtomicOutputFile file(out, "safetensors export", std::nullopt, existing);
   // transformers builds the model from the config.json beside the weights.
   const std::string config_text =
-      hf_config_text(model, dtype == ExportDType::kF32 ? "float32" : "bfloat16");
+      hf_config_text(model, torch_dtype_of(dtype), special_tokens_of(config));
   config_file.write(config_text.data(), config_text.size());
   reader.verify();
   std::uint64_t data_bytes = 0;
@@ -89,7 +133,7 @@ ExportSummary export_hf_safetensors(const CheckpointReader& reader,
   const std::uint64_t length = header.size();
   file.write(&length, sizeof(length));
   file.write(header.data(), header.size());
-  const std::size_t element_bytes = dtype == ExportDType::kF32 ? 4 : 2;
+  const std::size_t element_bytes = export_element_bytes(dtype);
   std::uint64_t offset = sizeof(length) + header.size();
   ExportSummary summary;
   std::vector<float> piece;
@@ -107,7 +151,7 @@ ExportSummary export_hf_safetensors(const CheckpointReader& reader,
       reader.read(0, p.offset + row * columns, n * columns, piece.data());
       if (names.layout == HfLayout::kAsIs) {
         write_values(file, offset + static_cast<std::uint64_t>(row * columns) * element_bytes,
-                     piece.data(), n * columns, dtype, narrow);
+                     piece.data(), n * columns, dtype, narrow, p.name);
         continue;
       }
       // Transposed: our rows [row, row + n) are columns of the (in, out) matrix, a run of n
@@ -118,7 +162,7 @@ ExportSummary export_hf_safetensors(const CheckpointReader& reader,
           column[static_cast<std::size_t>(r)] = piece[static_cast<std::size_t>(r * columns + c)];
         }
         write_values(file, offset + static_cast<std::uint64_t>(c * rows + row) * element_bytes,
-                     column.data(), n, dtype, narrow);
+                     column.data(), n, dtype, narrow, p.name);
       }
     }
     offset += static_cast<std::uint64_t>(p.numel()) * element_bytes;

@@ -34,6 +34,23 @@ std::string ours(const HfParameterNames& names) {
   return "this model's " + names.parameter.name + " " + names.parameter.shape_text();
 }
 
+// Note [Which names init_from reads]: a `checkpoint export` under our own names and one under
+// Hugging Face's (--names hf) both load. No Hugging Face name is one of ours ("wte.weight" is
+// "embedding.wte" here, "model.layers.0..." is "block.0..."), so the files' tensors tell the
+// naming apart: any tensor named as one of this model's untied parameters means our names,
+// and every other tensor is then matched (or refused) under them; otherwise the family's
+// Hugging Face names. Telling by a marker instead (the export's __metadata__) would refuse
+// our names in a file rewritten by another tool, which keeps tensors but not metadata.
+HfNaming naming_of(const ModelConfig& model, std::span<const ManifestParameter> parameters,
+                   const HfWeights& weights) {
+  for (const ManifestParameter& parameter : parameters) {
+    if (parameter.tied_to.empty() && weights.find(parameter.name) != nullptr) {
+      return zerotrain_naming(parameters);
+    }
+  }
+  return hf_naming(model, parameters);
+}
+
 }  // namespace
 
 HfImport::HfImport(const HfWeights& weights, HfNaming naming)
@@ -48,7 +65,11 @@ HfImport::HfImport(const HfWeights& weights, HfNaming naming)
     const std::string_view bare = without_body_prefix(naming_, name);
     if (std::binary_search(used.begin(), used.end(), name) || naming_.skipped(bare)) continue;
     std::string hint = "no parameter of this " + naming_.family + " model takes it";
-    if (bare == "lm_head.weight") {
+    if (naming_.family == kZerotrainNames) {
+      hint =
+          "no parameter of this model has that name (were the weights exported from a "
+          "model of another model.* shape or model.tie_embeddings?)";
+    } else if (bare == "lm_head.weight") {
       hint =
           "this model ties its head to the token embedding; set model.tie_embeddings = false "
           "to load a separate head (a copy of a tied head is skipped when a config.json beside "
@@ -77,7 +98,7 @@ HfImport::Source HfImport::match(const HfParameterNames& names,
     if (ref == nullptr) ref = weights_.find(part);
     if (ref == nullptr) {
       std::string hint;
-      if (part == "lm_head.weight") {
+      if (part.ends_with("lm_head.weight")) {
         hint = "; the file ties its head to the token embedding: set model.tie_embeddings = true";
       }
       throw Error(where + ": no tensor '" + part + "' for " + ours(names) + hint);
@@ -194,11 +215,14 @@ void init_from_hugging_face(const Config& config, zero::ZeroStrategy& strategy,
   const std::string& path = config.checkpoint.init_from;
   const zero::StateShard shard = strategy.load_shard();
   std::vector<HostFloats> tensors;
+  std::string names;  // which names the weights use, for the log
   std::exception_ptr error;
   try {
     try {
       const HfWeights weights(path);
-      HfNaming naming = hf_naming(config.model, describe_parameters(strategy.layout()));
+      const std::vector<ManifestParameter> parameters = describe_parameters(strategy.layout());
+      HfNaming naming = naming_of(config.model, parameters, weights);
+      names = naming.family == kZerotrainNames ? "zerotrain" : "Hugging Face " + naming.family;
       if (const auto config_json = hf_config_beside(weights.source())) {
         check_hf_config(config, *config_json);
         // The file declares the tie too: a copy of the head is the embedding's (transformers
@@ -240,9 +264,9 @@ void init_from_hugging_face(const Config& config, zero::ZeroStrategy& strategy,
   strategy.import_states(in);
   if (rank == 0) {
     std::fprintf(stderr,
-                 "zerotrain: initialized from Hugging Face weights \"%s\" (%lld elements; each "
+                 "zerotrain: initialized from weights \"%s\" (%s names, %lld elements; each "
                  "rank read its own part) in %.3f s\n",
-                 path.c_str(), static_cast<long long>(strategy.layout().numel),
+                 path.c_str(), names.c_str(), static_cast<long long>(strategy.layout().numel),
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   }
 }

@@ -1,8 +1,9 @@
 // checkpoint.init_from: a model's fp32 master weights from Hugging Face safetensors
-// (Note [Hugging Face names]). HfImport matches the files' tensors with the model's
-// parameters once, refusing any that is missing, left over or of another shape (naming the
-// Hugging Face tensor and our parameter); then each rank reads the element runs of its own
-// shard only, transposing and padding as it goes, a bounded piece at a time.
+// (Note [Hugging Face names]) or from an export under our own names (zerotrain_naming). HfImport
+// matches the files' tensors with the model's parameters once, refusing any that is missing, left
+// over or of another shape (naming the Hugging Face tensor and our parameter); then each rank reads
+// the element runs of its own shard only, transposing and padding as it goes, a bounded piece at a
+// time.
 #pragma once
 
 #include <array>

@@ -102,7 +102,8 @@ const HfFamily& family_of(ModelType type) {
   }
   throw ConfigError("checkpoint.init_from: model.type = \"" + std::string(config_name(type)) +
                     "\" has no Hugging Face counterpart; Hugging Face weights load into "
-                    "model.type = \"gpt\" (GPT-2) and \"llama\"");
+                    "model.type = \"gpt\" (GPT-2) and \"llama\" (a `zerotrain checkpoint "
+                    "export` under its own names loads into any model.type)");
 }
 
 // The block index `name` has where `pattern` has "{N}"; nullopt when it does not match.
@@ -193,6 +194,17 @@ HfNaming hf_naming(const ModelConfig& model, std::span<const ManifestParameter> 
                  std::to_string(names.part_rows.size()) + " parts, not " +
                  std::to_string(names.parts.size()));
     naming.parameters.push_back(std::move(names));
+  }
+  return naming;
+}
+
+HfNaming zerotrain_naming(std::span<const ManifestParameter> parameters) {
+  HfNaming naming;
+  naming.family = std::string(kZerotrainNames);
+  for (const ManifestParameter& parameter : parameters) {
+    if (!parameter.tied_to.empty()) continue;
+    naming.parameters.push_back(
+        {parameter, {parameter.name}, {}, HfLayout::kAsIs, HfRowFit::kExact, true});
   }
   return naming;
 }

@@ -22,6 +22,12 @@
 // files transformers saves; one present beside a config.json that declares the tie is
 // skipped, as transformers ties it to the embedding on load (Note [Hugging Face config]).
 // Adding a family is adding a table (hf_names.cpp).
+//
+// Our own names (`checkpoint export` without --names hf) are one more naming, of no family:
+// every untied parameter under its manifest name ("embedding.wte", "block.{N}.attn.qkv.weight"),
+// in our layout with our rows, a tied one written once under its source's name. No Hugging
+// Face name is one of ours, so init_from tells the two apart by the tensors present
+// (Note [Which names init_from reads] in hf_import.cpp).
 #pragma once
 
 #include <cstdint>
@@ -58,8 +64,11 @@ struct HfParameterNames {
   bool in_body = true;  // the family's body prefix applies (not to GPT-2's lm_head)
 };
 
+// The family of our own names (zerotrain_naming).
+inline constexpr std::string_view kZerotrainNames = "zerotrain";
+
 struct HfNaming {
-  std::string family;       // "gpt2", "llama": config.json's model_type
+  std::string family;       // "gpt2", "llama": config.json's model_type; or kZerotrainNames
   std::string body_prefix;  // "transformer.", "model."
   // Our untied parameters, in layout order (a tied one reads its source's values).
   std::vector<HfParameterNames> parameters;
@@ -73,6 +82,10 @@ struct HfNaming {
 // (mlp), and InternalError for a parameter the family's table does not cover (a model
 // changed without its table).
 HfNaming hf_naming(const ModelConfig& model, std::span<const ManifestParameter> parameters);
+
+// Our own names for `parameters`: each untied one under its name, as it is (family
+// "zerotrain", no body prefix, rows exact). Any model type has them, mlp included.
+HfNaming zerotrain_naming(std::span<const ManifestParameter> parameters);
 
 // `name` without the body prefix when it has it.
 std::string_view without_body_prefix(const HfNaming& naming, std::string_view name);

@@ -2,6 +2,8 @@
 #include "runtime/checkpoint/safetensors_export.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <vector>
 
 #include "core/dtype.h"
@@ -29,10 +31,45 @@ std::string header_json(const Manifest& manifest, ExportDType dtype, std::uint64
 
 }  // namespace
 
+std::size_t export_element_bytes(ExportDType dtype) { return dtype == ExportDType::kF32 ? 4 : 2; }
+
+std::string_view safetensors_dtype_text(ExportDType dtype) {
+  switch (dtype) {
+    case ExportDType::kF32:
+      return "F32";
+    case ExportDType::kBf16:
+      return "BF16";
+    case ExportDType::kF16:
+      return "F16";
+  }
+  return "F32";
+}
+
+void narrow_to_16_bits(const float* values, std::int64_t count, ExportDType dtype,
+                       std::uint16_t* out, std::string_view tensor) {
+  ZT_CHECK(dtype != ExportDType::kF32, "fp32 is not narrowed");
+  if (dtype == ExportDType::kBf16) {
+    for (std::int64_t i = 0; i < count; ++i) out[i] = f32_to_bf16_bits(values[i]);
+    return;
+  }
+  for (std::int64_t i = 0; i < count; ++i) {
+    out[i] = f32_to_f16_bits(values[i]);
+    // An f16 of all-ones exponent is infinity (or NaN, from a NaN that stays one).
+    if ((out[i] & 0x7C00u) == 0x7C00u && std::isfinite(values[i])) {
+      char value[32];
+      std::snprintf(value, sizeof(value), "%g", static_cast<double>(values[i]));
+      throw Error("checkpoint export --dtype fp16: tensor '" + std::string(tensor) + "' holds " +
+                  value +
+                  ", beyond fp16's largest value 65504 (it would be written as "
+                  "infinity); export with --dtype bf16 (fp32's range) or fp32");
+    }
+  }
+}
+
 std::string safetensors_header_text(
     const std::vector<SafetensorsEntry>& entries, ExportDType dtype,
     const std::vector<std::pair<std::string, std::string>>& metadata, std::uint64_t& data_bytes) {
-  const std::size_t element_bytes = dtype == ExportDType::kF32 ? 4 : 2;
+  const std::size_t element_bytes = export_element_bytes(dtype);
   std::string json = "{\"__metadata__\":{";
   for (std::size_t i = 0; i < metadata.size(); ++i) {
     json += (i == 0 ? "" : ",") + engine::json_string(metadata[i].first) + ":" +
@@ -45,7 +82,7 @@ std::string safetensors_header_text(
     for (const std::int64_t d : entry.shape) numel *= static_cast<std::uint64_t>(d);
     const std::uint64_t bytes = numel * element_bytes;
     json += "," + engine::json_string(entry.name) + ":{\"dtype\":\"" +
-            (dtype == ExportDType::kF32 ? "F32" : "BF16") + "\",\"shape\":[";
+            std::string(safetensors_dtype_text(dtype)) + "\",\"shape\":[";
     for (std::size_t i = 0; i < entry.shape.size(); ++i) {
       json += (i == 0 ? "" : ",") + std::to_string(entry.shape[i]);
     }
@@ -74,7 +111,7 @@ ExportSummary export_safetensors(const CheckpointReader& reader, const std::file
   ExportSummary summary;
   constexpr std::int64_t kPiece = std::int64_t{1} << 20;
   std::vector<float> values(static_cast<std::size_t>(kPiece));
-  std::vector<std::uint16_t> narrow(dtype == ExportDType::kBf16 ? values.size() : 0);
+  std::vector<std::uint16_t> narrow(dtype == ExportDType::kF32 ? 0 : values.size());
   for (const ManifestParameter& p : manifest.parameters) {
     if (!p.tied_to.empty()) continue;
     for (std::int64_t first = 0; first < p.numel(); first += kPiece) {
@@ -83,10 +120,7 @@ ExportSummary export_safetensors(const CheckpointReader& reader, const std::file
       if (dtype == ExportDType::kF32) {
         file.write(values.data(), static_cast<std::size_t>(count) * 4);
       } else {
-        for (std::int64_t i = 0; i < count; ++i) {
-          narrow[static_cast<std::size_t>(i)] =
-              f32_to_bf16_bits(values[static_cast<std::size_t>(i)]);
-        }
+        narrow_to_16_bits(values.data(), count, dtype, narrow.data(), p.name);
         file.write(narrow.data(), static_cast<std::size_t>(count) * 2);
       }
     }

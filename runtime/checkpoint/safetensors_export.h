@@ -4,9 +4,11 @@
 // the fp32 masters, gathered from every rank's file by parameter; names are the manifest's.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -15,7 +17,17 @@
 
 namespace zt::checkpoint {
 
-enum class ExportDType { kF32, kBf16 };
+enum class ExportDType { kF32, kBf16, kF16 };
+
+// Bytes per element of `dtype`, and its name in a safetensors header ("F32", "BF16", "F16").
+std::size_t export_element_bytes(ExportDType dtype);
+std::string_view safetensors_dtype_text(ExportDType dtype);
+
+// `count` values rounded to nearest even into `dtype`'s 16 bits (bf16 or f16) at `out`.
+// Throws Error naming `tensor` when a finite value is beyond f16's range (65504): it would be
+// written as infinity, and every logit after it would be lost.
+void narrow_to_16_bits(const float* values, std::int64_t count, ExportDType dtype,
+                       std::uint16_t* out, std::string_view tensor);
 
 struct ExportSummary {
   std::int64_t tensors = 0;

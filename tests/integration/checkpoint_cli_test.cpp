@@ -364,6 +364,48 @@ print("same", all([
   EXPECT_NE(read.out.find("same True"), std::string::npos) << read.out;
 }
 
+// --dtype fp16: F16 tensors, each the master rounded to nearest even, under our names and
+// under Hugging Face's (whose config.json says float16).
+TEST_F(SavedCheckpoint, ExportAsFp16WritesEachMasterRoundedToF16) {
+  const TempDir out;
+  const fs::path ours = out / "ours.safetensors";
+  const fs::path hf = out / "hf/model.safetensors";
+  fs::create_directories(out / "hf");
+  const ProgramResult e = testing::zerotrain(
+      *dir_, {"checkpoint", "export", checkpoint().string(), ours.string(), "--dtype", "fp16"},
+      "export-fp16");
+  ASSERT_EQ(e.exit_code, 0) << e.output();
+  EXPECT_NE(e.out.find("parameters in fp16"), std::string::npos) << e.out;
+  const ProgramResult e_hf = testing::zerotrain(
+      *dir_,
+      {"checkpoint", "export", checkpoint().string(), hf.string(), "--dtype=fp16", "--names", "hf"},
+      "export-fp16-hf");
+  ASSERT_EQ(e_hf.exit_code, 0) << e_hf.output();
+
+  const checkpoint::CheckpointReader reader(checkpoint());
+  std::int64_t elements = 0;
+  for (const auto& p : reader.manifest().parameters) {
+    if (p.tied_to.empty()) elements += p.numel();
+  }
+  std::vector<float> all(static_cast<std::size_t>(elements));
+  reader.read(0, 0, elements, all.data());
+  const Safetensors s16 = read_safetensors(ours);
+  EXPECT_NE(s16.header.find("\"embedding.wte\":{\"dtype\":\"F16\""), std::string::npos)
+      << s16.header;
+  EXPECT_EQ(s16.header.find("BF16"), std::string::npos) << s16.header;
+  ASSERT_EQ(s16.data.size(), all.size() * 2);
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    std::uint16_t bits = 0;
+    std::memcpy(&bits, s16.data.data() + 2 * i, 2);
+    ASSERT_EQ(bits, f32_to_f16_bits(all[i])) << "element " << i;
+  }
+  const Safetensors s16_hf = read_safetensors(hf);
+  EXPECT_NE(s16_hf.header.find("\"transformer.wte.weight\":{\"dtype\":\"F16\""), std::string::npos)
+      << s16_hf.header;
+  const std::string config_json = testing::read_text(out / "hf/config.json");
+  EXPECT_NE(config_json.find("\"torch_dtype\": \"float16\""), std::string::npos) << config_json;
+}
+
 TEST_F(SavedCheckpoint, ExportNeverWritesThroughASymlinkOrOverADirectory) {
   const TempDir out;
   const fs::path target = out / "precious.bin";

@@ -11,13 +11,16 @@
 #include "comm/communicator_factory.h"
 #include "comm/store/memory_store.h"
 #include "core/config/config_loader.h"
+#include "core/dtype.h"
 #include "nn/kernels/cpu/gemm_cpu.h"
 #include "rank_training.h"
 #include "runtime/checkpoint/checkpoint_format.h"
 #include "runtime/checkpoint/hf_export.h"
 #include "runtime/checkpoint/hf_weights.h"
 #include "runtime/engine/trainer.h"
+#include "support/byte_level_tokenizer.h"
 #include "support/hf_gpt2_fixture.h"
+#include "support/program_run.h"
 #include "support/temp_dir.h"
 #include "tiny_gpt_overrides.h"
 
@@ -94,6 +97,10 @@ TEST_P(HfExport, InitFromTheExportGivesTheCheckpointsWeightsBitwise) {
   const checkpoint::ExportSummary summary = checkpoint::export_hf_safetensors(
       reader, dir / "hf/model.safetensors", checkpoint::ExportDType::kF32);
   EXPECT_EQ(summary.tensors, 2 + 2 * 12 + 3);  // wte, wpe, 12 per block, ln_f, lm_head
+  // Without data.tokenizer the ids are bytes: no end-of-text id, and none of GPT-2's own.
+  const std::string config_json = testing::read_text(dir / "hf/config.json");
+  EXPECT_NE(config_json.find("\"bos_token_id\": null,"), std::string::npos) << config_json;
+  EXPECT_NE(config_json.find("\"eos_token_id\": null,"), std::string::npos) << config_json;
 
   std::vector<std::string> loading = untied;
   loading.push_back("checkpoint.init_from=" + (dir / "hf").string());
@@ -101,7 +108,72 @@ TEST_P(HfExport, InitFromTheExportGivesTheCheckpointsWeightsBitwise) {
   EXPECT_EQ(loaded.initial, trained.final) << "stage " << stage;
 }
 
+// `checkpoint export` under our own names (its default) loads with init_from as well: the
+// tied head written once under embedding.wte, every name as in the manifest.
+TEST_P(HfExport, InitFromAnExportUnderOurNamesGivesTheCheckpointsWeightsBitwise) {
+  const int stage = GetParam();
+  const testing::TempDir dir;
+  const std::vector<std::string> paths{"checkpoint.dir=" + (dir / "checkpoints").string(),
+                                       "run.dir=" + (dir / "run").string()};
+  std::vector<std::string> saving = paths;
+  saving.push_back("checkpoint.every_steps=2");
+  const Outcome trained = train(config_for(stage, saving));
+  const checkpoint::CheckpointReader reader(dir / "checkpoints/step-00000002");
+  fs::create_directories(dir / "ours");
+  checkpoint::export_safetensors(reader, dir / "ours/model.safetensors",
+                                 checkpoint::ExportDType::kF32);
+
+  std::vector<std::string> loading = paths;
+  loading.push_back("checkpoint.init_from=" + (dir / "ours").string());
+  const Outcome loaded = train(config_for(stage == 0 ? 3 : 0, loading));
+  EXPECT_EQ(loaded.initial, trained.final) << "stage " << stage;
+}
+
 INSTANTIATE_TEST_SUITE_P(Stages, HfExport, ::testing::Values(0, 3));
+
+// An fp16 export (under Hugging Face names) loads with init_from as each master rounded to
+// nearest-even f16 and widened back: exactly, not merely close.
+TEST(HfExport, InitFromAnFp16ExportGivesEachWeightRoundedToF16) {
+  const testing::TempDir dir;
+  const std::vector<std::string> untied{"model.tie_embeddings=false",
+                                        "checkpoint.dir=" + (dir / "checkpoints").string(),
+                                        "run.dir=" + (dir / "run").string()};
+  std::vector<std::string> saving = untied;
+  saving.push_back("checkpoint.every_steps=2");
+  const Outcome trained = train(config_for(3, saving));
+  const checkpoint::CheckpointReader reader(dir / "checkpoints/step-00000002");
+  fs::create_directories(dir / "hf");
+  checkpoint::export_hf_safetensors(reader, dir / "hf/model.safetensors",
+                                    checkpoint::ExportDType::kF16);
+  EXPECT_EQ(checkpoint::HfWeights(dir / "hf").find("transformer.wte.weight")->tensor->dtype,
+            checkpoint::SafetensorsDType::kF16);
+
+  std::vector<std::string> loading = untied;
+  loading.push_back("checkpoint.init_from=" + (dir / "hf").string());
+  const Outcome loaded = train(config_for(0, loading));
+  std::vector<float> rounded = trained.final;
+  for (float& value : rounded) value = f16_bits_to_f32(f32_to_f16_bits(value));
+  EXPECT_EQ(loaded.initial, rounded);
+  EXPECT_NE(loaded.initial, trained.final) << "nothing was rounded: not an fp16 export";
+}
+
+// With data.tokenizer set, the exported config.json names its <|endoftext|> as both ids
+// (GPT-2 begins and ends text with it), not transformers' GPT-2 default of 50256.
+TEST(HfExport, ConfigJsonNamesTheTokenizersEndOfText) {
+  const testing::TempDir dir;
+  testing::write_byte_level_tokenizer(dir / "tokenizer.json", {{"<|endoftext|>", 256}});
+  train(config_for(
+      0, {"checkpoint.dir=" + (dir / "checkpoints").string(), "run.dir=" + (dir / "run").string(),
+          "checkpoint.every_steps=2", "model.vocab_size=264",
+          "data.tokenizer=" + (dir / "tokenizer.json").string()}));
+  const checkpoint::CheckpointReader reader(dir / "checkpoints/step-00000002");
+  fs::create_directories(dir / "hf");
+  checkpoint::export_hf_safetensors(reader, dir / "hf/model.safetensors",
+                                    checkpoint::ExportDType::kF32);
+  const std::string config_json = testing::read_text(dir / "hf/config.json");
+  EXPECT_NE(config_json.find("\"bos_token_id\": 256,"), std::string::npos) << config_json;
+  EXPECT_NE(config_json.find("\"eos_token_id\": 256,"), std::string::npos) << config_json;
+}
 
 TEST(HfInit, AResumeTakesPrecedence) {
   const testing::TempDir dir;

@@ -13,6 +13,7 @@
 #include "comm/communicator_factory.h"
 #include "comm/store/memory_store.h"
 #include "core/config/config_loader.h"
+#include "core/dtype.h"
 #include "nn/kernels/cpu/gemm_cpu.h"
 #include "rank_training.h"
 #include "runtime/checkpoint/checkpoint_format.h"
@@ -20,7 +21,9 @@
 #include "runtime/checkpoint/hf_export.h"
 #include "runtime/checkpoint/hf_weights.h"
 #include "runtime/engine/trainer.h"
+#include "support/byte_level_tokenizer.h"
 #include "support/hf_llama_fixture.h"
+#include "support/program_run.h"
 #include "support/safetensors_writing.h"
 #include "support/temp_dir.h"
 #include "tiny_gpt_overrides.h"
@@ -123,9 +126,34 @@ TEST_P(HfLlamaExport, InitFromTheExportGivesTheCheckpointsWeightsBitwise) {
   EXPECT_EQ(exported.find("model.layers.0.mlp.up_proj.weight")->tensor->shape,
             (std::vector<std::int64_t>{24, 16}));
   ASSERT_TRUE(fs::exists(dir / "hf/config.json"));
+  // Without data.tokenizer: no begin- or end-of-text id, rather than LlamaConfig's 1 and 2.
+  const std::string config_json = testing::read_text(dir / "hf/config.json");
+  EXPECT_NE(config_json.find("\"bos_token_id\": null,"), std::string::npos) << config_json;
+  EXPECT_NE(config_json.find("\"eos_token_id\": null,"), std::string::npos) << config_json;
 
   std::vector<std::string> loading = paths;
   loading.push_back("checkpoint.init_from=" + (dir / "hf").string());
+  const Outcome loaded = train(config_for(stage == 0 ? 3 : 0, true, loading));
+  EXPECT_EQ(loaded.initial, trained.final) << "stage " << stage;
+}
+
+// `checkpoint export` under our own names (its default) loads with init_from as well: the
+// fused qkv and fc as they are, every name as in the manifest.
+TEST_P(HfLlamaExport, InitFromAnExportUnderOurNamesGivesTheCheckpointsWeightsBitwise) {
+  const int stage = GetParam();
+  const testing::TempDir dir;
+  const std::vector<std::string> paths{"checkpoint.dir=" + (dir / "checkpoints").string(),
+                                       "run.dir=" + (dir / "run").string()};
+  std::vector<std::string> saving = paths;
+  saving.push_back("checkpoint.every_steps=2");
+  const Outcome trained = train(config_for(stage, true, saving));
+  const checkpoint::CheckpointReader reader(dir / "checkpoints/step-00000002");
+  fs::create_directories(dir / "ours");
+  checkpoint::export_safetensors(reader, dir / "ours/model.safetensors",
+                                 checkpoint::ExportDType::kF32);
+
+  std::vector<std::string> loading = paths;
+  loading.push_back("checkpoint.init_from=" + (dir / "ours").string());
   const Outcome loaded = train(config_for(stage == 0 ? 3 : 0, true, loading));
   EXPECT_EQ(loaded.initial, trained.final) << "stage " << stage;
 }
@@ -134,6 +162,49 @@ INSTANTIATE_TEST_SUITE_P(Stages, HfLlamaExport, ::testing::Values(0, 3),
                          [](const ::testing::TestParamInfo<int>& param_info) {
                            return "Stage" + std::to_string(param_info.param);
                          });
+
+// An fp16 export under our own names loads with init_from as each master rounded to
+// nearest-even f16 and widened back.
+TEST(HfLlamaExport, InitFromAnFp16ExportGivesEachWeightRoundedToF16) {
+  const testing::TempDir dir;
+  const std::vector<std::string> paths{"checkpoint.dir=" + (dir / "checkpoints").string(),
+                                       "run.dir=" + (dir / "run").string()};
+  std::vector<std::string> saving = paths;
+  saving.push_back("checkpoint.every_steps=2");
+  const Outcome trained = train(config_for(0, true, saving));
+  const checkpoint::CheckpointReader reader(dir / "checkpoints/step-00000002");
+  fs::create_directories(dir / "ours");
+  checkpoint::export_safetensors(reader, dir / "ours/model.safetensors",
+                                 checkpoint::ExportDType::kF16);
+
+  std::vector<std::string> loading = paths;
+  loading.push_back("checkpoint.init_from=" + (dir / "ours").string());
+  const Outcome loaded = train(config_for(3, true, loading));
+  std::vector<float> rounded = trained.final;
+  for (float& value : rounded) value = f16_bits_to_f32(f32_to_f16_bits(value));
+  EXPECT_EQ(loaded.initial, rounded);
+  EXPECT_NE(loaded.initial, trained.final) << "nothing was rounded: not an fp16 export";
+}
+
+// With data.tokenizer set, the exported config.json names a Llama 3 tokenizer's
+// <|begin_of_text|> and <|end_of_text|>.
+TEST(HfLlamaExport, ConfigJsonNamesTheTokenizersBeginAndEndOfText) {
+  const testing::TempDir dir;
+  testing::write_byte_level_tokenizer(dir / "tokenizer.json",
+                                      {{"<|begin_of_text|>", 256}, {"<|end_of_text|>", 257}});
+  train(
+      config_for(0, true,
+                 {"checkpoint.dir=" + (dir / "checkpoints").string(),
+                  "run.dir=" + (dir / "run").string(), "checkpoint.every_steps=2",
+                  "model.vocab_size=264", "data.tokenizer=" + (dir / "tokenizer.json").string()}));
+  const checkpoint::CheckpointReader reader(dir / "checkpoints/step-00000002");
+  fs::create_directories(dir / "hf");
+  checkpoint::export_hf_safetensors(reader, dir / "hf/model.safetensors",
+                                    checkpoint::ExportDType::kF32);
+  const std::string config_json = testing::read_text(dir / "hf/config.json");
+  EXPECT_NE(config_json.find("\"bos_token_id\": 256,"), std::string::npos) << config_json;
+  EXPECT_NE(config_json.find("\"eos_token_id\": 257,"), std::string::npos) << config_json;
+}
 
 TEST(HfLlamaInit, ACopyOfTheTiedHeadIsSkippedOnlyWhenConfigJsonDeclaresTheTie) {
   const testing::TempDir dir;

@@ -72,6 +72,16 @@ BpeTokenizer load_json(const TempDir& dir, const std::string& text) {
   return BpeTokenizer::load(dir / "tokenizer.json");
 }
 
+TEST(BpeTokenizer, TokenIdFindsAddedAndVocabularyTokensByTheirText) {
+  const TempDir dir;
+  const BpeTokenizer tokenizer = load_json(dir, tokenizer_json({{"a", "b"}}));
+  EXPECT_EQ(tokenizer.token_id("<|endoftext|>"), std::optional<std::int32_t>(257));
+  EXPECT_EQ(tokenizer.token_id("ab"), std::optional<std::int32_t>(256));
+  EXPECT_EQ(tokenizer.token_id(" "),
+            std::optional<std::int32_t>(32));  // the byte-level token of a space
+  EXPECT_EQ(tokenizer.token_id("</s>"), std::nullopt);
+}
+
 template <typename F>
 std::string format_error_of(F&& f) {
   try {

@@ -296,7 +296,7 @@ TEST(HfLlamaConfig, AnExportsConfigPassesTheCheckForBothFamilies) {
         llama ? std::vector<std::string>{"model.ffn_dim=0"}
               : std::vector<std::string>{"model.type=gpt", "model.n_kv_head=0", "model.ffn_dim=0"});
     const testing::TempDir dir;
-    std::ofstream(dir / "config.json") << hf_config_text(model.config.model, "float32");
+    std::ofstream(dir / "config.json") << hf_config_text(model.config.model, "float32", {});
     EXPECT_NO_THROW(check_hf_config(model.config, dir / "config.json"));
     // And differs from another model's.
     const TinyModel other = tiny_model(false, {"model.n_layer=3"});

@@ -8,12 +8,14 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "core/dtype.h"
 #include "core/error.h"
 #include "runtime/checkpoint/hf_weights.h"
+#include "runtime/checkpoint/safetensors_export.h"
 #include "support/error_message.h"
 #include "support/temp_dir.h"
 
@@ -164,6 +166,27 @@ TEST(HfWeights, NamesADirectoryWithoutWeights) {
                   "holds neither model.safetensors nor model.safetensors.index.json");
   EXPECT_CONTAINS(testing::message_of<IoError>([&] { HfWeights{dir / "nothing.safetensors"}; }),
                   "nothing.safetensors");
+}
+
+// Narrowing for `checkpoint export --dtype fp16`: to nearest even, infinity kept, and a finite
+// value beyond f16's range refused naming the tensor rather than written as infinity.
+TEST(SafetensorsExport, NarrowingToF16RefusesAFiniteValueBeyondItsRange) {
+  const std::vector<float> fits{65504.0f, 65519.0f, -1.5f, std::numeric_limits<float>::infinity()};
+  std::vector<std::uint16_t> out(fits.size());
+  narrow_to_16_bits(fits.data(), 4, ExportDType::kF16, out.data(), "t");
+  EXPECT_EQ(out, (std::vector<std::uint16_t>{0x7BFF, 0x7BFF, 0xBE00, 0x7C00}));
+  const std::vector<float> big{1.0f, 65520.0f};
+  try {
+    narrow_to_16_bits(big.data(), 2, ExportDType::kF16, out.data(), "block.0.attn.qkv.weight");
+    FAIL() << "65520 rounds to infinity in f16";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("tensor 'block.0.attn.qkv.weight' holds 65520"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("--dtype bf16"), std::string::npos) << e.what();
+  }
+  narrow_to_16_bits(big.data(), 2, ExportDType::kBf16, out.data(), "t");
+  EXPECT_EQ(out[1], f32_to_bf16_bits(65520.0f));
 }
 
 }  // namespace
