@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <exception>
+#include <span>
 
 #include "core/error.h"
 #include "data/safe_file.h"
@@ -28,6 +30,19 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
 std::string describe(const HfTensorRef& ref) {
   return "'" + ref.tensor->name + "' " + ref.tensor->shape_text() + " in " +
          data::quoted_path(ref.file->path());
+}
+
+// Throws Error naming `ref`'s tensor and the element (its index in the file's row-major
+// order) of the first non-finite value in `values`, the file's elements from `first` on.
+void check_finite(const HfTensorRef& ref, std::int64_t first, std::span<const float> values) {
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (std::isfinite(values[i])) continue;
+    const std::int64_t element = first + static_cast<std::int64_t>(i);
+    throw Error("tensor " + describe(ref) + " holds " +
+                (std::isnan(values[i]) ? "NaN" : "an infinity") + " at element " +
+                std::to_string(element) +
+                "; weights with non-finite values cannot be trained from");
+  }
 }
 
 std::string ours(const HfParameterNames& names) {
@@ -55,6 +70,11 @@ HfNaming naming_of(const ModelConfig& model, std::span<const ManifestParameter> 
 
 HfImport::HfImport(const HfWeights& weights, HfNaming naming)
     : weights_(weights), naming_(std::move(naming)) {
+  if (!naming_.body_prefix.empty()) {
+    for (const auto& [name, ref] : weights_.tensors()) {
+      if (name.starts_with(naming_.body_prefix)) file_uses_body_prefix_ = true;
+    }
+  }
   // Our names for the files' tensors: the body prefix dropped where present.
   std::vector<std::string> used;
   for (const HfParameterNames& names : naming_.parameters) {
@@ -101,7 +121,9 @@ HfImport::Source HfImport::match(const HfParameterNames& names,
       if (part.ends_with("lm_head.weight")) {
         hint = "; the file ties its head to the token embedding: set model.tie_embeddings = true";
       }
-      throw Error(where + ": no tensor '" + part + "' for " + ours(names) + hint);
+      const bool prefixed = names.in_body && file_uses_body_prefix_;
+      throw Error(where + ": no tensor '" + (prefixed ? naming_.body_prefix : "") + part +
+                  "' for " + ours(names) + hint);
     }
     if (!converts_to_f32(ref->tensor->dtype)) {
       throw Error(where + ": tensor " + describe(*ref) + " is " +
@@ -159,8 +181,10 @@ void HfImport::read_rows(const Source& source, std::int64_t first_row, std::int6
     if (from >= to) continue;
     float* dst = out + (from - first_row) * columns;
     if (source.names.layout == HfLayout::kAsIs) {
-      part.ref.file->read_f32(*part.ref.tensor, (from - part.first_row) * columns,
-                              (to - from) * columns, dst);
+      const std::int64_t first = (from - part.first_row) * columns;
+      part.ref.file->read_f32(*part.ref.tensor, first, (to - from) * columns, dst);
+      check_finite(part.ref, first,
+                   std::span(dst, static_cast<std::size_t>((to - from) * columns)));
       continue;
     }
     // Transposed: our rows [from, to) are the columns of the file's (in, out) matrix; its
@@ -170,6 +194,7 @@ void HfImport::read_rows(const Source& source, std::int64_t first_row, std::int6
     for (std::int64_t c = 0; c < columns; ++c) {
       part.ref.file->read_f32(*part.ref.tensor, c * hf_columns + (from - part.first_row), to - from,
                               column.data());
+      check_finite(part.ref, c * hf_columns + (from - part.first_row), column);
       for (std::int64_t r = 0; r < to - from; ++r) {
         dst[r * columns + c] = column[static_cast<std::size_t>(r)];
       }

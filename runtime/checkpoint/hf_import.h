@@ -26,7 +26,9 @@ class HfImport {
   HfImport(const HfWeights& weights, HfNaming naming);
 
   // Elements [begin, begin + count) of the model's unpadded flat order (every element of a
-  // tied parameter's source counts once, as in describe_parameters) into `out`.
+  // tied parameter's source counts once, as in describe_parameters) into `out`. Throws Error
+  // naming the file's tensor and element when a value read is NaN or infinite (training
+  // from it would only say, steps later, that the loss is not finite).
   void read(std::int64_t begin, std::int64_t count, float* out) const;
   // Every run of `shard` into `out` at its shard offset; the rest (padding) zero.
   void read_shard(const zero::StateShard& shard, float* out) const;
@@ -49,6 +51,9 @@ class HfImport {
 
   const HfWeights& weights_;
   HfNaming naming_;
+  // Whether the file writes its body's tensors under naming_.body_prefix ("transformer."):
+  // a missing tensor is then named as the file would name it.
+  bool file_uses_body_prefix_ = false;
   std::vector<Source> sources_;  // by parameter, in layout order
 };
 

@@ -6,7 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/config/config_loader.h"
@@ -107,6 +110,40 @@ TEST(HfImport, RefusesAMissingTensorNamingBothSides) {
   EXPECT_CONTAINS(message,
                   "no tensor 'h.1.mlp.c_fc.bias' for this model's block.1.mlp.fc.bias (64)");
   EXPECT_CONTAINS(message, "model.safetensors");
+}
+
+// A file that writes its body under "transformer." (as GPT-2's own does) hears of a missing
+// tensor by the name it would have in that file.
+TEST(HfImport, NamesAMissingTensorAsTheFileWouldWithItsPrefix) {
+  TensorMap tensors = testing::read_tensors(HfWeights(testing::hf_gpt2_fixture("tied")), "");
+  ASSERT_EQ(tensors.count("transformer.h.1.mlp.c_fc.bias"), 1u);
+  tensors.erase("transformer.h.1.mlp.c_fc.bias");
+  EXPECT_CONTAINS(refusal(tensors, true),
+                  "no tensor 'transformer.h.1.mlp.c_fc.bias' for this model's "
+                  "block.1.mlp.fc.bias (64)");
+}
+
+// A NaN or an infinity in the weights is found as they are read, naming the tensor and the
+// element, transposed or not.
+TEST(HfImport, RefusesANonFiniteWeightNamingTheTensorAndElement) {
+  for (const auto& [name, element, value] :
+       {std::tuple<std::string, std::size_t, float>{"h.0.ln_1.weight", 3,
+                                                    std::numeric_limits<float>::quiet_NaN()},
+        {"h.1.attn.c_attn.weight", 17, std::numeric_limits<float>::infinity()}}) {
+    TensorMap tensors = fixture_tensors();
+    tensors[name].values[element] = value;
+    const testing::TempDir dir;
+    write_safetensors(dir / "model.safetensors", tensors);
+    const TinyModel model = tiny_model(true);
+    const HfWeights weights(dir / "model.safetensors");
+    const HfImport import(weights, gpt2_naming(model));
+    std::vector<float> all(static_cast<std::size_t>(model.layout.numel));
+    const std::string message =
+        testing::message_of<Error>([&] { import.read(0, model.layout.numel, all.data()); });
+    EXPECT_CONTAINS(message, "tensor '" + name + "'");
+    EXPECT_CONTAINS(message, std::string(std::isnan(value) ? "holds NaN" : "holds an infinity") +
+                                 " at element " + std::to_string(element));
+  }
 }
 
 TEST(HfImport, RefusesAnExtraTensor) {
