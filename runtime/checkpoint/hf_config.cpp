@@ -69,6 +69,15 @@ class ConfigJsonCheck {
     if (theirs != our_value) differ(key, text(theirs), ours, text(our_value));
   }
 
+  // A boolean feature this project's Llama does not have (absent: transformers' default,
+  // false): true is refused, saying what the weights would need.
+  void absent_feature(std::string_view key, std::string_view feature) const {
+    const data::JsonValue* value = find(key);
+    if (value == nullptr || !value->as_bool(key)) return;
+    refuse(std::string(key) + " = true, but this project's Llama has no " + std::string(feature) +
+           "; load weights made without them");
+  }
+
   // A string key this project implements one value of (absent: transformers' default).
   void only(std::string_view key, std::string_view supported, std::string_view meaning) const {
     const data::JsonValue* value = find(key);
@@ -165,8 +174,8 @@ void check_llama(const ConfigJsonCheck& json, const ModelConfig& m) {
     }
   }
   json.only("hidden_act", "silu", "computes SwiGLU with SiLU");
-  json.boolean("attention_bias", false, "this model's attention bias (it has none)", false);
-  json.boolean("mlp_bias", false, "this model's MLP bias (it has none)", false);
+  json.absent_feature("attention_bias", "biases in the attention's q/k/v/o projections");
+  json.absent_feature("mlp_bias", "biases in the MLP's gate/up/down projections");
   json.boolean("tie_word_embeddings", false, "model.tie_embeddings", m.tie_embeddings);
 }
 

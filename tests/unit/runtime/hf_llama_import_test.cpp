@@ -286,6 +286,11 @@ TEST(HfLlamaConfig, RefusesAnotherShape) {
                   "model_type = \"mistral\", but model.type = \"llama\" loads Hugging Face's "
                   "\"llama\" weights");
   EXPECT_CONTAINS(config_refusal("hidden_act", "\"gelu\""), "hidden_act = \"gelu\"");
+  EXPECT_CONTAINS(config_refusal("attention_bias", "true"),
+                  "attention_bias = true, but this project's Llama has no biases in the "
+                  "attention's q/k/v/o projections; load weights made without them");
+  EXPECT_CONTAINS(config_refusal("mlp_bias", "true"),
+                  "mlp_bias = true, but this project's Llama has no biases in the MLP's");
 }
 
 TEST(HfLlamaConfig, AnExportsConfigPassesTheCheckForBothFamilies) {
