@@ -9,14 +9,19 @@
 
 namespace zt::engine {
 
-Device rank_device(const Config& config, int local_rank) {
-  if (config.runtime.device == DeviceKind::kCpu) return Device::cpu(local_rank);
-  if (config.precision.dtype == PrecisionDType::kFp16) {
+void check_precision_on_device(const Config& config) {
+  if (config.runtime.device == DeviceKind::kCuda &&
+      config.precision.dtype == PrecisionDType::kFp16) {
     throw ConfigError(where_set(config, "precision.dtype") +
                       ": precision.dtype = \"fp16\" has no CUDA kernels in this zerotrain; "
                       "on runtime.device = \"cuda\" use precision.dtype = \"bf16\" or "
                       "\"fp32\" (fp16 runs on the CPU)");
   }
+}
+
+Device rank_device(const Config& config, int local_rank) {
+  check_precision_on_device(config);
+  if (config.runtime.device == DeviceKind::kCpu) return Device::cpu(local_rank);
   const auto index =
       config.runtime.device_index >= 0 ? static_cast<int>(config.runtime.device_index) : local_rank;
   return Device::cuda(index);

@@ -12,6 +12,10 @@
 
 namespace zt::engine {
 
+// Throws ConfigError naming precision.dtype for fp16 on CUDA, which has no CUDA kernels: what
+// rank_device refuses, for the estimator too, which opens no device.
+void check_precision_on_device(const Config& config);
+
 // cpu:<local_rank> for the CPU (the index only names the rank's slice); for CUDA the GPU
 // runtime.device_index names, or LOCAL_RANK's when it is -1. Whether that GPU exists is
 // checked where the device is opened (make_device_context), which knows how many there are.

@@ -12,6 +12,7 @@
 #include "core/config/byte_size.h"
 #include "core/config/config_enums.h"
 #include "core/error.h"
+#include "runtime/engine/device_selection.h"
 #include "runtime/engine/json_text.h"
 
 namespace zt::estimate {
@@ -182,6 +183,10 @@ Config with_candidate(const Config& config, const Candidate& candidate) {
 
 EstimateReport estimate_report(const Config& config, int world_size,
                                const EstimateOptions& options) {
+  // What training would refuse on the device estimated for is refused here too: a table for
+  // a run that could never start would only mislead (the attention and collectives choices
+  // are checked as the meta trainer is built, as a rank checks them).
+  engine::check_precision_on_device(config);
   EstimateReport report;
   report.limit_bytes = config.runtime.device_memory_limit_bytes;
   // Every simulation is independent and a few ms of bookkeeping: spread them over the cores.

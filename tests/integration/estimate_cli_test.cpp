@@ -58,6 +58,28 @@ TEST(EstimateCli, BadWorldIsAUsageError) {
   }
 }
 
+// What training would refuse on the device estimated for, the estimate refuses alike
+// (exit 2, the key named) instead of printing a table for a run that could never start.
+TEST(EstimateCli, RefusesWhatTrainingOnThatDeviceWouldRefuse) {
+  testing::TempDir dir;
+  const std::vector<std::vector<std::string>> refused = {
+      {"runtime.device=cuda", "precision.dtype=fp16"},
+      {"runtime.attention=cudnn"},
+      {"comm.backend=nccl"}};
+  for (const std::vector<std::string>& sets : refused) {
+    std::vector<std::string> argv = {"estimate", config_path("tiny.toml")};
+    for (const std::string& set : sets) argv.insert(argv.end(), {"--set", set});
+    const auto result = zerotrain(dir, argv);
+    EXPECT_EQ(result.exit_code, 2) << sets.back() << "\n" << result.output();
+    EXPECT_NE(result.err.find(sets.back().substr(0, sets.back().find('='))), std::string::npos)
+        << result.output();
+    EXPECT_EQ(result.out.find("Per rank"), std::string::npos) << result.output();
+  }
+  const auto bf16 = zerotrain(dir, {"estimate", config_path("tiny.toml"), "--set",
+                                    "runtime.device=cuda", "--set", "precision.dtype=bf16"});
+  EXPECT_EQ(bf16.exit_code, 0) << bf16.output();
+}
+
 TEST(EstimateCli, NothingFitsSaysTheSmallestRequirement) {
   testing::TempDir dir;
   const auto result = zerotrain(
