@@ -1,9 +1,18 @@
 // Sample ranges of the distributed sampler.
 #include "data/distributed_sampler.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 
 namespace zt::data {
+
+SampleRange even_share(std::int64_t samples, int world_size, int rank) {
+  ZT_CHECK(samples >= 0 && world_size > 0 && rank >= 0 && rank < world_size, "share sizes");
+  const std::int64_t base = samples / world_size;
+  const std::int64_t extra = samples % world_size;
+  return {rank * base + std::min<std::int64_t>(rank, extra), base + (rank < extra ? 1 : 0)};
+}
 
 DistributedSampler::DistributedSampler(std::int64_t micro_batch_size, std::int64_t grad_accum_steps,
                                        int world_size, int rank)

@@ -1,6 +1,7 @@
 // The distributed sampler: which samples each rank reads. The global batch of a step is the
 // same contiguous range of sample indices at every world size; rank r's micro-batch m is a
-// slice of it, so 2 ranks × b equals 1 rank × 2b sample for sample.
+// slice of it, so 2 ranks × b equals 1 rank × 2b sample for sample. A fixed set that does not
+// follow the batch (the validation windows) is split by even_share.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,11 @@ struct SampleRange {
   std::int64_t first = 0;
   std::int64_t count = 0;
 };
+
+// Rank `rank`'s contiguous share of samples [0, samples) split over `world_size` ranks as
+// evenly as they go: the first (samples mod world_size) ranks take one more. The shares
+// cover the range once, in rank order; a rank's is empty when samples < world_size.
+SampleRange even_share(std::int64_t samples, int world_size, int rank);
 
 class DistributedSampler {
  public:

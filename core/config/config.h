@@ -103,7 +103,7 @@ struct TrainConfig {
   std::int64_t grad_accum_steps = 0;   // micro-batches per optimizer step
   std::int64_t global_batch_size = 0;  // 0 = micro_batch_size * grad_accum_steps * world_size
   std::int64_t eval_every = 0;         // steps between validation losses (and the last); 0 = never
-  std::int64_t eval_batches = 0;       // micro-batches per rank per evaluation
+  std::int64_t eval_windows = 0;       // validation samples over all ranks per evaluation
   std::int64_t sample_every = 0;       // steps between text samples (and the last); 0 = never
   std::int64_t sample_tokens = 0;      // tokens generated per sample
 

@@ -125,7 +125,13 @@ std::string config_reference_markdown() {
       "These sections are planned but have no keys yet, so a file that has one is refused "
       "like any\nunknown section:";
   for (std::string_view name : planned_config_sections()) out += " `[" + std::string(name) + "]`";
-  out += ".\n\n";
+  out +=
+      ".\n\nThese keys were removed, and a file that sets one is refused with what to write "
+      "instead:\n\n";
+  for (const RetiredKey& key : retired_config_keys()) {
+    out += "- `" + std::string(key.full_name) + "`: " + std::string(key.instead) + ".\n";
+  }
+  out += "\n";
   for (const SectionSpec& section : config_schema()) out += section_table(section);
   out += "## All defaults as a file\n\n```toml\n";
   out += config_to_toml(default_config());

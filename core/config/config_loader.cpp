@@ -178,11 +178,19 @@ bool is_planned_section(std::string_view name) {
                     did_you_mean(config_internal::suggest_section(name.str())));
 }
 
+void throw_if_retired(const std::string& where, std::string_view section, std::string_view name) {
+  if (const RetiredKey* retired = find_retired_config_key(section, name)) {
+    throw ConfigError(where + ": " + std::string(retired->full_name) +
+                      " was removed: " + std::string(retired->instead));
+  }
+}
+
 void apply_section(std::string_view source, const SectionSpec& section, const toml::table& table,
                    Config& config) {
   for (auto&& [name, node] : table) {
     const KeySpec* key = find_config_key(section.name, name.str());
     if (key == nullptr) {
+      throw_if_retired(position(source, name.source()), section.name, name.str());
       const std::string full_name = section.name + "." + std::string(name.str());
       throw ConfigError(position(source, name.source()) + ": unknown " +
                         (node.is_table() ? "table '" : "key '") + full_name + "'" +
@@ -253,6 +261,7 @@ void apply_override(const std::string& override_text, Config& config) {
   const std::string_view name = dot == std::string_view::npos ? path : path.substr(dot + 1);
   const KeySpec* key = find_config_key(section, name);
   if (key == nullptr) {
+    throw_if_retired(where, section, name);
     throw ConfigError(where + ": unknown key '" + std::string(path) + "'" +
                       did_you_mean(config_internal::suggest_key(section, name)));
   }

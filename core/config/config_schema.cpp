@@ -258,9 +258,12 @@ void add_train_optimizer(std::vector<SectionSpec>& schema) {
                 "(data.val_path, data.val_fraction or the synthetic corpus's held-out "
                 "stream); it changes no training result.",
                 {"eval_interval", "eval_steps"});
-  train.integer("eval_batches", &TrainConfig::eval_batches, 4, Range::at_least(1), "micro-batches",
-                "Micro-batches of train.micro_batch_size samples each rank evaluates per "
-                "validation loss (eval_batches x micro_batch_size x world size samples in all).",
+  train.integer("eval_windows", &TrainConfig::eval_windows, 64, Range::at_least(1), "samples",
+                "Validation windows (samples: model.seq_len tokens each for a language model) "
+                "per validation loss, over all ranks: the same windows and the same val_loss "
+                "(up to float summation order) whatever the world size, micro-batch size and "
+                "accumulation. Each rank evaluates its share in micro-batches of at most "
+                "train.micro_batch_size; val_loss is the mean over all their tokens.",
                 {"eval_iters"});
   train.integer("sample_every", &TrainConfig::sample_every, 0, Range::at_least(0), "steps",
                 "Optimizer steps between text samples, and one after the last step; 0 = never. "
@@ -476,6 +479,13 @@ std::vector<SectionSpec> build_schema() {
 
 constexpr std::array<std::string_view, 1> kPlannedSections{"profile"};
 
+constexpr std::array<RetiredKey, 1> kRetiredKeys{{
+    {"train.eval_batches",
+     "the validation set is now train.eval_windows windows over all ranks, the same whatever "
+     "the batch split; set train.eval_windows = eval_batches x micro_batch_size x world size "
+     "for as many windows as before (64 for configs/tiny.toml's 4 x 8 x 2)"},
+}};
+
 }  // namespace
 
 const std::vector<SectionSpec>& config_schema() {
@@ -484,5 +494,18 @@ const std::vector<SectionSpec>& config_schema() {
 }
 
 std::span<const std::string_view> planned_config_sections() { return kPlannedSections; }
+
+std::span<const RetiredKey> retired_config_keys() { return kRetiredKeys; }
+
+const RetiredKey* find_retired_config_key(std::string_view section, std::string_view name) {
+  for (const RetiredKey& key : kRetiredKeys) {
+    const std::string_view full = key.full_name;
+    if (full.size() == section.size() + 1 + name.size() && full.starts_with(section) &&
+        full[section.size()] == '.' && full.ends_with(name)) {
+      return &key;
+    }
+  }
+  return nullptr;
+}
 
 }  // namespace zt

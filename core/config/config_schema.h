@@ -73,6 +73,15 @@ const std::vector<SectionSpec>& config_schema();
 // unknown section, with a note saying so.
 std::span<const std::string_view> planned_config_sections();
 
+// A key an earlier version accepted and this one refuses, and what to write instead: the
+// loader's error says so rather than only "unknown key".
+struct RetiredKey {
+  std::string_view full_name;  // "train.eval_batches"
+  std::string_view instead;    // the replacement, as the error and docs/CONFIG.md say it
+};
+std::span<const RetiredKey> retired_config_keys();
+const RetiredKey* find_retired_config_key(std::string_view section, std::string_view name);
+
 const SectionSpec* find_config_section(std::string_view name);
 const KeySpec* find_config_key(std::string_view section, std::string_view name);
 

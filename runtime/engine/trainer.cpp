@@ -1,6 +1,7 @@
 // The training loop.
 #include "runtime/engine/trainer.h"
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cmath>
@@ -643,34 +644,50 @@ std::string Trainer::take_sample() {
 }
 
 // Note [Validation samples]
-// Evaluation reads validation samples [0, eval_batches x micro_batch_size x world_size),
-// split over ranks as the sampler splits step 1's global batch with eval_batches
-// micro-batches: rank r's micro-batch m is DistributedSampler(b, eval_batches, world,
-// r).micro_batch(0, m). The same samples every time, whatever step it is, so val_loss
-// moves only with the weights, and a resumed run measures what the uninterrupted one did.
+// The validation set is samples [0, train.eval_windows) of the validation source whatever
+// the world size, micro-batch size and accumulation, so every split of a job measures the
+// same val_loss up to float summation order: each rank takes its even_share of the windows
+// and evaluates it in micro-batches of at most micro_batch_size (the last one short, so
+// evaluation's activations never outgrow training's, Note [Evaluation memory]); the loss
+// sums and token counts then go over the ranks in one all-reduce, so val_loss is the mean
+// over all windows' tokens, not a mean of the ranks' means. Shares differ by at most one
+// window, and so by at most one micro-batch; a forward is collective at stage 3 (each
+// block is gathered), so every rank runs as many forwards as rank 0 (the largest share), a
+// rank whose share has run out evaluating window 0 as a stand-in whose loss it does not
+// count. The same windows every time, whatever step it is, so val_loss moves only with
+// the weights, and a resumed run measures what the uninterrupted one did.
 double Trainer::validation_loss() {
   if (!validation_) {
     throw Error(
         "validation_loss: this trainer has no validation source (TrainingParts::validation)");
   }
   const std::string phase = tracker_.phase();
-  const std::int64_t micro_batches = config_.train.eval_batches;
-  const data::DistributedSampler sampler(config_.train.micro_batch_size, micro_batches,
-                                         comm_.world_size(), comm_.rank());
+  const std::int64_t windows = config_.train.eval_windows;
+  const std::int64_t micro_batch_size = config_.train.micro_batch_size;
+  const data::SampleRange share = data::even_share(windows, comm_.world_size(), comm_.rank());
+  const std::int64_t forwards =
+      (data::even_share(windows, comm_.world_size(), 0).count + micro_batch_size - 1) /
+      micro_batch_size;
   double loss_sum = 0.0;
   double rows = 0.0;
-  for (std::int64_t micro = 0; micro < micro_batches; ++micro) {
+  for (std::int64_t micro = 0; micro < forwards; ++micro) {
+    const std::int64_t offset = micro * micro_batch_size;
+    const bool stand_in = offset >= share.count;
+    const data::SampleRange range =
+        stand_in ? data::SampleRange{0, 1}
+                 : data::SampleRange{share.first + offset,
+                                     std::min(micro_batch_size, share.count - offset)};
     tracker_.set_phase("evaluation data");
     data::Batch batch;
     {
       const ScopedAllocationName name("validation batch");
-      batch = validation_->load(sampler.micro_batch(0, micro), batch_tracker());
+      batch = validation_->load(range, batch_tracker());
     }
-    check_batch(batch, config_.train.micro_batch_size, "the validation source's batch");
+    check_batch(batch, range.count, "the validation source's batch");
     const double global_targets = static_cast<double>(batch.targets.numel()) *
-                                  static_cast<double>(sampler.global_batch_size()) /
-                                  static_cast<double>(batch.samples);
+                                  static_cast<double>(windows) / static_cast<double>(batch.samples);
     const std::array<double, 2> loss = evaluation_loss(batch, global_targets);
+    if (stand_in) continue;
     loss_sum += loss[0];
     rows += loss[1];
   }

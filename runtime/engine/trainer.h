@@ -118,9 +118,10 @@ class Trainer {
   // The global mean loss on `batch` (any number of samples on each rank) without changing
   // the model: a forward that keeps nothing for a backward. Collective.
   double evaluate(const data::Batch& batch);
-  // The validation loss train.eval_every reports: the global mean loss over
-  // train.eval_batches micro-batches per rank of the parts' validation source, the same
-  // samples every time (Note [Validation samples]). Collective; Error without a source.
+  // The validation loss train.eval_every reports: the global mean loss over the first
+  // train.eval_windows samples of the parts' validation source, split over the ranks; the
+  // same samples every time and at every batch split (Note [Validation samples]).
+  // Collective; Error without a source.
   double validation_loss();
   // The model's output for `inputs` (this rank's samples, any number: for a language model
   // token ids (B, T) and logits (B, T, V)), from a forward that keeps nothing for a backward

@@ -66,8 +66,10 @@ Config simulated_config(const Config& config, int world_size, bool record_timeli
       sizes.micro_batch_size * simulated.train.grad_accum_steps * world_size;
   simulated.train.steps = kSimulatedSteps;
   // Evaluation (train.eval_every) runs after the last simulated step at least, as after a
-  // real run's last; its micro-batches repeat like training's.
-  simulated.train.eval_batches = std::min(config.train.eval_batches, kSimulatedMicroBatches);
+  // real run's last; its micro-batches (at most micro_batch_size windows, Note [Validation
+  // samples]) repeat like training's, so two full ones per rank show its peak.
+  simulated.train.eval_windows = std::min(
+      config.train.eval_windows, kSimulatedMicroBatches * sizes.micro_batch_size * world_size);
   simulated.runtime.device_memory_limit_bytes = 0;  // find the peak, refuse nothing
   // The trainer records the meta tracker's timeline, as it records a profiled run's.
   simulated.runtime.memory_profile = record_timeline;

@@ -1,7 +1,8 @@
-// Validation (train.eval_every) on 2 ranks as threads: evaluating changes no training
-// result bit for bit and raises no rank's memory peak (stages 0 and 3), reports val_loss on
-// the steps that evaluate only, and a run resumed from a checkpoint measures the same
-// val_loss as the run that never stopped.
+// Validation (train.eval_every) on ranks as threads: evaluating changes no training result
+// bit for bit and raises no rank's memory peak (stages 0 and 3), reports val_loss on the
+// steps that evaluate only, every split of the batch over ranks, micro-batches and
+// accumulation measures the same val_loss, and a run resumed from a checkpoint measures the
+// same val_loss as the run that never stopped.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -58,7 +59,7 @@ TEST_P(Validation, EvaluatingChangesNoTrainingResultAndNoPeak) {
   const int stage = GetParam();
   const Outcome plain = train(config_for(stage, {}));
   const Outcome evaluated =
-      train(config_for(stage, {"train.eval_every=2", "train.eval_batches=2"}));
+      train(config_for(stage, {"train.eval_every=2", "train.eval_windows=7"}));
   ASSERT_EQ(plain.losses.size(), static_cast<std::size_t>(kSteps));
   ASSERT_EQ(evaluated.losses.size(), plain.losses.size());
   for (std::size_t i = 0; i < plain.losses.size(); ++i) {
@@ -98,9 +99,71 @@ TEST(Validation, StagesAgreeOnTheValidationLoss) {
   EXPECT_NEAR(ddp, stage3, 1e-5 * std::abs(ddp));
 }
 
+// One split of a job's batch: world size, micro-batch size, accumulation and stage.
+struct Split {
+  int world;
+  int micro_batch_size;
+  int grad_accum_steps;
+  int stage;
+};
+
+// Every rank's validation loss before any step (the same initial weights at every split),
+// from a fresh trainer of the tiny GPT split as `split` says.
+std::vector<double> initial_validation_losses(const Split& split,
+                                              const std::vector<std::string>& extra) {
+  std::vector<std::string> overrides = testing::tiny_gpt_overrides();
+  overrides.insert(overrides.end(),
+                   {"train.steps=1", "train.eval_every=1",
+                    "train.micro_batch_size=" + std::to_string(split.micro_batch_size),
+                    "train.grad_accum_steps=" + std::to_string(split.grad_accum_steps),
+                    "zero.stage=" + std::to_string(split.stage), "zero.prefetch_blocks=1",
+                    "zero.param_persistence_threshold=0"});
+  overrides.insert(overrides.end(), extra.begin(), extra.end());
+  const Config config = parse_config_text("", "validation_split_test.toml", overrides);
+  std::vector<double> losses(static_cast<std::size_t>(split.world));
+  testing::run_trainers(
+      split.world, config,
+      [&](int rank, engine::Trainer& trainer, comm::Communicator&, MemoryTracker&) {
+        losses[static_cast<std::size_t>(rank)] = trainer.validation_loss();
+      });
+  return losses;
+}
+
+void expect_every_split_agrees(const std::vector<std::string>& windows,
+                               const std::vector<Split>& splits) {
+  const double reference = initial_validation_losses(splits.front(), windows).front();
+  ASSERT_TRUE(std::isfinite(reference) && reference > 0) << reference;
+  for (const Split& split : splits) {
+    const std::vector<double> losses = initial_validation_losses(split, windows);
+    for (std::size_t rank = 0; rank < losses.size(); ++rank) {
+      EXPECT_NEAR(losses[rank], reference, 1e-6 * reference)
+          << "world " << split.world << ", micro-batch " << split.micro_batch_size
+          << " x accumulation " << split.grad_accum_steps << ", stage " << split.stage << ", rank "
+          << rank;
+    }
+  }
+}
+
+TEST(Validation, EverySplitOfTheBatchMeasuresTheSameValidationLoss) {
+  // 7 windows: shares of 4 and 3 on 2 ranks, 3, 2 and 2 on 3; short last micro-batches, and
+  // ranks that run out of windows a forward before others (a stand-in at stage 3's gathers).
+  expect_every_split_agrees({"train.eval_windows=7"}, {{1, 4, 1, 0},
+                                                       {2, 2, 1, 0},
+                                                       {2, 2, 1, 2},
+                                                       {2, 1, 2, 3},
+                                                       {2, 4, 1, 3},
+                                                       {3, 2, 1, 3},
+                                                       {3, 1, 3, 0}});
+}
+
+TEST(Validation, FewerWindowsThanRanksLeavesSomeRanksOnlyStandIns) {
+  expect_every_split_agrees({"train.eval_windows=2"},
+                            {{1, 4, 1, 0}, {3, 2, 1, 0}, {3, 1, 1, 3}, {4, 1, 1, 2}});
+}
+
 TEST(Validation, AResumedRunMeasuresWhatTheUninterruptedOneDid) {
   const testing::TempDir dir;
-  const std::vector<std::string> eval = {"train.eval_every=2", "train.eval_batches=3"};
+  const std::vector<std::string> eval = {"train.eval_every=2", "train.eval_windows=12"};
   std::vector<std::string> saving = eval;
   saving.insert(saving.end(),
                 {"checkpoint.every_steps=2", "checkpoint.dir=" + (dir / "saved").string(),

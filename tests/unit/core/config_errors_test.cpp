@@ -42,6 +42,24 @@ TEST(ConfigErrors, PlannedSectionWithoutKeysIsRefused) {
   EXPECT_NE(error_of("[profile]\n").find("unknown section 'profile'"), std::string::npos);
 }
 
+TEST(ConfigErrors, RemovedKeySaysWhatReplacedIt) {
+  const std::string removed =
+      "train.eval_batches was removed: the validation set is now train.eval_windows windows "
+      "over all ranks";
+  const std::string in_file = error_of("[train]\neval_batches = 4\n");
+  EXPECT_EQ(in_file.rfind("t.toml:2:1: " + removed, 0), 0u) << in_file;
+  EXPECT_NE(in_file.find("set train.eval_windows = eval_batches x micro_batch_size x world size"),
+            std::string::npos)
+      << in_file;
+  try {
+    parse_config_text("", "t.toml", {"train.eval_batches=4"});
+    ADD_FAILURE() << "no ConfigError for --set train.eval_batches=4";
+  } catch (const ConfigError& error) {
+    EXPECT_EQ(std::string(error.what()).rfind("--set train.eval_batches=4: " + removed, 0), 0u)
+        << error.what();
+  }
+}
+
 TEST(ConfigErrors, UnknownKeyInSectionSuggestsAlias) {
   EXPECT_EQ(error_of("[optimizer]\ntype = \"sgd\"\nlearning_rate = 0.1\n"),
             "t.toml:3:1: unknown key 'optimizer.learning_rate'; did you mean 'optimizer.lr'?");

@@ -1,5 +1,5 @@
 // The distributed sampler and the synthetic task: same global batch at every world size,
-// samples a pure function of (seed, index).
+// even shares of a fixed set, samples a pure function of (seed, index).
 #include <gtest/gtest.h>
 
 #include <set>
@@ -37,6 +37,22 @@ TEST(DistributedSampler, GlobalBatchIsTheSameAtEveryWorldSize) {
 TEST(DistributedSampler, RanksNeverShareASample) {
   const auto samples = global_batch(3, 2, 3, 5);
   EXPECT_EQ(std::set<std::int64_t>(samples.begin(), samples.end()).size(), samples.size());
+}
+
+TEST(EvenShare, CoversEverySampleOnceInRankOrderWithSharesOneApart) {
+  for (const std::int64_t samples : {0, 1, 2, 7, 9, 64}) {
+    for (const int world : {1, 2, 3, 4}) {
+      std::int64_t next = 0;
+      for (int rank = 0; rank < world; ++rank) {
+        const SampleRange share = even_share(samples, world, rank);
+        EXPECT_EQ(share.first, next) << samples << " over " << world << ", rank " << rank;
+        EXPECT_EQ(share.count, samples / world + (rank < samples % world ? 1 : 0))
+            << samples << " over " << world << ", rank " << rank;
+        next = share.first + share.count;
+      }
+      EXPECT_EQ(next, samples) << samples << " over " << world;
+    }
+  }
 }
 
 TEST(SyntheticClassification, SamplesArePureFunctionsOfSeedAndIndex) {
