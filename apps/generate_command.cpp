@@ -16,6 +16,7 @@
 #include "core/config/config_loader.h"
 #include "core/error.h"
 #include "data/bpe_tokenizer.h"
+#include "runtime/engine/data_vocabulary.h"
 #include "runtime/engine/device_selection.h"
 #include "runtime/engine/model_factory.h"
 #include "runtime/generate/decoder.h"
@@ -102,7 +103,8 @@ std::vector<std::int32_t> prompt_ids(const std::string& prompt, data::BpeTokeniz
           "--prompt", word, "whitespace-separated token ids (data.tokenizer is not set)");
       if (id < 0 || id >= vocab_size) {
         throw UsageError("--prompt: token id " + word + " is outside the vocabulary [0, " +
-                         std::to_string(vocab_size) + ") of model.vocab_size");
+                         std::to_string(vocab_size) +
+                         ") of the data (model.data_vocab_size, else model.vocab_size)");
       }
       ids.push_back(static_cast<std::int32_t>(id));
     }
@@ -140,15 +142,17 @@ int generate_command(const Args& args) {
                       std::string(config_name(config.model.type)));
   }
   std::optional<data::BpeTokenizer> tokenizer = load_tokenizer(config);
-  const std::int64_t vocab = tokenizer ? tokenizer->vocab_size() : config.model.vocab_size;
-  if (vocab > config.model.vocab_size) {
+  if (tokenizer && tokenizer->vocab_size() > config.model.vocab_size) {
     throw ConfigError(where_set(config, "model.vocab_size") + ": " +
                       std::to_string(config.model.vocab_size) +
                       " is smaller than data.tokenizer '" + config.data.tokenizer +
-                      "''s vocabulary of " + std::to_string(vocab));
+                      "''s vocabulary of " + std::to_string(tokenizer->vocab_size()));
   }
+  // The ids a prompt may hold and the sampler may draw: never a padded row (Note [Padded
+  // vocabulary]).
+  const std::int64_t vocab = engine::data_vocab_size(config, tokenizer ? &*tokenizer : nullptr);
   const std::vector<std::int32_t> prompt =
-      prompt_ids(*parsed.prompt, tokenizer ? &*tokenizer : nullptr, config.model.vocab_size);
+      prompt_ids(*parsed.prompt, tokenizer ? &*tokenizer : nullptr, vocab);
   const auto prompt_len = static_cast<std::int64_t>(prompt.size());
   if (prompt_len + *parsed.max_new_tokens > config.model.seq_len) {
     throw UsageError(

@@ -154,8 +154,9 @@ class TokenCorpusSource final : public BatchSource {
                       std::to_string(byte_offset) + " is outside the vocabulary of " +
                       std::to_string(vocab) +
                       (own ? " its header records; the file is corrupt, re-create it"
-                           : " (model.vocab_size); set model.vocab_size to the tokenizer's "
-                             "vocabulary (50257 or more for GPT-2's), or check data.format"));
+                           : " (model.data_vocab_size, else model.vocab_size); set them to the "
+                             "tokenizer's vocabulary (50257 for GPT-2's), or check "
+                             "data.format"));
   }
 
   std::vector<TokenShard> shards_;

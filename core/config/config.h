@@ -53,6 +53,9 @@ struct ModelConfig {
   std::int64_t n_head = 0;
   std::int64_t d_model = 0;
   std::int64_t vocab_size = 0;
+  // The data's vocabulary when vocab_size pads past it (0: vocab_size, or what the runtime
+  // resolves it to; Note [Padded vocabulary] in nn/kernels/math/cross_entropy_math.h).
+  std::int64_t data_vocab_size = 0;
   std::int64_t seq_len = 0;  // tokens per sample (the context length)
   bool tie_embeddings = false;
   // Llama only: key/value heads (0 = n_head), the SwiGLU width (0 = Llama's default from

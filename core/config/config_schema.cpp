@@ -161,8 +161,18 @@ void add_run_model_data(std::vector<SectionSpec>& schema) {
   model.integer("d_model", &ModelConfig::d_model, 64, Range::between(1, kMaxDim), "features",
                 "GPT, Llama: width of the residual stream.", {"hidden_size", "n_embd", "dim"});
   model.integer("vocab_size", &ModelConfig::vocab_size, 64, Range::between(2, 1 << 24), "tokens",
-                "GPT, Llama: vocabulary size; a token file's vocabulary must fit in it, and the "
-                "synthetic corpus uses exactly this many tokens (at most 1024).");
+                "GPT, Llama: vocabulary size (the embedding's and the head's rows); a token "
+                "file's vocabulary must fit in the data's (model.data_vocab_size), and the "
+                "synthetic corpus uses exactly that many tokens (at most 1024).");
+  model.integer("data_vocab_size", &ModelConfig::data_vocab_size, 0, Range::between(0, 1 << 24),
+                "tokens",
+                "GPT, Llama: the data's vocabulary when model.vocab_size pads past it (GPT-2's "
+                "50257 in 50304 rows): the padded rows are no tokens, so the loss's softmax "
+                "and sampling leave them out (as llm.c's padded_vocab_size) and a token id at "
+                "or past it in the data is an error. 0 = taken from data.tokenizer's "
+                "vocabulary, else from the vocab_size of checkpoint.init_from's config.json, "
+                "when smaller than model.vocab_size; else model.vocab_size. At most "
+                "model.vocab_size.");
   model.integer("seq_len", &ModelConfig::seq_len, 32, Range::between(1, 1 << 20), "tokens",
                 "GPT, Llama: tokens per sample (context length).",
                 {"block_size", "n_positions", "max_position_embeddings"});
@@ -197,7 +207,8 @@ void add_run_model_data(std::vector<SectionSpec>& schema) {
               "prepare-data`) and llm.c's (magic 20240520, uint16, or 20240801, uint32) apart "
               "by their magic; zerotrain or llmc insists on one; nanogpt reads nanoGPT's "
               "headerless uint16 .bin files. llm.c and nanoGPT files record no vocabulary: "
-              "their ids are checked against model.vocab_size as windows are read.");
+              "their ids are checked against the data's vocabulary (model.data_vocab_size) as "
+              "windows are read.");
   data.path("tokenizer", &DataConfig::tokenizer, "", Emptiness::kMayBeEmpty,
             "The tokenizer data.path was made with (`prepare-data --tokenizer`): a Hugging "
             "Face tokenizer.json with a byte-level BPE model, or GPT-2's vocab.json with "
@@ -457,8 +468,10 @@ void add_checkpoint(std::vector<SectionSpec>& schema) {
                   "Hugging Face's names or ours (`zerotrain checkpoint export` without "
                   "--names hf; told apart by the tensors present). GPT-2 names (model.type = "
                   "\"gpt\"): Conv1D weights are "
-                  "transposed, a smaller vocabulary is padded with zero rows, a longer "
-                  "position table is cut to model.seq_len. Llama names (model.type = "
+                  "transposed, a smaller vocabulary is padded with zero rows (which the "
+                  "loss and sampling leave out: config.json's vocab_size is the data's, "
+                  "model.data_vocab_size), a longer position table is cut to "
+                  "model.seq_len. Llama names (model.type = "
                   "\"llama\"): q/k/v_proj stack into the fused qkv, gate/up_proj into the "
                   "SwiGLU fc. A missing, extra or mis-shaped tensor is refused; a "
                   "config.json beside the weights is checked against model.* (shape, "

@@ -163,8 +163,8 @@ class CudaDryKernelBackend final : public KernelBackend {
     expect_meta(device);
   }
 
-  void softmax_cross_entropy(DeviceContext& device, const Tensor& logits, const Tensor&, float,
-                             const Tensor&, double*) const override {
+  void softmax_cross_entropy(DeviceContext& device, const Tensor& logits, const Tensor&,
+                             std::int64_t, float, const Tensor&, double*) const override {
     expect_meta(device);
     const std::int64_t classes = logits.dim(logits.rank() - 1);
     const CrossEntropyWorkspace workspace =

@@ -174,15 +174,17 @@ class KernelBackend {
   virtual void embedding_backward(DeviceContext& device, const Tensor& ids, const Tensor& dout,
                                   const Tensor& dwte, const Tensor& dwpe) const = 0;
 
-  // Fused softmax cross-entropy over the last axis of logits (N, C) with targets (N) i32 in
-  // [0, C): writes dlogits (logits' shape and dtype) = (softmax - onehot) * grad_scale and
-  // *loss_sum = Σ_n -log p_n(target), each row's loss in fp32 and the sum in double (CPU: in
-  // row order; CUDA: one block's fixed order). loss_sum is host memory (the device's host
-  // staging memory, pinned on CUDA) written by work on the compute stream: the host does not
-  // wait here, and reads it once the compute stream has run past this op.
+  // Fused softmax cross-entropy over the first `classes` columns of logits (N, C), classes <=
+  // C, with targets (N) i32 in [0, classes): writes dlogits (logits' shape and dtype) =
+  // (softmax - onehot) * grad_scale there and 0 in the padded columns [classes, C) (Note
+  // [Padded vocabulary] in nn/kernels/math/cross_entropy_math.h), and *loss_sum = Σ_n -log
+  // p_n(target), each row's loss in fp32 and the sum in double (CPU: in row order; CUDA: one
+  // block's fixed order). loss_sum is host memory (the device's host staging memory, pinned on
+  // CUDA) written by work on the compute stream: the host does not wait here, and reads it once
+  // the compute stream has run past this op.
   virtual void softmax_cross_entropy(DeviceContext& device, const Tensor& logits,
-                                     const Tensor& targets, float grad_scale, const Tensor& dlogits,
-                                     double* loss_sum) const = 0;
+                                     const Tensor& targets, std::int64_t classes, float grad_scale,
+                                     const Tensor& dlogits, double* loss_sum) const = 0;
 };
 
 // Which kernels run a CUDA backend's attention (runtime.attention, resolved by the runtime):

@@ -10,11 +10,15 @@ namespace {
 
 class SoftmaxCrossEntropyLoss final : public Loss {
  public:
+  explicit SoftmaxCrossEntropyLoss(std::int64_t classes) : classes_(classes) {}
   std::string_view name() const override { return "softmax_cross_entropy"; }
   LossResult compute(const Tensor& output, const Tensor& targets, float grad_scale,
                      LossContext& ctx) const override {
-    return softmax_cross_entropy(output, targets, grad_scale, ctx.device, ctx.kernels);
+    return softmax_cross_entropy(output, targets, grad_scale, ctx.device, ctx.kernels, classes_);
   }
+
+ private:
+  std::int64_t classes_;  // the softmax's span; 0: every column
 };
 
 class MeanSquaredErrorLoss final : public Loss {
@@ -49,8 +53,8 @@ class MeanSquaredErrorLoss final : public Loss {
 
 }  // namespace
 
-std::unique_ptr<Loss> make_softmax_cross_entropy_loss() {
-  return std::make_unique<SoftmaxCrossEntropyLoss>();
+std::unique_ptr<Loss> make_softmax_cross_entropy_loss(std::int64_t classes) {
+  return std::make_unique<SoftmaxCrossEntropyLoss>(classes);
 }
 
 std::unique_ptr<Loss> make_mean_squared_error_loss() {

@@ -3,6 +3,7 @@
 // library users may write their own.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string_view>
 
@@ -36,8 +37,11 @@ class Loss {
                              LossContext& ctx) const = 0;
 };
 
-// output (N, C) or (B, T, C) logits; targets (N) or (B, T) i32 class indices in [0, C).
-std::unique_ptr<Loss> make_softmax_cross_entropy_loss();
+// output (N, C) or (B, T, C) logits; targets (N) or (B, T) i32 class indices in [0, classes).
+// The softmax spans the first `classes` columns of the output, 0 meaning all C: a language
+// model's vocabulary padded past the data's (Note [Padded vocabulary] in
+// nn/kernels/math/cross_entropy_math.h).
+std::unique_ptr<Loss> make_softmax_cross_entropy_loss(std::int64_t classes = 0);
 // output and targets with the same element count; targets f32, output any floating dtype.
 // Per element (output - target)², as PyTorch's MSELoss with reduction "mean".
 std::unique_ptr<Loss> make_mean_squared_error_loss();

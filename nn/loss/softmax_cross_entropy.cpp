@@ -8,13 +8,20 @@
 namespace zt::nn {
 
 LossResult softmax_cross_entropy(const Tensor& logits, const Tensor& targets, float grad_scale,
-                                 DeviceContext& device, const KernelBackend& kernels) {
-  const std::int64_t classes = logits.dim(logits.rank() - 1);
-  const std::int64_t rows = logits.numel() / classes;
+                                 DeviceContext& device, const KernelBackend& kernels,
+                                 std::int64_t classes) {
+  const std::int64_t columns = logits.dim(logits.rank() - 1);
+  const std::int64_t rows = logits.numel() / columns;
+  if (classes == 0) classes = columns;
+  if (classes < 0 || classes > columns) {
+    throw Error("softmax_cross_entropy: a softmax over " + std::to_string(classes) +
+                " classes, but the logits " + logits.shape().to_string() + " have " +
+                std::to_string(columns) + " columns");
+  }
   if (targets.numel() != rows || targets.dtype() != DType::kI32) {
     throw Error("softmax_cross_entropy: expects one i32 class index per row of the logits " +
                 logits.shape().to_string() + " (" + std::to_string(rows) + " rows of " +
-                std::to_string(classes) + " classes), got targets " + targets.shape().to_string() +
+                std::to_string(columns) + " classes), got targets " + targets.shape().to_string() +
                 " " + std::string(dtype_name(targets.dtype())));
   }
   LossResult result;
@@ -22,7 +29,7 @@ LossResult softmax_cross_entropy(const Tensor& logits, const Tensor& targets, fl
   result.grad_logits =
       Tensor::empty(logits.shape(), logits.dtype(), device.tracker(), MemoryCategory::kActivations);
   result.loss_sum = HostScalar::staged(device);
-  kernels.softmax_cross_entropy(device, logits, targets, grad_scale, result.grad_logits,
+  kernels.softmax_cross_entropy(device, logits, targets, classes, grad_scale, result.grad_logits,
                                 result.loss_sum.data());
   result.loss_sum.written(device.compute_stream().record());
   return result;

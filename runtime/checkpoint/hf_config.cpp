@@ -188,6 +188,18 @@ std::optional<fs::path> hf_config_beside(const fs::path& weights_source) {
   return std::nullopt;
 }
 
+std::optional<std::int64_t> hf_config_vocab_size(const fs::path& init_from) {
+  std::error_code ec;
+  const fs::path path = fs::is_directory(init_from, ec) ? init_from / kHfConfigName
+                                                        : init_from.parent_path() / kHfConfigName;
+  if (!fs::is_regular_file(path, ec)) return std::nullopt;
+  const data::JsonValue root = data::read_json_file(path.string());
+  root.as_object("config.json");
+  const data::JsonValue* vocab = root.find("vocab_size");
+  if (vocab == nullptr || vocab->is_null()) return std::nullopt;
+  return vocab->as_integer("vocab_size");
+}
+
 void check_hf_config(const Config& config, const fs::path& config_json) {
   const ConfigJsonCheck json(config, config_json);
   const ModelConfig& m = config.model;

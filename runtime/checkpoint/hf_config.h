@@ -45,6 +45,13 @@ inline constexpr std::string_view kHfConfigName = "config.json";
 // nullopt when there is none.
 std::optional<std::filesystem::path> hf_config_beside(const std::filesystem::path& weights_source);
 
+// The vocab_size of the config.json beside checkpoint.init_from's weights (in it, when
+// `init_from` is a directory): the vocabulary the weights were trained on, which model.vocab_size
+// may pad past (Note [Padded vocabulary] in nn/kernels/math/cross_entropy_math.h). nullopt when
+// there is no such file or it has no vocab_size; FormatError when it is not JSON or the key is
+// not an integer.
+std::optional<std::int64_t> hf_config_vocab_size(const std::filesystem::path& init_from);
+
 // Checks `config_json` against config.model (its family's keys, above). Throws ConfigError
 // naming the config.json key and file and the model.* key, with both values; FormatError
 // when the file is not JSON or a key has the wrong kind.

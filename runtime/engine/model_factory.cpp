@@ -13,6 +13,7 @@
 #include "nn/models/gpt.h"
 #include "nn/models/llama.h"
 #include "nn/models/mlp.h"
+#include "runtime/engine/data_vocabulary.h"
 
 namespace zt::engine {
 namespace {
@@ -53,10 +54,21 @@ std::vector<fs::path> token_paths(const Config& config, const std::string& joine
   return paths;
 }
 
-// A zerotrain token file records its vocabulary, which must fit in the model's.
+// A zerotrain token file records its vocabulary, which must fit in the data's.
 void check_vocabulary(const Config& config, const data::TokenShard& shard) {
-  if (!shard.header_vocab_size || *shard.header_vocab_size <= config.model.vocab_size) return;
+  const std::int64_t data_vocab = data_vocabulary(config.model);
+  if (!shard.header_vocab_size || *shard.header_vocab_size <= data_vocab) return;
   const std::uint32_t file_vocab = *shard.header_vocab_size;
+  if (data_vocab < config.model.vocab_size) {
+    // The model's rows would hold the file's ids, but the data's vocabulary leaves them out.
+    throw ConfigError(where_set(config, "model.data_vocab_size") + ": the data's vocabulary of " +
+                      std::to_string(data_vocab) +
+                      " tokens (model.data_vocab_size, or data.tokenizer's or "
+                      "checkpoint.init_from's when it is 0) is smaller than the " +
+                      std::to_string(file_vocab) + "-token vocabulary of data.path '" +
+                      shard.path.string() + "'; set model.data_vocab_size = " +
+                      std::to_string(file_vocab) + " or use the file's tokenizer");
+  }
   const KeySpec* key = find_config_key("model", "vocab_size");
   const auto largest = static_cast<std::int64_t>(*key->range.max);
   // Advice the key can take: past its maximum the file, not the config, must change.
@@ -99,17 +111,17 @@ std::vector<data::TokenShard> training_shards(const Config& config, bool validat
 std::unique_ptr<data::BatchSource> make_token_source(const Config& config) {
   const auto seed = static_cast<std::uint64_t>(config.run.seed);
   if (config.data.path.empty()) {
-    if (config.model.vocab_size > kMaxSyntheticVocab) {
+    if (data_vocabulary(config.model) > kMaxSyntheticVocab) {
       throw ConfigError(where_set(config, "model.vocab_size") +
                         ": model.vocab_size = " + std::to_string(config.model.vocab_size) +
                         ": the synthetic corpus (data.path = \"\") supports at most " +
                         std::to_string(kMaxSyntheticVocab) +
                         " tokens; lower model.vocab_size or set data.path to a token file");
     }
-    return data::make_markov_source(seed, static_cast<std::int32_t>(config.model.vocab_size),
+    return data::make_markov_source(seed, static_cast<std::int32_t>(data_vocabulary(config.model)),
                                     config.model.seq_len, config.data.synthetic_peakedness);
   }
-  const auto vocab_size = static_cast<std::uint32_t>(config.model.vocab_size);
+  const auto vocab_size = static_cast<std::uint32_t>(data_vocabulary(config.model));
   return data::make_token_corpus_source(training_shards(config, false), vocab_size,
                                         config.model.seq_len, seed);
 }
@@ -225,7 +237,7 @@ std::unique_ptr<data::BatchSource> make_validation_source(const Config& config) 
         config.data.val_path.empty() ? training_shards(config, true)
                                      : open_shards(config, config.data.val_path, "data.val_path");
     return data::make_token_corpus_source(std::move(shards),
-                                          static_cast<std::uint32_t>(config.model.vocab_size),
+                                          static_cast<std::uint32_t>(data_vocabulary(config.model)),
                                           config.model.seq_len, seed);
   }
   return data::make_shifted_source(make_batch_source(config), data::kHeldOutFirstSample);

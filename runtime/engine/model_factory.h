@@ -11,7 +11,10 @@ namespace zt::engine {
 
 nn::Model make_model(const Config& config);
 // The training samples: data.path's files (less what data.val_fraction holds out), or the
-// built-in synthetic data.
+// built-in synthetic data. A language model's token ids are checked against (and the
+// synthetic data draws from) data_vocabulary(config.model): pass a config through
+// with_data_vocab_size (runtime/engine/data_vocabulary.h) to resolve it from data.tokenizer or
+// checkpoint.init_from.
 std::unique_ptr<data::BatchSource> make_batch_source(const Config& config);
 // The validation samples train.eval_every measures: data.val_path's files, what
 // data.val_fraction held out of data.path's (Note [Validation split]), or the synthetic

@@ -23,6 +23,7 @@
 #include "runtime/checkpoint/hf_import.h"
 #include "runtime/checkpoint/run_id.h"
 #include "runtime/engine/block_pass.h"
+#include "runtime/engine/data_vocabulary.h"
 #include "runtime/engine/device_selection.h"
 #include "runtime/engine/fault_injection.h"
 #include "runtime/engine/model_factory.h"
@@ -126,13 +127,17 @@ void check_trainable(const nn::Model& model) {
 
 }  // namespace
 
-TrainingParts training_parts_from_config(const Config& config) {
+TrainingParts training_parts_from_config(const Config& given) {
+  // The data's vocabulary resolved once, for the sources' checks and the loss's softmax.
+  const Config config = with_data_vocab_size(given);
   TrainingParts parts;
   parts.model = make_model(config);
   parts.source = make_batch_source(config);
   if (config.train.eval_every > 0) parts.validation = make_validation_source(config);
-  parts.loss = nn::make_softmax_cross_entropy_loss();
   parts.targets_are_tokens = is_language_model(config.model.type);
+  // A language model's padded vocabulary rows take no part (Note [Padded vocabulary]).
+  parts.loss = nn::make_softmax_cross_entropy_loss(
+      parts.targets_are_tokens ? data_vocabulary(config.model) : 0);
   return parts;
 }
 
@@ -370,7 +375,15 @@ void Trainer::open_run_directory() {
     own_run_directory_ = RunDirectory::claim(config_);
     run_directory = own_run_directory_.get();
   }
-  run_directory->write_config(config_);
+  // With the data's vocabulary as resolved when it pads (Note [Padded vocabulary]), so that
+  // `generate` from this run's config.toml draws no padded id even where data.tokenizer or
+  // init_from's config.json is not found.
+  Config saved = config_;
+  if (const std::int64_t data_vocab = data_vocab_size(config_);
+      data_vocab < config_.model.vocab_size) {
+    saved.model.data_vocab_size = data_vocab;
+  }
+  run_directory->write_config(saved);
   record_run_id();
   metrics_log_.emplace(run_directory->metrics_path(), resumed_step_);
 }

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "data/distributed_sampler.h"
+#include "runtime/engine/data_vocabulary.h"
 #include "runtime/generate/decoder.h"
 #include "runtime/generate/model_weights.h"
 #include "runtime/generate/token_sampler.h"
@@ -102,7 +103,7 @@ TrainingSample::TrainingSample(const Config& config, const data::BatchSource& pr
       compute_dtype_(zero::compute_dtype(config)),
       prompt_(read_prompt(config, prompt_source)),
       tokenizer_(load_tokenizer(config)),
-      vocab_limit_(tokenizer_ ? tokenizer_->vocab_size() : config.model.vocab_size),
+      vocab_limit_(data_vocab_size(config, tokenizer_ ? &*tokenizer_ : nullptr)),
       device_(make_device_context(device)) {
   description_ = "greedy, " + std::to_string(sample_tokens_) + " tokens after the first " +
                  std::to_string(prompt_.size()) + " of the " +

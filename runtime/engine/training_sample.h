@@ -54,7 +54,7 @@ class TrainingSample {
   DType compute_dtype_;
   std::vector<std::int32_t> prompt_;
   std::optional<data::BpeTokenizer> tokenizer_;
-  std::int64_t vocab_limit_;  // ids a sample may draw: the tokenizer's, else the model's
+  std::int64_t vocab_limit_;  // ids a sample may draw: the data's vocabulary (data_vocabulary.h)
   std::unique_ptr<DeviceContext> device_;  // the sample's own: its tracker is not training's
   std::string description_;
 };

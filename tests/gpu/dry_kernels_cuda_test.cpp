@@ -123,7 +123,8 @@ TEST(DryCudaKernels, EmbeddingAndCrossEntropy) {
     k.embedding_forward(d, ids, wte, wpe, out);
     k.embedding_backward(d, ids, out, dwte, dwpe);
     double loss_sum = 0.0;
-    k.softmax_cross_entropy(d, logits, ids.view(0, Shape{6}), 1.0f, dlogits, &loss_sum);
+    k.softmax_cross_entropy(d, logits, ids.view(0, Shape{6}), logits.dim(1), 1.0f, dlogits,
+                            &loss_sum);
   });
 }
 

@@ -222,10 +222,10 @@ TEST_P(CudaKernelBackend, SoftmaxCrossEntropyMatchesCpu) {
   const Tensor targets = host_ids(Shape{kBatch, kSeq}, kVocab, 28);
   const Tensor dz_cpu = host_zeros(logits.shape(), dtype()), dz_gpu = to_gpu(dz_cpu);
   double loss_cpu = 0.0;
-  cpu_kernels().softmax_cross_entropy(cpu(), logits, targets, 0.1f, dz_cpu, &loss_cpu);
+  cpu_kernels().softmax_cross_entropy(cpu(), logits, targets, kVocab, 0.1f, dz_cpu, &loss_cpu);
   // The GPU writes its sum into pinned staging memory without the host waiting.
   HostScalar loss_gpu = HostScalar::staged(gpu());
-  gpu_kernels().softmax_cross_entropy(gpu(), to_gpu(logits), to_gpu(targets), 0.1f, dz_gpu,
+  gpu_kernels().softmax_cross_entropy(gpu(), to_gpu(logits), to_gpu(targets), kVocab, 0.1f, dz_gpu,
                                       loss_gpu.data());
   gpu().compute_stream().synchronize();
   EXPECT_NEAR(static_cast<double>(loss_gpu), loss_cpu, 1e-5 * std::fabs(loss_cpu));

@@ -43,8 +43,10 @@ std::vector<std::string> model_overrides(const std::string& which) {
           "model.norm_eps=1e-5", "model.tie_embeddings=false"};
 }
 
-Config config_for(const std::string& which, int stage) {
+// `extra` after the fixture's shape (a later override wins).
+Config config_for(const std::string& which, int stage, const std::vector<std::string>& extra = {}) {
   std::vector<std::string> overrides = model_overrides(which);
+  overrides.insert(overrides.end(), extra.begin(), extra.end());
   overrides.insert(overrides.end(),
                    {"train.steps=1", "train.global_batch_size=2", "train.micro_batch_size=1",
                     "zero.stage=" + std::to_string(stage), "optimizer.lr=0.01",
@@ -150,6 +152,41 @@ INSTANTIATE_TEST_SUITE_P(Models, HfReference,
                            return param_info.param.model + "Stage" +
                                   std::to_string(param_info.param.stage);
                          });
+
+// Note [Padded vocabulary]: the GPT-2 fixture (config.json vocab_size 64) loaded with
+// model.vocab_size = 80, its 16 padded rows zero: their logits are 0, larger than many real
+// ones, and take no part in the loss (model.data_vocab_size resolved from config.json), so the
+// first loss is still transformers' and the real logits are unchanged. Measured with the
+// padded logits in the softmax (before the fix): 4.5727, transformers' 4.3974.
+TEST(HfReferencePadded, GptWithAPaddedVocabularyGivesTransformersLoss) {
+  const testing::HfReference reference = testing::load_hf_reference("gpt2");
+  ASSERT_EQ(reference.batch, kWorld);
+  ASSERT_EQ(reference.vocab, 64);
+  const std::int64_t padded = 80;
+  const Measured measured = forward_and_first_step(
+      config_for("gpt2", 0, {"model.vocab_size=" + std::to_string(padded)}), reference);
+  const std::vector<float>& ours = measured.logits[0];
+  ASSERT_EQ(static_cast<std::int64_t>(ours.size()), reference.batch * reference.seq_len * padded);
+  double worst = 0.0;
+  for (std::int64_t row = 0; row < reference.batch * reference.seq_len; ++row) {
+    for (std::int64_t v = 0; v < padded; ++v) {
+      const float got = ours[static_cast<std::size_t>(row * padded + v)];
+      if (v >= reference.vocab) {
+        EXPECT_EQ(got, 0.0f) << "row " << row << ", padded id " << v;
+        continue;
+      }
+      const double ref = reference.logits[static_cast<std::size_t>(row * reference.vocab + v)];
+      worst =
+          std::max(worst, std::abs(static_cast<double>(got) - ref) / std::max(1.0, std::abs(ref)));
+    }
+  }
+  EXPECT_LE(worst, kTolerance);
+  EXPECT_NEAR(measured.first_loss, reference.loss,
+              kTolerance * std::max(1.0, static_cast<double>(reference.loss)));
+  std::printf("gpt2 padded to %lld: first loss %.9g, transformers' %.9g\n",
+              static_cast<long long>(padded), measured.first_loss,
+              static_cast<double>(reference.loss));
+}
 
 }  // namespace
 }  // namespace zt

@@ -98,6 +98,21 @@ INSTANTIATE_TEST_SUITE_P(Stages, TrainingSample, ::testing::Values(0, 3),
                            return "Stage" + std::to_string(param_info.param);
                          });
 
+// A vocabulary of 64 rows of which the data uses 4 (Note [Padded vocabulary]): the untrained
+// head's largest logit is nearly always a padded row's, and greedy sampling still never draws
+// one (measured with the model's whole vocabulary as the limit: ids up to 61 drawn).
+TEST(TrainingSampleKeys, GreedySamplesNeverDrawAPaddedVocabularyId) {
+  const Outcome sampled = train(config_for(0, {"model.vocab_size=64", "model.data_vocab_size=4",
+                                               "train.sample_every=1", "train.sample_tokens=4"}));
+  ASSERT_EQ(sampled.samples.size(), static_cast<std::size_t>(kSteps));
+  for (const std::string& sample : sampled.samples) {
+    std::istringstream ids(sample);
+    int count = 0;
+    for (int id = 0; ids >> id; ++count) EXPECT_TRUE(id >= 0 && id < 4) << id << " in " << sample;
+    EXPECT_EQ(count, 8) << sample;
+  }
+}
+
 TEST(TrainingSampleKeys, ASampleThatLeavesNoRoomForAPromptIsRefused) {
   const Config config = config_for(0, {"train.sample_every=2", "train.sample_tokens=8"});
   std::string error;

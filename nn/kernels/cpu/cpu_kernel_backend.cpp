@@ -370,17 +370,19 @@ class CpuKernelBackend final : public KernelBackend {
   }
 
   void softmax_cross_entropy(DeviceContext& device, const Tensor& logits, const Tensor& targets,
-                             float grad_scale, const Tensor& dlogits,
+                             std::int64_t classes, float grad_scale, const Tensor& dlogits,
                              double* loss_sum) const override {
     MemoryTracker& tracker = tracker_of(device);
-    const std::int64_t classes = logits.dim(logits.rank() - 1);
-    const std::int64_t rows = logits.numel() / classes;
+    const std::int64_t columns = logits.dim(logits.rank() - 1);
+    const std::int64_t rows = logits.numel() / columns;
+    ZT_CHECK(classes > 0 && classes <= columns, "cross-entropy over " + std::to_string(classes) +
+                                                    " of " + std::to_string(columns) + " columns");
     // Rows in parallel; the loss sums per chunk, then over chunks in order (parallel_sum).
-    const std::int64_t grain = parallel_row_grain(classes);
+    const std::int64_t grain = parallel_row_grain(columns);
     const std::int64_t sum_grain = parallel_sum_grain(rows, grain);
     const std::int64_t chunks = std::max<std::int64_t>(1, parallel_chunk_count(rows, sum_grain));
-    const F32Rows z(logits, classes, tracker, chunks);
-    const F32Rows dz(dlogits, classes, tracker, chunks);
+    const F32Rows z(logits, columns, tracker, chunks);
+    const F32Rows dz(dlogits, columns, tracker, chunks);
     if (dry(device)) return;
     const std::int32_t* t = targets.data_as<std::int32_t>();
     *loss_sum = parallel_sum(rows, grain, [&](std::int64_t first, std::int64_t last) {
@@ -389,7 +391,7 @@ class CpuKernelBackend final : public KernelBackend {
       for (std::int64_t n = first; n < last; ++n) {
         ZT_CHECK(t[n] >= 0 && t[n] < classes, "cross-entropy target " + std::to_string(t[n]) +
                                                   " outside [0, " + std::to_string(classes) + ")");
-        sum += softmax_cross_entropy_row_f32(z.load(n, chunk), classes, t[n], grad_scale,
+        sum += softmax_cross_entropy_row_f32(z.load(n, chunk), classes, columns, t[n], grad_scale,
                                              dz.out(n, chunk));
         dz.store(n, chunk);
       }

@@ -13,10 +13,11 @@ namespace {
 template <typename T>
 __global__ void softmax_cross_entropy_kernel(const T* logits, const std::int32_t* targets,
                                              std::int64_t rows, std::int64_t classes,
-                                             float grad_scale, float* losses, T* dlogits) {
+                                             std::int64_t columns, float grad_scale, float* losses,
+                                             T* dlogits) {
   __shared__ float scratch[detail::kWarpsPerBlock];
   for (std::int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
-    const T* z = logits + r * classes;
+    const T* z = logits + r * columns;
     const std::int32_t target = targets[r];
     if (target < 0 || target >= classes) __trap();  // an out-of-range label is a caller bug
     float max_z = -INFINITY;
@@ -35,11 +36,13 @@ __global__ void softmax_cross_entropy_kernel(const T* logits, const std::int32_t
     if (threadIdx.x == 0) losses[r] = math::cross_entropy_loss(sum, z_target, max_z);
     if (dlogits == nullptr) continue;
     const float inv_sum = 1.0f / sum;
-    T* dz = dlogits + r * classes;
+    T* dz = dlogits + r * columns;
     for (std::int64_t c = threadIdx.x; c < classes; c += blockDim.x) {
       dz[c] = T(math::cross_entropy_dlogit(static_cast<float>(z[c]), max_z, inv_sum, c == target,
                                            grad_scale));
     }
+    // The padded columns take no part (Note [Padded vocabulary]).
+    for (std::int64_t c = classes + threadIdx.x; c < columns; c += blockDim.x) dz[c] = T(0.0f);
   }
 }
 
@@ -67,19 +70,21 @@ void sum_losses(const float* losses, std::int64_t rows, double* sum, void* strea
 
 template <typename T>
 void softmax_cross_entropy(const T* logits, const std::int32_t* targets, std::int64_t rows,
-                           std::int64_t classes, float grad_scale, float* losses, T* dlogits,
-                           void* stream) {
+                           std::int64_t classes, std::int64_t columns, float grad_scale,
+                           float* losses, T* dlogits, void* stream) {
   if (rows == 0) return;
   softmax_cross_entropy_kernel<<<detail::blocks_for(rows, 1), detail::kThreadsPerBlock, 0,
                                  detail::as_stream(stream)>>>(logits, targets, rows, classes,
-                                                              grad_scale, losses, dlogits);
-  detail::check_launch("softmax_cross_entropy_kernel",
-                       "(" + std::to_string(rows) + ", " + std::to_string(classes) + ")");
+                                                              columns, grad_scale, losses, dlogits);
+  detail::check_launch("softmax_cross_entropy_kernel", "(" + std::to_string(rows) + ", " +
+                                                           std::to_string(classes) + " of " +
+                                                           std::to_string(columns) + ")");
 }
 
 template void softmax_cross_entropy<float>(const float*, const std::int32_t*, std::int64_t,
-                                           std::int64_t, float, float*, float*, void*);
+                                           std::int64_t, std::int64_t, float, float*, float*,
+                                           void*);
 template void softmax_cross_entropy<BF16>(const BF16*, const std::int32_t*, std::int64_t,
-                                          std::int64_t, float, float*, BF16*, void*);
+                                          std::int64_t, std::int64_t, float, float*, BF16*, void*);
 
 }  // namespace zt::nn::cuda

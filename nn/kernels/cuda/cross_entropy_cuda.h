@@ -8,15 +8,18 @@
 
 namespace zt::nn::cuda {
 
-// logits, dlogits (rows, C); targets (rows) in [0, C); losses (rows) fp32. All device
-// pointers, enqueued on `stream` (a cudaStream_t). T is float or BF16.
-// losses[r] = log Σ exp(z) - z[target];  dlogits = (softmax(z) - onehot(target)) * grad_scale.
+// logits, dlogits (rows, columns); targets (rows) in [0, classes), classes <= columns; losses
+// (rows) fp32. All device pointers, enqueued on `stream` (a cudaStream_t). T is float or BF16.
+// Over each row's first `classes` logits z: losses[r] = log Σ exp(z) - z[target];
+// dlogits = (softmax(z) - onehot(target)) * grad_scale, and 0 in the padded columns
+// [classes, columns) (Note [Padded vocabulary] in nn/kernels/math/cross_entropy_math.h).
 // dlogits may alias logits, or be nullptr to compute the losses only. A target outside
-// [0, C) traps the kernel (the stream then reports an error) instead of reading out of bounds.
+// [0, classes) traps the kernel (the stream then reports an error) instead of reading out of
+// bounds.
 template <typename T>
 void softmax_cross_entropy(const T* logits, const std::int32_t* targets, std::int64_t rows,
-                           std::int64_t classes, float grad_scale, float* losses, T* dlogits,
-                           void* stream);
+                           std::int64_t classes, std::int64_t columns, float grad_scale,
+                           float* losses, T* dlogits, void* stream);
 
 // *sum (one double on the device) = Σ losses (rows) in double: one block, each thread adding
 // its strided share in row order, then a fixed tree, so the result is the same every call.

@@ -325,11 +325,13 @@ class CudaKernelBackend final : public KernelBackend {
   }
 
   void softmax_cross_entropy(DeviceContext& device, const Tensor& logits, const Tensor& targets,
-                             float grad_scale, const Tensor& dlogits,
+                             std::int64_t classes, float grad_scale, const Tensor& dlogits,
                              double* loss_sum) const override {
     void* stream = stream_of(device);
-    const std::int64_t classes = logits.dim(logits.rank() - 1);
-    const std::int64_t rows = logits.numel() / classes;
+    const std::int64_t columns = logits.dim(logits.rank() - 1);
+    const std::int64_t rows = logits.numel() / columns;
+    ZT_CHECK(classes > 0 && classes <= columns, "cross-entropy over " + std::to_string(classes) +
+                                                    " of " + std::to_string(columns) + " columns");
     // Per-row losses (f32) and their double sum stay on the device; only the sum's 8 bytes
     // are copied to the host, asynchronously.
     const CrossEntropyWorkspace workspace = cross_entropy_workspace(device, rows);
@@ -338,7 +340,7 @@ class CudaKernelBackend final : public KernelBackend {
     dispatch_cuda_floating(logits.dtype(), [&](auto tag) {
       using T = decltype(tag);
       cuda::softmax_cross_entropy<T>(logits.data_as<T>(), targets.data_as<std::int32_t>(), rows,
-                                     classes, grad_scale, losses.data_as<float>(),
+                                     classes, columns, grad_scale, losses.data_as<float>(),
                                      dlogits.data_as<T>(), stream);
     });
     auto* sum = static_cast<double*>(device_sum.data());

@@ -1,6 +1,8 @@
 // Per-row softmax cross-entropy arithmetic shared by the CPU and CUDA kernels.
 //   p = softmax(z) computed as exp(z - max z) / Σ exp(z - max z) for stability;
 //   loss = log Σ exp(z - max z) - (z_t - max z);  dz = (p - onehot(t)) * scale
+// over the row's first `classes` logits; the padded columns after them (up to `columns`) take
+// no part (Note [Padded vocabulary]).
 #pragma once
 
 #include <cmath>
@@ -11,6 +13,16 @@
 #include "nn/kernels/math/lane_sums_math.h"
 
 namespace zt::nn::math {
+
+// Note [Padded vocabulary]
+// A language model's vocabulary is often padded past the data's (model.vocab_size 50304 for
+// GPT-2's 50257 tokens, so that the classifier's GEMM tiles evenly; or a Hugging Face model
+// loaded with a larger model.vocab_size, its extra rows zero). The padded rows are no tokens:
+// as llm.c's classifier (its softmax over V, its rows of Vp), the softmax spans the data's
+// `classes` only, so a padded logit gets no probability mass and its gradient is exactly 0,
+// and the loss equals the unpadded model's. Sampling never draws one either
+// (runtime/generate/token_sampler.h). The data's vocabulary is model.data_vocab_size, or what
+// the runtime resolves it to (runtime/engine/data_vocabulary.h).
 
 // The pieces of the row function below, for kernels that split a row across threads (the
 // max and Σ exp(z - max) are reductions done by the caller). exp is exp_f32 (Note [An exp that
@@ -27,11 +39,14 @@ ZT_HOST_DEVICE float cross_entropy_dlogit(float z, float max_z, float inv_sum, b
   return (p - (is_target ? 1.0f : 0.0f)) * grad_scale;
 }
 
-// Returns the row's loss and writes dz (C); dz may alias z. The max and Σ exp are sums in
-// lanes (Note [Sums in lanes]), so that the CPU's loop over a row vectorizes with the same bits
-// on every instruction set (nn/kernels/cpu/cross_entropy_cpu.cpp).
+// Returns the row's loss over z's first `classes` logits and writes dz (columns): the softmax's
+// gradient there, 0 in the padded columns [classes, columns) (Note [Padded vocabulary]); dz may
+// alias z. The max and Σ exp are sums in lanes (Note [Sums in lanes]), so that the CPU's loop
+// over a row vectorizes with the same bits on every instruction set
+// (nn/kernels/cpu/cross_entropy_cpu.cpp).
 ZT_HOST_DEVICE float softmax_cross_entropy_row(const float* z, std::int64_t classes,
-                                               std::int32_t target, float grad_scale, float* dz) {
+                                               std::int64_t columns, std::int32_t target,
+                                               float grad_scale, float* dz) {
   float lanes[kSumLanes];
   for (std::int64_t l = 0; l < kSumLanes; ++l) lanes[l] = -INFINITY;
   std::int64_t c0 = 0;
@@ -51,6 +66,7 @@ ZT_HOST_DEVICE float softmax_cross_entropy_row(const float* z, std::int64_t clas
   for (std::int64_t c = 0; c < classes; ++c) {
     dz[c] = cross_entropy_dlogit(z[c], max_z, inv_sum, c == target, grad_scale);
   }
+  for (std::int64_t c = classes; c < columns; ++c) dz[c] = 0.0f;
   return loss;
 }
 

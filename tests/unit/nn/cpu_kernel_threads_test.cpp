@@ -169,7 +169,8 @@ TEST(CpuKernelThreads, SoftmaxCrossEntropyGivesTheSameLossAndGradientBits) {
         const Tensor targets = run.ids(Shape{rows}, static_cast<std::int32_t>(classes), 18);
         const Tensor dlogits = run.zeros(Shape{rows, classes}, dtype);
         double loss = 0.0;
-        kernels().softmax_cross_entropy(run.device(), logits, targets, 0.01f, dlogits, &loss);
+        kernels().softmax_cross_entropy(run.device(), logits, targets,
+                                        logits.dim(logits.rank() - 1), 0.01f, dlogits, &loss);
         return std::vector<Bytes>{bytes_of(dlogits), bytes_of(loss)};
       });
     }

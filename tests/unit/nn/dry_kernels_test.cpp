@@ -118,7 +118,8 @@ TEST(DryKernels, EmbeddingAndCrossEntropy) {
     const Tensor logits = make(d, Shape{6, 7}, t), dlogits = make(d, Shape{6, 7}, t);
     k.embedding_forward(d, ids, wte, wpe, out);
     double loss_sum = 0.0;
-    k.softmax_cross_entropy(d, logits, ids.view(0, Shape{6}), 1.0f, dlogits, &loss_sum);
+    k.softmax_cross_entropy(d, logits, ids.view(0, Shape{6}), logits.dim(1), 1.0f, dlogits,
+                            &loss_sum);
   });
 }
 
@@ -188,7 +189,8 @@ TEST(DryKernels, GpuMetaDeviceReplaysTheCudaBackendsWorkspace) {
     const Tensor ids = make(d, Shape{6}, DType::kI32);
     double loss_sum = 0.0;
     // Per-row losses (6 f32) and their double sum on the device (8 bytes).
-    EXPECT_EQ(peak([&] { k.softmax_cross_entropy(d, x, ids, 1.0f, dx, &loss_sum); }), 6 * 4 + 8);
+    EXPECT_EQ(peak([&] { k.softmax_cross_entropy(d, x, ids, x.dim(1), 1.0f, dx, &loss_sum); }),
+              6 * 4 + 8);
   }
 }
 

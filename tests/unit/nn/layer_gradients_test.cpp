@@ -68,6 +68,41 @@ TEST(SoftmaxCrossEntropy, LossAndGradientMatchDoubleReference) {
   EXPECT_EQ(result.rows, rows);
 }
 
+// (B, T, V) logits with V = 320 columns of which the data's vocabulary holds 300 (Note [Padded
+// vocabulary]): the loss sum is the double softmax's over the first 300 logits, the padded
+// columns' gradient exactly 0, however large their logits.
+TEST(SoftmaxCrossEntropy, PaddedVocabularyRowsTakeNoPart) {
+  MemoryTracker tracker(Device::cpu());
+  const std::int64_t rows = 4, classes = 300, columns = 320;
+  Tensor logits = Tensor::zeros(Shape{2, rows / 2, columns}, DType::kF32, tracker,
+                                MemoryCategory::kActivations);
+  Tensor targets =
+      Tensor::zeros(Shape{2, rows / 2}, DType::kI32, tracker, MemoryCategory::kActivations);
+  float* z = logits.data_as<float>();
+  for (std::int64_t i = 0; i < logits.numel(); ++i) {
+    z[i] = i % columns < classes ? 3.0f * standard_normal(9, static_cast<std::uint64_t>(i)) : 20.0f;
+  }
+  for (std::int64_t r = 0; r < rows; ++r) {
+    targets.data_as<std::int32_t>()[r] = static_cast<std::int32_t>(r * 97 % classes);
+  }
+  const LossResult result = softmax_cross_entropy(
+      logits, targets, 0.25f, *make_cpu_device_context(tracker), testing::cpu_kernels(), classes);
+  double expected_loss = 0.0;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const float* row = z + r * columns;
+    double sum = 0.0;
+    for (std::int64_t c = 0; c < classes; ++c) sum += std::exp(double{row[c]});
+    const int t = targets.data_as<std::int32_t>()[r];
+    expected_loss += std::log(sum) - row[t];
+    const float* dz = result.grad_logits.data_as<float>() + r * columns;
+    for (std::int64_t c = 0; c < classes; ++c) {
+      EXPECT_NEAR(dz[c], 0.25 * (std::exp(double{row[c]}) / sum - (c == t)), 1e-6);
+    }
+    for (std::int64_t c = classes; c < columns; ++c) EXPECT_EQ(dz[c], 0.0f) << "column " << c;
+  }
+  EXPECT_NEAR(result.loss_sum, expected_loss, 1e-4);
+}
+
 TEST(SoftmaxCrossEntropy, IsStableForHugeLogits) {
   MemoryTracker tracker(Device::cpu());
   Tensor logits = Tensor::zeros(Shape{1, 3}, DType::kF32, tracker, MemoryCategory::kActivations);

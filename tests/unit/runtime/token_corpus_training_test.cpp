@@ -90,6 +90,26 @@ TEST(TokenCorpusTraining, AnIdPastModelVocabSizeIsRefusedWithTheFileAndOffset) {
   }
 }
 
+// model.data_vocab_size = 290 in a model of 300 rows: id 295 is a row of the model but no
+// token of the data (Note [Padded vocabulary]), refused as an id past model.vocab_size is.
+TEST(TokenCorpusTraining, AnIdPastModelDataVocabSizeIsRefusedWithTheFileAndOffset) {
+  TempDir dir;
+  std::vector<std::uint32_t> bad(400, 5);
+  bad[200] = 295;
+  zt::testing::write_llmc_file(dir / "bad.bin", bad, data::kLlmcMagicU16, 1, 2);
+  try {
+    train(gpt_config({"data.path=" + (dir / "bad.bin").string(), "model.data_vocab_size=290",
+                      "train.steps=40", "train.micro_batch_size=16"}));
+    ADD_FAILURE() << "trained on an id past the data's vocabulary";
+  } catch (const FormatError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find((dir / "bad.bin").string()), std::string::npos) << message;
+    EXPECT_NE(message.find("token 295 at byte offset 1424 is outside the vocabulary of 290"),
+              std::string::npos)
+        << message;
+  }
+}
+
 }  // namespace
 }  // namespace zt::engine
 
