@@ -67,8 +67,9 @@ Without --tokenizer: a byte-level vocabulary, each byte one token in [0, 256).
                    (uint16 tokens; uint32 when the vocabulary has more than 65536). PATH is
                    a Hugging Face tokenizer.json with a BPE model and the ByteLevel
                    pre-tokenizer (GPT-2's pattern), or GPT-2's vocab.json with merges.txt
-                   beside it. The input must be UTF-8. Special tokens are not inserted nor
-                   recognised in the text. Set data.tokenizer to PATH to decode ids later.
+                   beside it. The input must be UTF-8. An added token written in the text
+                   (<|endoftext|>) is encoded as that token, as Hugging Face's tokenizers
+                   does; none is inserted. Set data.tokenizer to PATH to decode ids later.
 --merges PATH      the merges.txt of a vocab.json kept elsewhere
 --overwrite        replace an existing OUT (a regular file; never a link or a device)
 
@@ -82,7 +83,8 @@ constexpr const char* kGenerateUsage =
 Samples text from a GPT trained with CONFIG, in one process on runtime.device. PATH is a
 checkpoint (step-N directory) or a checkpoint.dir (its newest checkpoint), saved at any world
 size and ZeRO stage; its model must be CONFIG's. The prompt is encoded with data.tokenizer,
-or, without one, read as whitespace-separated token ids; it is fed once, then N tokens are
+or, without one, read as whitespace-separated token ids (an added token such as
+<|endoftext|> written in the prompt is that token); it is fed once, then N tokens are
 sampled one at a time through a KV cache. Prints the prompt and the new tokens, decoded
 through data.tokenizer (without one: the ids). prompt + N must fit in model.seq_len.
 

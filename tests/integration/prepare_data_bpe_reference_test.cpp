@@ -1,7 +1,8 @@
 // prepare-data --tokenizer against the reference implementation: Hugging Face's tokenizers
 // (Python, from scripts/python-tools) trains a small byte-level BPE here, on text in this
-// file, and encodes texts of every kind; zerotrain must write exactly the same ids, from
-// tokenizer.json and from vocab.json + merges.txt, and decode them back to the text.
+// file, and encodes texts of every kind (<|endoftext|> written in them too); zerotrain must
+// write exactly the same ids, from tokenizer.json and from vocab.json + merges.txt, and
+// decode them back to the text.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -43,6 +44,9 @@ std::vector<std::string> texts() {
       "I'm sure you'll see they've done it; it's what we'd do. DON'T 'tis 'S 're'll'd's",
       "Emoji 😀👍🏽 family 👨‍👩‍👧 flags 🇫🇷🇯🇵 ok 🙂🙂🙂!",
       "   leading spaces and a trailing newline\n",
+      // Added tokens in the text are their ids (Note [Added tokens in text]).
+      "<|endoftext|>A document.<|endoftext|><|endoftext|> Another, cut <|endoftext| short "
+      "<|endoftext|>\n",
   };
   std::string long_text;
   while (long_text.size() < (std::size_t{3} << 19)) {  // 1.5 MiB
@@ -119,7 +123,7 @@ for k in range(count):
     for name, t in (("ids", tok), ("ids-prefix", prefixed)):
         ids = t.encode(text, add_special_tokens=False).ids
         if name == "ids":
-            assert t.decode(ids) == text, f"reference decode of text {k}"
+            assert t.decode(ids, skip_special_tokens=False) == text, f"reference decode {k}"
         with open(f"{name}-{k}.txt", "w") as f:
             f.write(" ".join(map(str, ids)))
 print("vocab", tok.get_vocab_size())
