@@ -1,8 +1,8 @@
 // prepare-data --tokenizer against the reference implementation: Hugging Face's tokenizers
 // (Python, from scripts/python-tools) trains a small byte-level BPE here, on text in this
 // file, and encodes texts of every kind (<|endoftext|> written in them too); zerotrain must
-// write exactly the same ids, from tokenizer.json and from vocab.json + merges.txt, and
-// decode them back to the text.
+// write exactly the same ids after the <|endoftext|> each document starts with, from
+// tokenizer.json and from vocab.json + merges.txt, and decode them back to the text.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -126,6 +126,8 @@ for k in range(count):
             assert t.decode(ids, skip_special_tokens=False) == text, f"reference decode {k}"
         with open(f"{name}-{k}.txt", "w") as f:
             f.write(" ".join(map(str, ids)))
+with open("eot.txt", "w") as f:
+    f.write(str(tok.token_to_id("<|endoftext|>")))
 print("vocab", tok.get_vocab_size())
 )";
 
@@ -171,7 +173,11 @@ TEST(PrepareDataBpeReference, IdsMatchHuggingFaceTokenizers) {
       args.insert(args.end(), variant.flags.begin(), variant.flags.end());
       const ProgramResult run = testing::zerotrain(dir, args, "prepare-" + n);
       ASSERT_EQ(run.exit_code, 0) << variant.name << ", text " << k << "\n" << run.output();
-      const std::vector<std::int32_t> want = read_ids(dir / variant.ids_file);
+      // prepare-data starts each document with <|endoftext|>, as llm.c's fineweb.py does.
+      std::vector<std::int32_t> want = read_ids(dir / "eot.txt");
+      ASSERT_EQ(want.size(), 1u);
+      const std::vector<std::int32_t> ids = read_ids(dir / variant.ids_file);
+      want.insert(want.end(), ids.begin(), ids.end());
       const std::vector<std::int32_t> got = read_llmc_tokens(dir / "out.bin");
       ASSERT_EQ(got.size(), want.size()) << variant.name << ", text " << k;
       for (std::size_t i = 0; i < want.size(); ++i) {
