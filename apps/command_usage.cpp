@@ -53,24 +53,37 @@ exit status: 0 success, 2 usage or config error
 )";
 
 constexpr const char* kPrepareDataUsage =
-    R"(usage: zerotrain prepare-data INPUT OUT.bin [--tokenizer PATH [--merges PATH]]
-                              [--overwrite]
+    R"(usage: zerotrain prepare-data IN... OUT.bin [--tokenizer PATH [--merges PATH]] [--eot-id N]
+                              [--val-fraction F [--val-out PATH]] [--overwrite]
 
-Turns any text file into a token file for data.path. OUT may not be INPUT, and an OUT that
-exists is refused unless --overwrite is given; OUT is written to a temp file beside it and
-moved into place only when complete, so a failure leaves an earlier OUT as it was. The
-input is read in chunks, so memory stays small at any size.
+Turns text files into a token file for data.path. Each IN is a file or a glob pattern
+(quoted: 'docs/*.txt'), expanded in sorted order; a pattern that matches nothing is an
+error. Each input file is one document, written in that order into OUT. No output may be
+an input, and an output that exists is refused unless --overwrite is given; each is
+written to a temp file beside it and moved into place only when complete, so a failure
+leaves an earlier one as it was. Inputs are read in chunks, so memory stays small at any
+size.
 
-Without --tokenizer: a byte-level vocabulary, each byte one token in [0, 256).
+Without --tokenizer: a byte-level vocabulary, each byte one token in [0, 256). It has no
+end-of-text token: documents follow each other unseparated unless --eot-id N is given.
 
 --tokenizer PATH   byte-level BPE (GPT-2's scheme), written in llm.c's token file format
                    (uint16 tokens; uint32 when the vocabulary has more than 65536). PATH is
                    a Hugging Face tokenizer.json with a BPE model and the ByteLevel
                    pre-tokenizer (GPT-2's pattern), or GPT-2's vocab.json with merges.txt
-                   beside it. The input must be UTF-8. Special tokens are not inserted nor
-                   recognised in the text. Set data.tokenizer to PATH to decode ids later.
+                   beside it. The input must be UTF-8. Each document starts with the
+                   tokenizer's <|endoftext|> token, as llm.c's fineweb.py writes them (a
+                   tokenizer without one needs --eot-id). An added token written in the text
+                   (<|endoftext|>) is encoded as that token, as Hugging Face's tokenizers
+                   does. Set data.tokenizer to PATH to decode ids later.
 --merges PATH      the merges.txt of a vocab.json kept elsewhere
---overwrite        replace an existing OUT (a regular file; never a link or a device)
+--eot-id N         the token written before each document (byte-level: the vocabulary
+                   grows to N + 1 when N >= 256)
+--val-fraction F   write the last documents, whole, to a validation file: the fewest that
+                   hold at least F of the input bytes (at least one; the first document
+                   always stays in OUT); needs two or more documents
+--val-out PATH     the validation file (default: OUT's sibling, corpus.bin -> corpus_val.bin)
+--overwrite        replace existing outputs (regular files; never a link or a device)
 
 exit status: 0 success, 1 I/O failure or bad input, 2 usage error
 )";
@@ -82,7 +95,8 @@ constexpr const char* kGenerateUsage =
 Samples text from a GPT trained with CONFIG, in one process on runtime.device. PATH is a
 checkpoint (step-N directory) or a checkpoint.dir (its newest checkpoint), saved at any world
 size and ZeRO stage; its model must be CONFIG's. The prompt is encoded with data.tokenizer,
-or, without one, read as whitespace-separated token ids; it is fed once, then N tokens are
+or, without one, read as whitespace-separated token ids (an added token such as
+<|endoftext|> written in the prompt is that token); it is fed once, then N tokens are
 sampled one at a time through a KV cache. Prints the prompt and the new tokens, decoded
 through data.tokenizer (without one: the ids). prompt + N must fit in model.seq_len.
 

@@ -34,7 +34,9 @@ usage:
   zerotrain generate CONFIG --checkpoint PATH --prompt TEXT --max-new-tokens N
                    [--temperature T] [--top-k K] [--seed S] [--set ...]
                                         text from a trained GPT (KV cache, one process)
-  zerotrain prepare-data INPUT OUT.bin  any text file -> byte-level token file (data.path)
+  zerotrain prepare-data IN... OUT.bin [--tokenizer PATH] [--val-fraction F]
+                                        text files (documents) -> a token file for
+                                        data.path (byte-level, or BPE in llm.c's format)
   zerotrain config docs                 print docs/CONFIG.md (every key, generated)
   zerotrain config show CONFIG [--set ...]   print the effective config
   zerotrain --help | --version

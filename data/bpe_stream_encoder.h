@@ -1,6 +1,6 @@
 // BpeStreamEncoder: encodes a text that arrives in chunks (a file read piece by piece) to the
-// same ids as encoding it whole, holding back only the text whose pre-tokens more text could
-// still change (Note [Encoding a stream]).
+// same ids as encoding it whole, holding back only the text whose added tokens or pre-tokens
+// more text could still change (Note [Encoding a stream]).
 #pragma once
 
 #include <cstdint>
@@ -28,14 +28,21 @@ class BpeStreamEncoder {
 
  private:
   void encode_pending(bool at_end, std::vector<std::int32_t>& ids);
+  // Encodes the pre-tokens of ordinary text `piece` that are final (all when `closed`, the
+  // piece then ending its segment); returns how many of its bytes they cover.
+  std::size_t encode_ordinary(std::string_view piece, bool closed, std::vector<std::int32_t>& ids);
 
   BpeTokenizer& tokenizer_;
   std::string source_;
   std::string pending_;               // text not yet encoded; starts at a pre-token boundary
   std::uint64_t pending_offset_ = 0;  // byte offset of pending_[0] in the input
   std::size_t checked_bytes_ = 0;     // prefix of pending_ known to be whole UTF-8 characters
-  bool started_ = false;              // whether any byte arrived (for add_prefix_space)
+  // Whether pending_ starts inside ordinary text whose start was encoded already (so
+  // add_prefix_space's space was decided there).
+  bool inside_segment_ = false;
+  std::string prefixed_;  // a piece with add_prefix_space's space
   std::vector<std::string_view> pieces_;
+  std::vector<TextSegment> segments_;
 };
 
 }  // namespace zt::data

@@ -20,7 +20,7 @@ BpeTokenizer::BpeTokenizer(BpeModelFile file)
       ignore_merges_(file.ignore_merges) {
   std::int64_t size = 0;
   for (const auto& [token, id] : file.vocab) size = std::max(size, id + 1);
-  for (const auto& [text, id] : file.added_tokens) size = std::max(size, id + 1);
+  for (const AddedToken& token : file.added_tokens) size = std::max(size, token.id + 1);
   if (size == 0) throw FormatError(source_ + ": the vocabulary is empty");
   if (size > kMaxVocabSize) {
     throw FormatError(source_ + ": token id " + std::to_string(size - 1) +
@@ -48,11 +48,16 @@ BpeTokenizer::BpeTokenizer(BpeModelFile file)
     used_[id] = true;
   }
   // Added (special) tokens decode to their text as written, not through the byte map.
-  for (const auto& [text, id] : file.added_tokens) {
-    bytes_of_[id] = text;
-    used_[id] = true;
-    added_id_of_[text] = static_cast<std::int32_t>(id);
+  for (const AddedToken& token : file.added_tokens) {
+    if (token.id < 0) {
+      throw FormatError(source_ + ": added token \"" + token.content + "\" has a negative id " +
+                        std::to_string(token.id));
+    }
+    bytes_of_[token.id] = token.content;
+    used_[token.id] = true;
+    added_id_of_.emplace(token.content, static_cast<std::int32_t>(token.id));
   }
+  added_tokens_ = AddedTokens(file.added_tokens);
   for (unsigned b = 0; b < 256; ++b) {
     const auto it = id_of_.find(byte_level_symbol(static_cast<unsigned char>(b)));
     if (it == id_of_.end()) {
@@ -158,14 +163,31 @@ void BpeTokenizer::encode_pre_token(std::string_view piece, std::vector<std::int
   cache_.emplace(key, std::move(symbols));
 }
 
+std::optional<std::int32_t> BpeTokenizer::added_token_id(std::string_view content) const {
+  const auto it = added_id_of_.find(std::string(content));
+  if (it == added_id_of_.end()) return std::nullopt;
+  return it->second;
+}
+
 void BpeTokenizer::encode(std::string_view text, std::vector<std::int32_t>& ids) {
+  if (utf8_complete_prefix(text, 0, "text", 0) != text.size()) {
+    throw FormatError("text: ends inside a UTF-8 character; a BPE tokenizer reads UTF-8 text");
+  }
+  added_tokens_.split(text, segments_);
+  for (const TextSegment& segment : segments_) {
+    if (segment.id >= 0) {
+      ids.push_back(segment.id);
+    } else {
+      encode_ordinary(text.substr(segment.begin, segment.end - segment.begin), ids);
+    }
+  }
+}
+
+void BpeTokenizer::encode_ordinary(std::string_view text, std::vector<std::int32_t>& ids) {
   std::string prefixed;
   if (add_prefix_space_ && !text.empty() && text.front() != ' ') {
     prefixed = " " + std::string(text);
     text = prefixed;
-  }
-  if (utf8_complete_prefix(text, 0, "text", 0) != text.size()) {
-    throw FormatError("text: ends inside a UTF-8 character; a BPE tokenizer reads UTF-8 text");
   }
   pre_tokenizer_.split(text, pieces_);
   for (const std::string_view piece : pieces_) encode_pre_token(piece, ids);

@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "data/added_tokens.h"
 #include "data/gpt2_pre_tokenizer.h"
 
 namespace zt::data {
@@ -20,10 +21,10 @@ namespace zt::data {
 // What a tokenizer file holds, before the merge table is built (bpe_tokenizer_files.cpp).
 struct BpeModelFile {
   std::string source;  // the file(s) it came from, for messages
-  std::vector<std::pair<std::string, std::int64_t>> vocab;         // byte-level token -> id
-  std::vector<std::pair<std::string, std::string>> merges;         // in rank order
-  std::vector<std::string> merge_positions;                        // "file:line" of each
-  std::vector<std::pair<std::string, std::int64_t>> added_tokens;  // raw text -> id
+  std::vector<std::pair<std::string, std::int64_t>> vocab;  // byte-level token -> id
+  std::vector<std::pair<std::string, std::string>> merges;  // in rank order
+  std::vector<std::string> merge_positions;                 // "file:line" of each
+  std::vector<AddedToken> added_tokens;
   bool add_prefix_space = false;
   bool ignore_merges = false;
 };
@@ -46,10 +47,19 @@ class BpeTokenizer {
   bool add_prefix_space() const { return add_prefix_space_; }
   const Gpt2PreTokenizer& pre_tokenizer() const { return pre_tokenizer_; }
 
+  // The added (special) tokens, which encode finds in text (Note [Added tokens in text]).
+  const AddedTokens& added_tokens() const { return added_tokens_; }
+  // The id of the added token whose text is `content` ("<|endoftext|>"), if there is one.
+  std::optional<std::int32_t> added_token_id(std::string_view content) const;
+
   // Appends the ids of `text` (valid UTF-8; FormatError otherwise), as Hugging Face's
-  // encode(text, add_special_tokens=False) gives them. Special tokens written in the text
-  // are encoded as ordinary text, as tiktoken's encode_ordinary does.
+  // encode(text, add_special_tokens=False) gives them: an added token written in the text
+  // ("<|endoftext|>") is that token's id, as in Hugging Face (tiktoken's encode with
+  // allowed_special="all"); the text between is encoded as ordinary text.
   void encode(std::string_view text, std::vector<std::int32_t>& ids);
+  // Appends the ids of ordinary text (no added tokens are looked for): pre-tokens, each
+  // encoded with BPE, after add_prefix_space's space.
+  void encode_ordinary(std::string_view text, std::vector<std::int32_t>& ids);
   // Appends the ids of one pre-token (a piece from pre_tokenizer().split).
   void encode_pre_token(std::string_view piece, std::vector<std::int32_t>& ids);
 
@@ -78,8 +88,9 @@ class BpeTokenizer {
   bool add_prefix_space_ = false;
   bool ignore_merges_ = false;
   Gpt2PreTokenizer pre_tokenizer_;
+  AddedTokens added_tokens_;
+  std::unordered_map<std::string, std::int32_t> added_id_of_;  // added token text -> id
   std::unordered_map<std::string, std::int32_t> id_of_;        // byte-level token -> id
-  std::unordered_map<std::string, std::int32_t> added_id_of_;  // added token's text -> id
   std::vector<std::string> bytes_of_;                          // id -> bytes ("" when unused)
   std::vector<bool> used_;                                     // id -> whether it is defined
   std::array<std::int32_t, 256> byte_id_{};                    // the one-byte tokens
@@ -88,6 +99,7 @@ class BpeTokenizer {
   // lookup. Bounded: cleared when it reaches kCacheEntries. Confined to the encoding thread.
   std::unordered_map<std::string, std::vector<std::int32_t>> cache_;
   std::vector<std::string_view> pieces_;  // reused by encode
+  std::vector<TextSegment> segments_;     // reused by encode
 };
 
 }  // namespace zt::data

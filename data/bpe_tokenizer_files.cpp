@@ -19,11 +19,17 @@ namespace {
 //   add_prefix_space is honoured. Other patterns (Llama 3's Split + ByteLevel, ...) are
 //   refused for now.
 // - normalizer: null only.
-// - Special tokens (added_tokens) are decoded to their text, but never inserted by a
-//   post-processor nor recognised in the text: the text is encoded as ordinary text, like
-//   tiktoken's encode_ordinary (what llm.c's data scripts use) and Hugging Face's
-//   encode(text, add_special_tokens=False) on text without special tokens.
+// - Added tokens (added_tokens, special or not) are recognised in the text, as Hugging
+//   Face's encode does (Note [Added tokens in text] in added_tokens.cpp): "<|endoftext|>"
+//   written in a document is the one token, as llm.c's fineweb.py gets it from tiktoken
+//   with allowed_special. Their "normalized" flag is honoured (which pass finds them);
+//   lstrip, rstrip and single_word (which change what a match takes) are refused when true.
+//   They are decoded to their text, and never inserted by a post-processor: encode is
+//   Hugging Face's encode(text, add_special_tokens=False). A GPT-2 vocab.json has no
+//   added tokens; its "<|endoftext|>" entry is taken as one, as GPT2Tokenizer takes it.
 // - decoder: null or ByteLevel (decoding maps characters back to bytes).
+
+constexpr const char* kGpt2EndOfText = "<|endoftext|>";
 
 [[noreturn]] void unsupported(const JsonValue& value, const std::string& field,
                               const std::string& found, const std::string& supported) {
@@ -126,6 +132,25 @@ void read_pre_tokenizer(const JsonValue* pre, const std::string& source, BpeMode
   }
 }
 
+AddedToken read_added_token(const JsonValue& token, const std::string& field,
+                            const std::string& source) {
+  AddedToken added;
+  added.content =
+      required(token, "content", field + ".content", source).as_string(field + ".content");
+  added.id = required(token, "id", field + ".id", source).as_integer(field + ".id");
+  // Absent, Hugging Face's AddedToken default: normalized.
+  const JsonValue* normalized = member(token, "normalized");
+  added.normalized = normalized == nullptr || normalized->as_bool(field + ".normalized");
+  for (const char* key : {"lstrip", "rstrip", "single_word"}) {
+    const JsonValue* value = member(token, key);
+    if (value != nullptr && value->as_bool(field + "." + key)) {
+      unsupported(*value, field + "." + key + " (of \"" + added.content + "\")", "true",
+                  "only false (the token matches exactly its text)");
+    }
+  }
+  return added;
+}
+
 BpeModelFile read_tokenizer_json(const JsonValue& root, const std::string& source) {
   BpeModelFile file;
   file.source = source;
@@ -142,11 +167,10 @@ BpeModelFile read_tokenizer_json(const JsonValue& root, const std::string& sourc
     if (type != "ByteLevel") unsupported(*decoder, "decoder.type", quoted(type), "ByteLevel");
   }
   if (const JsonValue* added = member(root, "added_tokens")) {
-    for (const JsonValue& token : added->as_array("added_tokens")) {
-      file.added_tokens.emplace_back(
-          required(token, "content", "added_tokens[].content", source)
-              .as_string("added_tokens[].content"),
-          required(token, "id", "added_tokens[].id", source).as_integer("added_tokens[].id"));
+    const auto& tokens = added->as_array("added_tokens");
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+      file.added_tokens.push_back(
+          read_added_token(tokens[i], "added_tokens[" + std::to_string(i) + "]", source));
     }
   }
   return file;
@@ -193,6 +217,11 @@ BpeTokenizer BpeTokenizer::load(const std::filesystem::path& path,
   BpeModelFile file;
   file.source = path.string() + " and " + merges.string();
   read_vocab(root, "vocab", file);
+  // GPT-2's <|endoftext|> is a vocabulary entry there; Hugging Face's GPT2Tokenizer makes it
+  // its special token, and so does this.
+  for (const auto& [token, id] : file.vocab) {
+    if (token == kGpt2EndOfText) file.added_tokens.push_back({token, id, false});
+  }
   read_merges_txt(merges, file);
   return BpeTokenizer(std::move(file));
 }

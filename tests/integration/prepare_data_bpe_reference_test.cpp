@@ -1,6 +1,7 @@
 // prepare-data --tokenizer against the reference implementation: Hugging Face's tokenizers
 // (Python, from scripts/python-tools) trains a small byte-level BPE here, on text in this
-// file, and encodes texts of every kind; zerotrain must write exactly the same ids, from
+// file, and encodes texts of every kind (<|endoftext|> written in them too); zerotrain must
+// write exactly the same ids after the <|endoftext|> each document starts with, from
 // tokenizer.json and from vocab.json + merges.txt, and decode them back to the text.
 #include <gtest/gtest.h>
 
@@ -43,6 +44,9 @@ std::vector<std::string> texts() {
       "I'm sure you'll see they've done it; it's what we'd do. DON'T 'tis 'S 're'll'd's",
       "Emoji 😀👍🏽 family 👨‍👩‍👧 flags 🇫🇷🇯🇵 ok 🙂🙂🙂!",
       "   leading spaces and a trailing newline\n",
+      // Added tokens in the text are their ids (Note [Added tokens in text]).
+      "<|endoftext|>A document.<|endoftext|><|endoftext|> Another, cut <|endoftext| short "
+      "<|endoftext|>\n",
   };
   std::string long_text;
   while (long_text.size() < (std::size_t{3} << 19)) {  // 1.5 MiB
@@ -119,9 +123,11 @@ for k in range(count):
     for name, t in (("ids", tok), ("ids-prefix", prefixed)):
         ids = t.encode(text, add_special_tokens=False).ids
         if name == "ids":
-            assert t.decode(ids) == text, f"reference decode of text {k}"
+            assert t.decode(ids, skip_special_tokens=False) == text, f"reference decode {k}"
         with open(f"{name}-{k}.txt", "w") as f:
             f.write(" ".join(map(str, ids)))
+with open("eot.txt", "w") as f:
+    f.write(str(tok.token_to_id("<|endoftext|>")))
 print("vocab", tok.get_vocab_size())
 )";
 
@@ -167,7 +173,11 @@ TEST(PrepareDataBpeReference, IdsMatchHuggingFaceTokenizers) {
       args.insert(args.end(), variant.flags.begin(), variant.flags.end());
       const ProgramResult run = testing::zerotrain(dir, args, "prepare-" + n);
       ASSERT_EQ(run.exit_code, 0) << variant.name << ", text " << k << "\n" << run.output();
-      const std::vector<std::int32_t> want = read_ids(dir / variant.ids_file);
+      // prepare-data starts each document with <|endoftext|>, as llm.c's fineweb.py does.
+      std::vector<std::int32_t> want = read_ids(dir / "eot.txt");
+      ASSERT_EQ(want.size(), 1u);
+      const std::vector<std::int32_t> ids = read_ids(dir / variant.ids_file);
+      want.insert(want.end(), ids.begin(), ids.end());
       const std::vector<std::int32_t> got = read_llmc_tokens(dir / "out.bin");
       ASSERT_EQ(got.size(), want.size()) << variant.name << ", text " << k;
       for (std::size_t i = 0; i < want.size(); ++i) {

@@ -147,6 +147,126 @@ TEST(BpeStreamEncoder, AnyChunkingGivesTheIdsOfTheWholeText) {
   EXPECT_EQ(tokenizer.decode(whole), text);
 }
 
+// The tokenizer of tokenizer_json with more added tokens, `added` being JSON objects.
+std::string with_added_tokens(std::string json, const std::string& added) {
+  const std::string end = R"("special": true}])";
+  json.replace(json.find(end), end.size(), R"("special": true}, )" + added + "]");
+  return json;
+}
+
+// `json` without its added tokens: a tokenizer that encodes everything as ordinary text.
+std::string without_added_tokens(std::string json) {
+  const std::string begin = R"("added_tokens": [)";
+  const std::size_t from = json.find(begin) + begin.size();
+  json.erase(from, json.find("],\n  \"normalizer\"") - from);
+  return json;
+}
+
+// The ids of ordinary[0], added[0], ordinary[1], added[1], ...: `plain` encodes the ordinary
+// text (a tokenizer without added tokens, else the same).
+std::vector<std::int32_t> ordinary_then(BpeTokenizer& plain,
+                                        const std::vector<std::string>& ordinary,
+                                        const std::vector<std::int32_t>& added) {
+  std::vector<std::int32_t> ids;
+  for (std::size_t i = 0; i < ordinary.size(); ++i) {
+    plain.encode(ordinary[i], ids);
+    if (i < added.size()) ids.push_back(added[i]);
+  }
+  return ids;
+}
+
+TEST(BpeTokenizer, EncodesAddedTokensWrittenInTheTextAsTheirIds) {
+  TempDir dir;
+  BpeTokenizer tokenizer =
+      load_json(dir, with_added_tokens(tokenizer_json({{"a", "b"}}),
+                                       R"({"id": 258, "content": "<|end|>", "normalized": false},
+                                {"id": 259, "content": "<|end|>!!", "normalized": false})"));
+  std::vector<std::int32_t> ids;
+  tokenizer.encode("<|endoftext|>ab<|endoftext|><|endoftext|> ab", ids);
+  EXPECT_EQ(ids, (std::vector<std::int32_t>{257, 256, 257, 257, ' ', 256}));
+  // Longest first where two start at the same place; a token cut short is ordinary text.
+  ids.clear();
+  tokenizer.encode("<|end|>!!<|end|>!<|endoftext|<|end", ids);
+  TempDir plain_dir;
+  BpeTokenizer plain = load_json(plain_dir, without_added_tokens(tokenizer_json({{"a", "b"}})));
+  EXPECT_EQ(ids, ordinary_then(plain, {"", "", "!", "<|endoftext|<|end"}, {259, 258}));
+  EXPECT_EQ(tokenizer.decode(ids), "<|end|>!!<|end|>!<|endoftext|<|end");
+}
+
+TEST(BpeTokenizer, FindsAnAddedTokenByItsText) {
+  TempDir dir;
+  BpeTokenizer tokenizer = load_json(dir, tokenizer_json({{"a", "b"}}));
+  EXPECT_EQ(tokenizer.added_token_id("<|endoftext|>"), 257);
+  EXPECT_EQ(tokenizer.added_token_id("<|nope|>"), std::nullopt);
+}
+
+TEST(BpeTokenizer, AddsThePrefixSpaceToEachPieceBetweenAddedTokens) {
+  TempDir dir;
+  BpeTokenizer tokenizer = load_json(
+      dir,
+      tokenizer_json({{"a", "b"}}, "BPE", R"({"type": "ByteLevel", "add_prefix_space": true})"));
+  std::vector<std::int32_t> ids;
+  tokenizer.encode("ab<|endoftext|>ab<|endoftext|> ab", ids);
+  EXPECT_EQ(ids, (std::vector<std::int32_t>{' ', 256, 257, ' ', 256, 257, ' ', 256}));
+}
+
+TEST(BpeTokenizerFile, RefusesAddedTokensThatStripOrMatchWholeWords) {
+  TempDir dir;
+  const std::string error = format_error_of([&] {
+    load_json(dir, with_added_tokens(tokenizer_json({}),
+                                     R"({"id": 300, "content": "<mask>", "lstrip": true})"));
+  });
+  EXPECT_NE(error.find("added_tokens[1].lstrip (of \"<mask>\") is true"), std::string::npos)
+      << error;
+}
+
+// Streams `text` cut at every offset into two chunks, and in chunks of every size; each
+// must give `whole`.
+void expect_every_cut_gives(BpeTokenizer& tokenizer, const std::string& text,
+                            const std::vector<std::int32_t>& whole) {
+  for (std::size_t cut = 0; cut <= text.size(); ++cut) {
+    BpeStreamEncoder encoder(tokenizer, "text");
+    std::vector<std::int32_t> streamed;
+    encoder.feed(std::string_view(text).substr(0, cut), streamed);
+    encoder.feed(std::string_view(text).substr(cut), streamed);
+    encoder.finish(streamed);
+    ASSERT_EQ(streamed, whole) << "cut at byte " << cut;
+  }
+  for (std::size_t chunk = 1; chunk <= text.size(); ++chunk) {
+    BpeStreamEncoder encoder(tokenizer, "text");
+    std::vector<std::int32_t> streamed;
+    for (std::size_t at = 0; at < text.size(); at += chunk) {
+      encoder.feed(std::string_view(text).substr(at, chunk), streamed);
+    }
+    encoder.finish(streamed);
+    ASSERT_EQ(streamed, whole) << "chunks of " << chunk << " bytes";
+  }
+}
+
+TEST(BpeStreamEncoder, AddedTokenCutAcrossChunksGivesTheIdsOfTheWholeText) {
+  TempDir dir;
+  for (const char* prefix_space : {"false", "true"}) {
+    SCOPED_TRACE(std::string("add_prefix_space ") + prefix_space);
+    const std::string json = tokenizer_json(
+        {{"a", "b"}, {" ", " "}}, "BPE",
+        std::string(R"({"type": "ByteLevel", "add_prefix_space": )") + prefix_space + "}");
+    BpeTokenizer plain = load_json(dir, without_added_tokens(json));
+    BpeTokenizer tokenizer =
+        load_json(dir, with_added_tokens(json,
+                                         R"({"id": 259, "content": "<|end|>", "normalized": false},
+                    {"id": 260, "content": "<|end|>!!", "normalized": false})"));
+    const std::string text =
+        "ab <|endoftext|>ab's  <|end|>!!<|end|>!<|endof <|endoftext|><|endoftext|>we'll  "
+        "<|endoftext|";
+    std::vector<std::int32_t> whole;
+    tokenizer.encode(text, whole);
+    EXPECT_EQ(whole,
+              ordinary_then(plain, {"ab ", "ab's  ", "", "!<|endof ", "", "we'll  <|endoftext|"},
+                            {258, 260, 259, 258, 258}));
+    expect_every_cut_gives(tokenizer, text, whole);
+  }
+}
+
 TEST(BpeStreamEncoder, NamesTheOffsetOfTextThatIsNotUtf8) {
   TempDir dir;
   BpeTokenizer tokenizer = load_json(dir, tokenizer_json({}));
