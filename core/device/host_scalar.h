@@ -23,9 +23,11 @@ class HostScalar {
   // A zeroed slot in `device`'s host staging memory for work on its compute stream to
   // write (through data()); the op that writes it records the event after that work with
   // written(). The slot must not outlive `device`. On a meta device: 0, known on the host.
+  // Note [A staged slot outlives its copy].
   static HostScalar staged(DeviceContext& device);
-  // The same from a host staging allocator (a meta one: 0, known on the host).
-  static HostScalar staged(DeviceAllocator& host_staging);
+  // The same from a host staging allocator, for work on `writer` (a meta allocator: 0,
+  // known on the host).
+  static HostScalar staged(DeviceAllocator& host_staging, DeviceStream& writer);
 
   // Where the device writes the value; null for a value known on the host.
   double* data();

@@ -94,7 +94,7 @@ HostScalar CudaDeviceOps::sum_of_squares(const Tensor& values) {
   const std::int64_t n = values.numel();
   if (n == 0) return 0.0;
   CurrentDevice current(device_.index);
-  HostScalar sum = HostScalar::staged(host_staging_);
+  HostScalar sum = HostScalar::staged(host_staging_, compute_);
   double* device_sum = device_partials_ + cuda_kernels::kMaxSumOfSquaresBlocks;
   std::lock_guard lock(partials_mutex_);
   cuda_kernels::sum_of_squares_partials(values.data(), values.dtype(), n, device_partials_,
