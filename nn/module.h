@@ -3,6 +3,7 @@
 // layer alone decides where parameters and gradients live.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -30,15 +31,27 @@ class SavedActivations {
 
 class DecodeState;
 
+// Which masks a training micro-batch's dropout draws (Note [Dropout masks from a hash] in
+// nn/kernels/math/dropout_math.h): the run's seed, the step (1-based), and the index in the
+// step's global batch of the micro-batch's first sample.
+struct DropoutDraw {
+  std::uint64_t seed = 0;
+  std::int64_t step = 0;
+  std::int64_t first_sample = 0;
+};
+
 // Everything a module call needs besides its parameters: the device it runs on (outputs and
 // saved tensors are allocated as activations through its tracker), that device's kernels,
 // where forward keeps what backward needs, and, when decoding, the KV cache and position of
-// the tokens given (Note [Decoding with a KV cache] in nn/decode_state.h; null in training).
+// the tokens given (Note [Decoding with a KV cache] in nn/decode_state.h; null in training),
+// and, in a training forward and its backward only, the dropout masks to draw (null:
+// evaluation and generation, which run without dropout).
 struct ModuleContext {
   DeviceContext& device;
   const KernelBackend& kernels;
   SavedActivations& saved;
   DecodeState* decode = nullptr;
+  const DropoutDraw* dropout = nullptr;
 
   MemoryTracker& tracker() const { return device.tracker(); }
 };

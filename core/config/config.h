@@ -58,6 +58,9 @@ struct ModelConfig {
   std::int64_t data_vocab_size = 0;
   std::int64_t seq_len = 0;  // tokens per sample (the context length)
   bool tie_embeddings = false;
+  // GPT and Llama: inverted dropout's probability in training (0 = none); Note [Dropout
+  // sites] in nn/models/decoder_blocks.h.
+  double dropout = 0;
   // Llama only: key/value heads (0 = n_head), the SwiGLU width (0 = Llama's default from
   // d_model), the rotary embeddings' base and RMSNorm's epsilon.
   std::int64_t n_kv_head = 0;

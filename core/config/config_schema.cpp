@@ -179,6 +179,16 @@ void add_run_model_data(std::vector<SectionSpec>& schema) {
   model.boolean("tie_embeddings", &ModelConfig::tie_embeddings, false,
                 "GPT, Llama: the output head uses the token embedding's weights (wte) instead "
                 "of its own, as GPT-2 and Llama 3.2 1B do.");
+  model.real("dropout", &ModelConfig::dropout, 0.0, Range::at_least(0).below(1), "",
+             "GPT, Llama: dropout probability in training, applied as nanoGPT does after the "
+             "token (+ position) embedding and on the attention's and the MLP's output before "
+             "each residual add (inverted: kept values scaled by 1 / (1 - p)). Masks are a hash "
+             "of run.seed, the step, the sample's index in the global batch, the layer and the "
+             "site, so every ZeRO stage, world size and micro-batch split of a global batch, "
+             "activation checkpointing and a resumed run draw the same masks. Validation loss "
+             "and generation run without it. Not yet applied to the attention probabilities. "
+             "0 = off, bit for bit the model without dropout.",
+             {"resid_pdrop", "embd_pdrop"});
   model.integer("n_kv_head", &ModelConfig::n_kv_head, 0, Range::between(0, 1024), "heads",
                 "Llama: key/value heads of grouped-query attention, each serving n_head / "
                 "n_kv_head query heads; must divide n_head. 0 = n_head (multi-head attention).",

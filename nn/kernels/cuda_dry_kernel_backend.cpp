@@ -74,6 +74,10 @@ class CudaDryKernelBackend final : public KernelBackend {
   void add(DeviceContext& device, const Tensor&, const Tensor&, const Tensor&) const override {
     expect_meta(device);
   }
+  void dropout(DeviceContext& device, const math::DropoutMask&, const Tensor&,
+               const Tensor&) const override {
+    expect_meta(device);
+  }
   void layer_norm_forward(DeviceContext& device, const Tensor&, const Tensor&, const Tensor&, float,
                           const Tensor&, const Tensor&, const Tensor&) const override {
     expect_meta(device);

@@ -12,6 +12,7 @@
 #include "core/device/device_context.h"
 #include "core/tensor.h"
 #include "nn/kernels/attention_heads.h"
+#include "nn/kernels/math/dropout_math.h"
 
 namespace zt::nn {
 
@@ -84,6 +85,13 @@ class KernelBackend {
   // its child may have saved its output.
   virtual void add(DeviceContext& device, const Tensor& a, const Tensor& b,
                    const Tensor& out) const = 0;
+
+  // Inverted dropout (Note [Dropout masks from a hash] in nn/kernels/math/dropout_math.h):
+  // x and y (S, ...) of one dtype and size, row s of the leading axis being sample
+  // mask.first_sample + s; y = x * mask.scale where kept, else 0. Its backward is the same op
+  // on the gradient (dx from dy with the same mask).
+  virtual void dropout(DeviceContext& device, const math::DropoutMask& mask, const Tensor& x,
+                       const Tensor& y) const = 0;
 
   // LayerNorm over the last axis: x, y (N, C); weight, bias (C); mean, rstd (N) f32, written
   // for backward.

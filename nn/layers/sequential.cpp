@@ -22,6 +22,10 @@ std::vector<ParameterSpec> Sequential::parameter_specs() const {
   return specs;
 }
 
+void Sequential::check_input(const Tensor& input) const {
+  if (!children_.empty()) children_.front()->check_input(input);
+}
+
 Tensor Sequential::forward(ParameterViews params, const Tensor& input, ModuleContext& ctx) {
   ZT_CHECK(params.size() == first_parameter_.back() + parameter_count_.back(),
            "Sequential given the wrong number of parameters");

@@ -13,6 +13,8 @@ class Sequential final : public Module {
   Sequential& add(std::unique_ptr<Module> child);
 
   std::vector<ParameterSpec> parameter_specs() const override;
+  // The first child's check: it is the one that reads the input.
+  void check_input(const Tensor& input) const override;
   Tensor forward(ParameterViews params, const Tensor& input, ModuleContext& ctx) override;
   Tensor backward(ParameterViews params, ParameterViews grads, const Tensor& grad_output,
                   ModuleContext& ctx) override;

@@ -3,7 +3,21 @@
 
 #include <string>
 
+#include "nn/layers/dropout.h"
+
 namespace zt::nn {
+
+std::unique_ptr<Module> with_embedding_dropout(std::unique_ptr<Module> embedding, float p) {
+  if (p <= 0.0f) return embedding;
+  auto block = std::make_unique<Sequential>();
+  block->add(std::move(embedding));
+  block->add(std::make_unique<Dropout>(p, 0, math::DropoutSite::kEmbedding));
+  return block;
+}
+
+void add_dropout(Sequential& branch, float p, std::int64_t layer, math::DropoutSite site) {
+  if (p > 0.0f) branch.add(std::make_unique<Dropout>(p, layer, site));
+}
 
 Model make_decoder(const DecoderBlocks& blocks) {
   Model model(blocks.family());

@@ -11,6 +11,8 @@
 #include <optional>
 #include <string>
 
+#include "nn/kernels/math/dropout_math.h"
+#include "nn/layers/sequential.h"
 #include "nn/model.h"
 
 namespace zt::nn {
@@ -37,6 +39,18 @@ class DecoderBlocks {
   };
   virtual std::optional<TiedHead> tied_head() const = 0;
 };
+
+// Note [Dropout sites]
+// With a dropout probability p > 0 a family applies nanoGPT's dropout: after the embedding
+// (with_embedding_dropout) and at the end of each residual branch, the attention's and the
+// MLP's output projection before the residual add (add_dropout, layer = the block's index).
+// With p = 0 no Dropout module is built, so the model is the one without dropout, bit for bit.
+
+// `embedding` followed by dropout (layer 0, site kEmbedding) when p > 0; `embedding` itself
+// otherwise (its parameters and input check are the block's either way).
+std::unique_ptr<Module> with_embedding_dropout(std::unique_ptr<Module> embedding, float p);
+// Appends a Dropout(p, layer, site) to `branch` when p > 0.
+void add_dropout(Sequential& branch, float p, std::int64_t layer, math::DropoutSite site);
 
 // Blocks "embedding", "block.0" .. "block.<n_layer - 1>", "head", with the head tied to the
 // embedding when the family says so (Model::tie).

@@ -46,10 +46,12 @@ class GptBlocks final : public DecoderBlocks {
   std::int64_t n_layer() const override { return shape_.n_layer; }
 
   std::unique_ptr<Module> embedding() const override {
-    return std::make_unique<Embedding>(shape_.vocab_size, shape_.seq_len, shape_.d_model);
+    return with_embedding_dropout(
+        std::make_unique<Embedding>(shape_.vocab_size, shape_.seq_len, shape_.d_model),
+        shape_.dropout);
   }
 
-  std::unique_ptr<Module> block(std::int64_t /*layer*/) const override {
+  std::unique_ptr<Module> block(std::int64_t layer) const override {
     const std::int64_t c = shape_.d_model;
     // GPT-2 scales the residual projections by 1/sqrt(2 n_layer): two per block add to the
     // residual stream, so its variance stays bounded as the model deepens.
@@ -57,11 +59,13 @@ class GptBlocks final : public DecoderBlocks {
     auto attention = std::make_unique<Sequential>();
     attention->add(std::make_unique<LayerNorm>("ln_1", c));
     attention->add(std::make_unique<CausalSelfAttention>("attn", c, shape_.n_head, proj_std));
+    add_dropout(*attention, shape_.dropout, layer, math::DropoutSite::kAttentionOutput);
     auto mlp = std::make_unique<Sequential>();
     mlp->add(std::make_unique<LayerNorm>("ln_2", c));
     // fc, GELU, proj as one module, so that the GELU runs inside the GEMMs.
     mlp->add(std::make_unique<GeluMlp>("mlp.fc", "mlp.proj", c, 4 * c, Init::normal(0.02f),
                                        Init::normal(proj_std)));
+    add_dropout(*mlp, shape_.dropout, layer, math::DropoutSite::kMlpOutput);
     auto block = std::make_unique<Sequential>();
     block->add(std::make_unique<Residual>(std::move(attention)));
     block->add(std::make_unique<Residual>(std::move(mlp)));

@@ -69,11 +69,13 @@ class LlamaBlocks final : public DecoderBlocks {
   std::int64_t n_layer() const override { return shape_.n_layer; }
 
   std::unique_ptr<Module> embedding() const override {
-    return std::make_unique<Embedding>(shape_.vocab_size, shape_.seq_len, shape_.d_model,
-                                       PositionEmbedding::kNone);
+    return with_embedding_dropout(
+        std::make_unique<Embedding>(shape_.vocab_size, shape_.seq_len, shape_.d_model,
+                                    PositionEmbedding::kNone),
+        shape_.dropout);
   }
 
-  std::unique_ptr<Module> block(std::int64_t /*layer*/) const override {
+  std::unique_ptr<Module> block(std::int64_t layer) const override {
     const std::int64_t c = shape_.d_model;
     // The residual projections scaled by 1/sqrt(2 n_layer), as GPT-2's (torchtitan's Llama
     // scales them by depth too): the residual stream's variance stays bounded with depth.
@@ -83,10 +85,12 @@ class LlamaBlocks final : public DecoderBlocks {
     attention->add(std::make_unique<GroupedQueryAttention>(
         "attn", GroupedQueryAttentionShape{c, shape_.n_head, shape_.n_kv_head, shape_.rope_theta},
         proj_std));
+    add_dropout(*attention, shape_.dropout, layer, math::DropoutSite::kAttentionOutput);
     auto mlp = std::make_unique<Sequential>();
     mlp->add(std::make_unique<RmsNorm>("rms_2", c, shape_.norm_eps));
     mlp->add(std::make_unique<SwiGluMlp>("mlp.fc", "mlp.proj", c, shape_.ffn_dim,
                                          Init::normal(0.02f), Init::normal(proj_std)));
+    add_dropout(*mlp, shape_.dropout, layer, math::DropoutSite::kMlpOutput);
     auto block = std::make_unique<Sequential>();
     block->add(std::make_unique<Residual>(std::move(attention)));
     block->add(std::make_unique<Residual>(std::move(mlp)));

@@ -20,6 +20,7 @@ struct LlamaShape {
   float rope_theta = 10000.0f;
   float norm_eps = 1e-5f;
   bool tie_embeddings = false;
+  float dropout = 0.0f;  // as GptShape's
 };
 
 // Llama's MLP width when none is given: 8/3 d_model (the SwiGLU's three matrices then hold

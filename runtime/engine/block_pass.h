@@ -3,6 +3,7 @@
 // keeps only its input in forward and is recomputed just before its backward.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "core/config/config.h"
@@ -20,8 +21,9 @@ class BlockPass {
   BlockPass(nn::Model& model, zero::ZeroStrategy& strategy, DeviceContext& device,
             const nn::KernelBackend& kernels, const ActivationCheckpointingConfig& checkpointing);
 
-  // The last block's output for `input`.
-  Tensor forward(const Tensor& input);
+  // The last block's output for `input`. `dropout` draws the micro-batch's dropout masks
+  // (null: none); backward, and a checkpointed block's recompute, draw the same ones.
+  Tensor forward(const Tensor& input, const nn::DropoutDraw* dropout = nullptr);
   // Backward from dL/d(last output); every block's saved tensors are freed on return.
   void backward(Tensor grad_output, bool last_micro_batch);
 
@@ -36,7 +38,7 @@ class BlockPass {
   bool checkpointed(std::size_t block) const;
 
  private:
-  Tensor run_forward(std::size_t block, const Tensor& input);
+  Tensor run_forward(std::size_t block, const Tensor& input, const nn::DropoutDraw* dropout);
 
   nn::Model& model_;
   zero::ZeroStrategy& strategy_;
@@ -46,6 +48,7 @@ class BlockPass {
   const ActivationCheckpointingConfig checkpointing_;
   std::vector<nn::SavedActivations> saved_;  // per block
   std::vector<Tensor> checkpoint_inputs_;    // per block; set for checkpointed blocks only
+  std::optional<nn::DropoutDraw> dropout_;   // forward's, for its backward
 };
 
 }  // namespace zt::engine

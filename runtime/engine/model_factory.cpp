@@ -138,7 +138,8 @@ nn::Model make_llama_model(const Config& config) {
                              m.seq_len,
                              static_cast<float>(m.rope_theta),
                              static_cast<float>(m.norm_eps),
-                             m.tie_embeddings};
+                             m.tie_embeddings,
+                             static_cast<float>(m.dropout)};
   try {
     return nn::make_llama(shape);
   } catch (const ConfigError& e) {
@@ -177,6 +178,12 @@ void refuse_llama_keys_elsewhere(const Config& config) {
 
 nn::Model make_model(const Config& config) {
   refuse_llama_keys_elsewhere(config);
+  if (config.model.type == ModelType::kMlp && config.model.dropout != 0.0) {
+    throw ConfigError(where_set(config, "model.dropout") +
+                      ": model.dropout = " + std::to_string(config.model.dropout) +
+                      " applies to model.type = \"gpt\" and \"llama\" only, but model.type = "
+                      "\"mlp\"; remove it");
+  }
   switch (config.model.type) {
     case ModelType::kMlp:
       return nn::make_mlp(
@@ -185,7 +192,8 @@ nn::Model make_model(const Config& config) {
       try {
         return nn::make_gpt({config.model.n_layer, config.model.n_head, config.model.d_model,
                              config.model.vocab_size, config.model.seq_len,
-                             config.model.tie_embeddings});
+                             config.model.tie_embeddings,
+                             static_cast<float>(config.model.dropout)});
       } catch (const ConfigError& e) {
         // The shape check names the keys; say where the head count was set.
         throw ConfigError(where_set(config, "model.n_head") + ": " + e.what());

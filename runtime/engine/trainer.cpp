@@ -797,7 +797,8 @@ nn::LossResult Trainer::forward_loss(const data::Batch& batch, float grad_scale,
   const Tensor inputs = device_inputs(batch.inputs);
   Tensor targets = batch.targets;
   if (targets.device() != device_.device()) targets = on_device(targets);
-  Tensor output = for_backward ? pass_->forward(inputs) : pass_->forward_only(inputs);
+  const nn::DropoutDraw draw = dropout_draw(step, micro);
+  Tensor output = for_backward ? pass_->forward(inputs, &draw) : pass_->forward_only(inputs);
   tracker_.set_phase(for_backward ? "loss" : "evaluation loss");
   nn::LossContext ctx{device_, *kernels_};
   nn::LossResult loss = loss_->compute(output, targets, grad_scale, ctx);
@@ -814,6 +815,15 @@ nn::LossResult Trainer::forward_loss(const data::Batch& batch, float grad_scale,
   // sum is checked with the step's others after its one wait (read_loss_sums).
   if (loss.loss_sum.ready()) check_loss_finite(loss.loss_sum, step, micro);
   return loss;
+}
+
+nn::DropoutDraw Trainer::dropout_draw(std::int64_t step, std::int64_t micro) const {
+  const data::DistributedSampler sampler(config_.train.micro_batch_size,
+                                         config_.train.grad_accum_steps, comm_.world_size(),
+                                         comm_.rank());
+  const std::int64_t first = sampler.micro_batch(step - 1, micro).first;
+  return {static_cast<std::uint64_t>(config_.run.seed), step,
+          first - (step - 1) * sampler.global_batch_size()};
 }
 
 void Trainer::check_loss_finite(double loss_sum, std::int64_t step, std::int64_t micro) const {

@@ -182,6 +182,9 @@ class Trainer {
   // `for_backward` false the forward keeps nothing (evaluation; the caller ends it).
   nn::LossResult forward_loss(const data::Batch& batch, float grad_scale, std::int64_t step,
                               std::int64_t micro, bool for_backward = true);
+  // The dropout masks of this rank's micro-batch `micro` at `step` (Note [Dropout masks from
+  // a hash]): its first sample's index in the global batch, as the sampler places it.
+  nn::DropoutDraw dropout_draw(std::int64_t step, std::int64_t micro) const;
   // The summed loss and rows of `batch` on this rank, with a forward that keeps nothing.
   std::array<double, 2> evaluation_loss(const data::Batch& batch, double global_targets);
   bool evaluates_after(std::int64_t step) const;

@@ -175,6 +175,9 @@ INSTANTIATE_TEST_SUITE_P(
         RunShape{1, 2, {"offload.optimizer=cpu", "offload.overlap_step=true"}},
         RunShape{
             3, 2, {"offload.optimizer=cpu", "offload.overlap_step=true", "precision.dtype=bf16"}},
+        // Dropout's masks are drawn from the step, not from state a checkpoint would keep.
+        RunShape{3, 2, {"model.dropout=0.1"}},
+        RunShape{0, 1, {"model.dropout=0.1", "activation_checkpointing.enabled=true"}},
         // The Llama family (no wpe, grouped-query attention, SwiGLU), untied and tied.
         RunShape{0, 2, {"model.type=llama", "model.n_kv_head=1", "model.ffn_dim=24"}},
         RunShape{3,

@@ -24,6 +24,7 @@
 #include "nn/kernels/cpu/swiglu_cpu.h"
 #include "nn/kernels/math/activation_math.h"
 #include "nn/kernels/math/bias_residual_math.h"
+#include "nn/kernels/math/dropout_math.h"
 #include "nn/kernels/math/embedding_math.h"
 #include "nn/kernels/token_ids.h"
 
@@ -260,6 +261,36 @@ class CpuKernelBackend final : public KernelBackend {
              "add over tensors of different sizes");
     zip_f32_blocks(a, b, out, [](const float* x, const float* y, float* sum, std::int64_t count) {
       add_f32(x, y, sum, count);
+    });
+  }
+
+  // Chunks of elements in parallel; each element's bit depends on its coordinates only, so
+  // the chunking cannot change the result.
+  void dropout(DeviceContext& device, const math::DropoutMask& mask, const Tensor& x,
+               const Tensor& y) const override {
+    (void)tracker_of(device);
+    if (dry(device)) return;
+    expect_dtype(y, x.dtype(), "dropout output");
+    ZT_CHECK(y.numel() == x.numel() && x.rank() > 0, "dropout over tensors of different sizes");
+    const std::int64_t samples = x.dim(0);
+    const std::int64_t row_elements = samples == 0 ? 0 : x.numel() / samples;
+    dispatch_floating(x.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      const T* xs = x.data_as<T>();
+      T* ys = y.data_as<T>();
+      parallel_for(x.numel(), kParallelGrainElements, [&](std::int64_t begin, std::int64_t end) {
+        std::int64_t sample = begin / row_elements;
+        std::int64_t index = begin % row_elements;
+        std::uint64_t row = math::dropout_row(mask.stream, mask.first_sample + sample);
+        for (std::int64_t i = begin; i < end; ++i) {
+          const bool keep = math::dropout_keep(row, index, mask.threshold);
+          ys[i] = T(math::dropout_apply(static_cast<float>(xs[i]), keep, mask.scale));
+          if (++index == row_elements) {
+            index = 0;
+            row = math::dropout_row(mask.stream, mask.first_sample + ++sample);
+          }
+        }
+      });
     });
   }
 

@@ -24,6 +24,7 @@
 #include "nn/kernels/cuda/cross_entropy_cuda.h"
 #include "nn/kernels/cuda/cuda_backend_internal.h"
 #include "nn/kernels/cuda/cuda_check.h"
+#include "nn/kernels/cuda/dropout_cuda.h"
 #include "nn/kernels/cuda/embedding_cuda.h"
 #include "nn/kernels/cuda/gemm_cublas.h"
 #include "nn/kernels/cuda/gemm_cublaslt.h"
@@ -190,6 +191,18 @@ class CudaKernelBackend final : public KernelBackend {
     dispatch_cuda_floating(a.dtype(), [&](auto tag) {
       using T = decltype(tag);
       residual_add<T>(a.data_as<T>(), b.data_as<T>(), out.data_as<T>(), a.numel(), stream);
+    });
+  }
+
+  void dropout(DeviceContext& device, const math::DropoutMask& mask, const Tensor& x,
+               const Tensor& y) const override {
+    void* stream = stream_of(device);
+    ZT_CHECK(y.numel() == x.numel() && x.rank() > 0, "dropout over different sizes");
+    const std::int64_t samples = x.dim(0);
+    const std::int64_t row_elements = samples == 0 ? 0 : x.numel() / samples;
+    dispatch_cuda_floating(x.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      dropout_rows<T>(mask, x.data_as<T>(), y.data_as<T>(), x.numel(), row_elements, stream);
     });
   }
 
