@@ -41,9 +41,8 @@ DdpStrategy::DdpStrategy(const StrategyInputs& inputs)
                 : Tensor::zeros(flat, DType::kF32, tracker, MemoryCategory::kOptimizerStates);
   grads_ = Tensor::zeros(flat, grad_dtype, tracker, MemoryCategory::kGradients);
   for (int i = 0; i < optimizer_.states_per_element(); ++i) {
-    // Padded like the parameters; the optimizer sees the real elements only.
-    states_.push_back(Tensor::zeros(flat, DType::kF32, tracker, MemoryCategory::kOptimizerStates)
-                          .view(0, Shape{layout_.numel}));
+    // Padded like the parameters; the padding's gradients are zero, so it stays zero.
+    states_.push_back(Tensor::zeros(flat, DType::kF32, tracker, MemoryCategory::kOptimizerStates));
   }
   // Every rank initializes the same values from the seed, so no broadcast is needed.
   initialize_parameters(layout_, static_cast<std::uint64_t>(inputs.config.run.seed), master_,
@@ -99,7 +98,7 @@ void DdpStrategy::wait_for_reductions() {
 GradientNormSquared DdpStrategy::finish_gradients() {
   wait_for_reductions();
   // Every rank holds the all-reduced gradient: its norm is the global one.
-  return {device_.ops().sum_of_squares(grads_.view(0, Shape{layout_.numel})), false};
+  return {device_.ops().sum_of_squares(grads_), false};  // the padding adds zeros
 }
 
 GradientNormSquared DdpStrategy::finish_gradients_and_update(
@@ -116,14 +115,14 @@ void DdpStrategy::optimizer_step(std::int64_t step, float lr) { update(step, lr,
 HostScalar DdpStrategy::update(std::int64_t step, float lr, bool sum_squares) {
   // One pass over the whole flat buffer: the gradients in their stored dtype, the master and
   // states updated, and the compute-dtype parameters rounded from the new master (Note [The
-  // optimizer in one pass]). In fp32 the master is the parameters and there is no copy.
-  const Shape real{layout_.numel};
-  const Tensor compute = params_.dtype() == DType::kF32 ? Tensor() : params_.view(0, real);
+  // optimizer in one pass]). In fp32 the master is the parameters and there is no copy. The
+  // padding between and after parameters (Note [Why parameters are aligned]) has zero
+  // gradients, so it stays zero.
+  const Tensor compute = params_.dtype() == DType::kF32 ? Tensor() : params_;
   if (sum_squares) {
-    return optimizer_.step_summing_squares(master_.view(0, real), grads_.view(0, real), states_,
-                                           compute, step, lr, device_);
+    return optimizer_.step_summing_squares(master_, grads_, states_, compute, step, lr, device_);
   }
-  optimizer_.step(master_.view(0, real), grads_.view(0, real), states_, compute, step, lr, device_);
+  optimizer_.step(master_, grads_, states_, compute, step, lr, device_);
   return 0.0;
 }
 
@@ -156,28 +155,26 @@ StateShard DdpStrategy::load_shard() const {
 }
 
 Tensor DdpStrategy::state_tensor(std::size_t index) const {
-  return index == 0 ? master_.view(0, Shape{layout_.numel}) : states_.at(index - 1);
+  return index == 0 ? master_ : states_.at(index - 1);
 }
 
 void DdpStrategy::export_states(std::span<float* const> out) {
   ZT_CHECK(out.size() == 1 + states_.size(), "export_states: one buffer per state tensor");
   const std::int64_t chunk = layout_.padded_numel / lanes_.world_size();
   const std::int64_t begin = lanes_.rank() * chunk;
-  const std::int64_t real = std::clamp<std::int64_t>(layout_.numel - begin, 0, chunk);
   for (std::size_t t = 0; t < out.size(); ++t) {
-    std::fill_n(out[t] + real, chunk - real, 0.0f);  // the padding after the last parameter
-    if (real > 0) {
-      read_to_host(device_, state_tensor(t).view(begin, Shape{real}),
-                   std::span<float>(out[t], static_cast<std::size_t>(real)));
-    }
+    // The padding comes with it, zero as it is on the device.
+    read_to_host(device_, state_tensor(t).view(begin, Shape{chunk}),
+                 std::span<float>(out[t], static_cast<std::size_t>(chunk)));
   }
 }
 
 void DdpStrategy::import_states(std::span<const float* const> in) {
   ZT_CHECK(in.size() == 1 + states_.size(), "import_states: one buffer per state tensor");
   for (std::size_t t = 0; t < in.size(); ++t) {
-    write_host_values(device_, state_tensor(t),
-                      std::span<const float>(in[t], static_cast<std::size_t>(layout_.numel)));
+    write_host_values(
+        device_, state_tensor(t),
+        std::span<const float>(in[t], static_cast<std::size_t>(layout_.padded_numel)));
   }
   copy_master_to_compute(device_.ops(), master_, params_);
 }

@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/random.h"
 #include "sharding/host_transfer.h"
+#include "sharding/state_shard.h"
 
 namespace zt::zero {
 
@@ -14,6 +15,10 @@ FlatLayout make_flat_layout(const nn::Model& model, int world_size, BlockPadding
   const std::int64_t multiple = kShardAlignElements * world_size;
   const auto round_up = [multiple](std::int64_t n) {
     return (n + multiple - 1) / multiple * multiple;
+  };
+  // Note [Why parameters are aligned].
+  const auto align = [](std::int64_t n) {
+    return (n + kParameterAlignElements - 1) / kParameterAlignElements * kParameterAlignElements;
   };
   std::int64_t offset = 0;
   std::int64_t real = 0;
@@ -27,15 +32,18 @@ FlatLayout make_flat_layout(const nn::Model& model, int world_size, BlockPadding
       if (const nn::ParameterTie* tie = model.tie_of(b, p)) {
         const ParameterSlot& source =
             layout.blocks.at(tie->source_block).parameters.at(tie->source_parameter);
-        block.parameters.push_back(ParameterSlot{specs[p], source.offset, tie->source_block});
+        block.parameters.push_back(
+            ParameterSlot{specs[p], source.offset, source.unpadded_offset, tie->source_block});
         continue;
       }
-      block.parameters.push_back(ParameterSlot{specs[p], offset, std::nullopt});
-      offset += specs[p].shape.numel();
+      block.parameters.push_back(ParameterSlot{specs[p], offset, real, std::nullopt});
+      offset = align(offset + specs[p].shape.numel());
+      real += specs[p].shape.numel();
     }
-    block.numel = offset - block.offset;
-    real += block.numel;
-    block.padded_numel = padding == BlockPadding::kEachBlock ? round_up(block.numel) : block.numel;
+    block.numel = real - block.unpadded_offset;
+    block.aligned_numel = offset - block.offset;
+    block.padded_numel =
+        padding == BlockPadding::kEachBlock ? round_up(block.aligned_numel) : block.aligned_numel;
     offset = block.offset + block.padded_numel;
     layout.blocks.push_back(std::move(block));
   }
@@ -88,12 +96,12 @@ void initialize_parameter_range(const FlatLayout& layout, std::uint64_t seed, st
 std::vector<float> unpadded_parameters(const FlatLayout& layout, const Tensor& flat,
                                        DeviceContext& device) {
   std::vector<float> values(static_cast<std::size_t>(layout.numel));
-  std::size_t next = 0;
-  for (const auto& block : layout.blocks) {
-    const auto count = static_cast<std::size_t>(block.numel);
-    read_to_host(device, flat.view(block.offset, Shape{block.numel}),
-                 std::span<float>(values).subspan(next, count));
-    next += count;
+  std::vector<StateRun> runs;
+  append_state_runs(layout, 0, layout.padded_numel, 0, runs);
+  for (const StateRun& run : runs) {
+    read_to_host(device, flat.view(run.shard_offset, Shape{run.count}),
+                 std::span<float>(values).subspan(static_cast<std::size_t>(run.begin),
+                                                  static_cast<std::size_t>(run.count)));
   }
   return values;
 }

@@ -1,7 +1,8 @@
-// Where each parameter of a model lives in a flat buffer: blocks back to back in model
-// order, parameters back to back within a block. Note [Why shards are padded]: the total
-// is padded to a multiple of world_size × kShardAlignElements, so every rank's shard has
-// the same length and starts on a 64-byte boundary; padding is zero and never read as data.
+// Where each parameter of a model lives in a flat buffer: blocks in model order, parameters
+// in order within a block, each starting on a kParameterAlignElements boundary (Note [Why
+// parameters are aligned]). Note [Why shards are padded]: the total is padded to a multiple
+// of world_size × kShardAlignElements, so every rank's shard has the same length and starts
+// on a 64-byte boundary; padding is zero and never read as data.
 #pragma once
 
 #include <cstdint>
@@ -16,9 +17,21 @@ namespace zt::zero {
 
 inline constexpr std::int64_t kShardAlignElements = 16;  // 64 bytes of f32
 
+// Note [Why parameters are aligned]: a GEMM reads a weight or its gradient as a view into a
+// flat buffer, and cuBLASLt picks its fastest kernels (and some epilogues at all) only for
+// operands on 16-byte boundaries. Packed back to back, a parameter after one of odd width
+// (a d_model of 36, a vocabulary of 50257) starts 2 or 4 bytes aligned. So each parameter
+// starts on a multiple of 8 elements: 16 bytes in the bf16 or fp16 compute copy and its
+// gradients, 32 in the f32 masters, optimizer states and f32 gradients, in every copy of the
+// layout at once. The gaps are padding like the shards' (zero, never data); checkpoints and
+// exports hold the model's unpadded order (ParameterSlot::unpadded_offset), so their format
+// does not change with the alignment.
+inline constexpr std::int64_t kParameterAlignElements = 8;
+
 struct ParameterSlot {
   nn::ParameterSpec spec;
-  std::int64_t offset = 0;  // elements from the start of the flat buffer
+  std::int64_t offset = 0;           // elements from the start of the flat buffer, aligned
+  std::int64_t unpadded_offset = 0;  // elements in the model's unpadded order
   // A tied parameter (nn::ParameterTie) has no storage of its own: `offset` is its source's,
   // inside block `*tied_to_block`, so views alias the source and gradients add into it.
   std::optional<std::size_t> tied_to_block;
@@ -27,8 +40,9 @@ struct ParameterSlot {
 struct BlockSlots {
   std::string name;
   std::int64_t offset = 0;           // first element of the block
-  std::int64_t numel = 0;            // elements of the block (no padding)
-  std::int64_t padded_numel = 0;     // numel rounded up when blocks are padded one by one
+  std::int64_t numel = 0;            // real elements of the block (no padding)
+  std::int64_t aligned_numel = 0;    // elements its aligned parameters span, gaps included
+  std::int64_t padded_numel = 0;     // aligned_numel rounded up when blocks are padded one by one
   std::int64_t unpadded_offset = 0;  // first element in the model's unpadded order
   std::vector<ParameterSlot> parameters;
 };
@@ -67,8 +81,8 @@ void initialize_parameters(const FlatLayout& layout, std::uint64_t seed, const T
 void initialize_parameter_range(const FlatLayout& layout, std::uint64_t seed, std::int64_t begin,
                                 std::span<float> out);
 
-// The real (unpadded) parameters of `flat` (f32, on `device`), in layout order, on the host:
-// what every strategy exports.
+// The real (unpadded) parameters of `flat` (f32, on `device`), in the model's unpadded
+// order, on the host: what every strategy exports.
 std::vector<float> unpadded_parameters(const FlatLayout& layout, const Tensor& flat,
                                        DeviceContext& device);
 

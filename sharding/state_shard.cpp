@@ -13,17 +13,22 @@ void append_state_runs(const FlatLayout& layout, std::int64_t padded_begin, std:
       layout.blocks.begin(), layout.blocks.end(), padded_begin,
       [](std::int64_t at, const BlockSlots& b) { return at < b.offset + b.padded_numel; });
   for (; block != layout.blocks.end() && block->offset < padded_end; ++block) {
-    const std::int64_t real_begin = std::max(padded_begin, block->offset);
-    const std::int64_t real_end = std::min(padded_end, block->offset + block->numel);
-    if (real_begin >= real_end) continue;
-    const StateRun run{block->unpadded_offset + (real_begin - block->offset), real_end - real_begin,
-                       shard_offset + (real_begin - padded_begin)};
-    // Blocks back to back without padding between them continue one run.
-    if (!runs.empty() && runs.back().begin + runs.back().count == run.begin &&
-        runs.back().shard_offset + runs.back().count == run.shard_offset) {
-      runs.back().count += run.count;
-    } else {
-      runs.push_back(run);
+    // Parameter by parameter: aligned parameters have gaps between them (Note [Why parameters
+    // are aligned]); a tied one has no storage of its own.
+    for (const ParameterSlot& slot : block->parameters) {
+      if (slot.tied_to_block) continue;
+      const std::int64_t real_begin = std::max(padded_begin, slot.offset);
+      const std::int64_t real_end = std::min(padded_end, slot.offset + slot.spec.shape.numel());
+      if (real_begin >= real_end) continue;
+      const StateRun run{slot.unpadded_offset + (real_begin - slot.offset), real_end - real_begin,
+                         shard_offset + (real_begin - padded_begin)};
+      // Parameters back to back without padding between them continue one run.
+      if (!runs.empty() && runs.back().begin + runs.back().count == run.begin &&
+          runs.back().shard_offset + runs.back().count == run.shard_offset) {
+        runs.back().count += run.count;
+      } else {
+        runs.push_back(run);
+      }
     }
   }
 }

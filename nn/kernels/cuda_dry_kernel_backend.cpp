@@ -43,14 +43,14 @@ class CudaDryKernelBackend final : public KernelBackend {
   // One workspace for the dx and dweight GEMMs, and while it lives the bias-gradient scratch
   // of each GEMM whose epilogue writes one (DGELU_BGRAD on dx, BGRADB on dweight).
   void linear_backward(DeviceContext& device, const Tensor&, const Tensor& weight, const Tensor&,
-                       const Tensor& dx, const Tensor&, const Tensor& dbias,
-                       const Tensor& x_pre_gelu, const Tensor& x_pre_gelu_dbias) const override {
+                       const Tensor&, const Tensor&, const Tensor& dbias, const Tensor& x_pre_gelu,
+                       const Tensor& x_pre_gelu_dbias) const override {
     expect_meta(device);
     const std::int64_t out_features = weight.dim(0);
     const std::int64_t in_features = weight.dim(1);
     const Allocation workspace = cublas_workspace(device);
     if (x_pre_gelu.defined() && x_pre_gelu_dbias.defined() && gelu_fuses_into_gemm(in_features)) {
-      const Tensor scratch = dgelu_bias_grad_workspace(device, in_features, dx.dtype());
+      const Tensor scratch = dgelu_bias_grad_workspace(device, in_features);
     }
     if (dbias.defined()) {
       const Tensor scratch = bias_grad_workspace(device, out_features);

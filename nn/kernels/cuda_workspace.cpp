@@ -19,9 +19,9 @@ Allocation cublas_workspace(DeviceContext& device) {
                                    Fill::kUninitialized);
 }
 
-Tensor dgelu_bias_grad_workspace(DeviceContext& device, std::int64_t in_features, DType dtype) {
+Tensor dgelu_bias_grad_workspace(DeviceContext& device, std::int64_t in_features) {
   const ScopedAllocationName name("Linear pre-GELU bias-gradient scratch");
-  return Tensor::empty(Shape{in_features}, dtype, device.tracker(), MemoryCategory::kWorkspace);
+  return f32_workspace(device, Shape{in_features});
 }
 
 Tensor bias_grad_workspace(DeviceContext& device, std::int64_t out_features) {

@@ -40,10 +40,10 @@ constexpr bool gelu_fuses_into_gemm(std::int64_t features) { return features % 8
 
 // cuBLASLt writes a bias gradient where the interface accumulates it (Note [GELU in the
 // GEMMs]), so linear_backward, while its cublas_workspace is live, allocates scratch for it:
-// first, when x_pre_gelu_dbias is defined and the GELU fuses, x_pre_gelu's `in_features` in
-// the compute dtype (DGELU_BGRAD writes dx's type), freed after the dx GEMM; then, when dbias
-// is defined, `out_features` f32 (BGRADB), freed after the dweight GEMM.
-Tensor dgelu_bias_grad_workspace(DeviceContext& device, std::int64_t in_features, DType dtype);
+// first, when x_pre_gelu_dbias is defined and the GELU fuses, x_pre_gelu's `in_features` f32
+// (DGELU_BGRAD with an f32 bias type, or its unfused reduction), freed after the dx GEMM; then,
+// when dbias is defined, `out_features` f32 (BGRADB), freed after the dweight GEMM.
+Tensor dgelu_bias_grad_workspace(DeviceContext& device, std::int64_t in_features);
 Tensor bias_grad_workspace(DeviceContext& device, std::int64_t out_features);
 
 // The attention core computes in f32 (cuda_attention.cpp). Each operand that is not f32 is

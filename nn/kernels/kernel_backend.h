@@ -37,10 +37,12 @@ namespace zt::nn {
 // the Linear that wrote it. The CPU backend runs these epilogues as one pass over its f32
 // GEMM result; the CUDA backend as cuBLASLt epilogues: BIAS or GELU_AUX_BIAS forward,
 // DGELU_BGRAD on dx and BGRADB on dweight backward. cuBLASLt writes a bias gradient where the
-// interface accumulates it in f32: it writes into a small workspace (f32 for BGRADB, the
-// compute dtype for DGELU_BGRAD, whose output is dx), which a one-row bias_backward then adds
-// into the f32 gradient. Each CUDA Linear op holds one tracked cuBLAS workspace for its
-// cuBLASLt GEMMs (Note [cuBLAS workspace] in nn/kernels/cuda_workspace.h).
+// interface accumulates it in f32: it writes into a small f32 workspace (the bias type asked
+// for, so a bf16 run loses no bits there), which a one-row bias_backward then adds into the
+// f32 gradient. Where cuBLASLt offers no algorithm for an epilogue, the CUDA backend runs the
+// plain GEMM and its own kernels instead (Note [Fused when offered] in gemm_plan_cache.h). Each
+// CUDA Linear op holds one tracked cuBLAS workspace for its cuBLASLt GEMMs (Note [cuBLAS workspace]
+// in nn/kernels/cuda_workspace.h).
 class KernelBackend {
  public:
   virtual ~KernelBackend() = default;

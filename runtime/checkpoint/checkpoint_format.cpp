@@ -111,12 +111,6 @@ std::string ManifestParameter::shape_text() const {
 
 std::vector<ManifestParameter> describe_parameters(const zero::FlatLayout& layout) {
   std::vector<ManifestParameter> parameters;
-  std::vector<std::int64_t> unpadded_start;  // per block
-  std::int64_t start = 0;
-  for (const zero::BlockSlots& block : layout.blocks) {
-    unpadded_start.push_back(start);
-    start += block.numel;
-  }
   for (std::size_t b = 0; b < layout.blocks.size(); ++b) {
     const zero::BlockSlots& block = layout.blocks[b];
     for (const zero::ParameterSlot& slot : block.parameters) {
@@ -126,7 +120,8 @@ std::vector<ManifestParameter> describe_parameters(const zero::FlatLayout& layou
         parameter.shape.push_back(slot.spec.shape[axis]);
       }
       const std::size_t owner = slot.tied_to_block.value_or(b);
-      parameter.offset = unpadded_start[owner] + (slot.offset - layout.blocks[owner].offset);
+      // The unpadded order: what the checkpoint's runs hold, whatever the layout's alignment.
+      parameter.offset = slot.unpadded_offset;
       if (slot.tied_to_block) {
         for (const zero::ParameterSlot& source : layout.blocks[owner].parameters) {
           if (source.offset == slot.offset && !source.tied_to_block) {

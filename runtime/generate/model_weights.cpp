@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "runtime/checkpoint/checkpoint_format.h"
 #include "sharding/compute_dtype.h"
+#include "sharding/state_shard.h"
 
 namespace zt::generate {
 namespace {
@@ -40,13 +41,18 @@ ModelWeights::ModelWeights(const nn::Model& model, std::span<const float> values
   ZT_CHECK(static_cast<std::int64_t>(values.size()) == layout_.numel,
            "ModelWeights given " + std::to_string(values.size()) + " values for " +
                std::to_string(layout_.numel) + " parameters");
-  // With one rank the layout is the unpadded order followed by padding (kWholeBuffer).
+  // The values are in the unpadded order; each run of them goes to its aligned place.
   MemoryTracker& tracker = device.tracker();
   const Tensor host_f32 =
       Tensor::wrap(const_cast<float*>(values.data()), Shape{layout_.numel}, DType::kF32);
   const Tensor master =
       Tensor::zeros(Shape{layout_.padded_numel}, DType::kF32, tracker, MemoryCategory::kParameters);
-  device.ops().copy(host_f32, master.view(0, Shape{layout_.numel}));
+  std::vector<zero::StateRun> runs;
+  zero::append_state_runs(layout_, 0, layout_.padded_numel, 0, runs);
+  for (const zero::StateRun& run : runs) {
+    device.ops().copy(host_f32.view(run.begin, Shape{run.count}),
+                      master.view(run.shard_offset, Shape{run.count}));
+  }
   flat_ = dtype == DType::kF32
               ? master
               : Tensor::empty(master.shape(), dtype, tracker, MemoryCategory::kParameters);

@@ -21,7 +21,7 @@ inline std::vector<bool> key_bias_mask(const Config& config) {
     for (const auto& slot : block.parameters) {
       if (slot.spec.name != "attn.qkv.bias") continue;
       for (std::int64_t i = c; i < 2 * c; ++i) {
-        mask[static_cast<std::size_t>(slot.offset + i)] = true;
+        mask[static_cast<std::size_t>(slot.unpadded_offset + i)] = true;
       }
     }
   }

@@ -108,7 +108,7 @@ class CudaKernelBackend final : public KernelBackend {
       }
       T* product = pre_gelu.defined() && !fused_gelu ? pre_gelu.data_as<T>() : y.data_as<T>();
       cublas_.with_workspace(stream, workspace, [&](CublasHandle& handle) {
-        gemm_lt<T, T>(handle, stream, false, true, rows, out_features, in_features, 1.0f,
+        gemm_lt<T, T>(handle, lt_plans_, stream, false, true, rows, out_features, in_features, 1.0f,
                       x.data_as<T>(), in_features, weight.data_as<T>(), in_features, 0.0f, product,
                       out_features, epilogue, workspace.data(), workspace_bytes(workspace));
       });
@@ -141,8 +141,8 @@ class CudaKernelBackend final : public KernelBackend {
         epilogue = {LtEpilogue::Kind::kBiasGradFromA, nullptr, dbias_scratch.data_as<float>()};
       }
       cublas_.with_workspace(stream, workspace, [&](CublasHandle& handle) {
-        gemm_lt<T, float>(handle, stream, true, false, out_features, in_features, rows, 1.0f,
-                          dy.data_as<T>(), out_features, x.data_as<T>(), in_features, 1.0f,
+        gemm_lt<T, float>(handle, lt_plans_, stream, true, false, out_features, in_features, rows,
+                          1.0f, dy.data_as<T>(), out_features, x.data_as<T>(), in_features, 1.0f,
                           dweight.data_as<float>(), in_features, epilogue, workspace.data(),
                           workspace_bytes(workspace));
       });
@@ -369,7 +369,7 @@ class CudaKernelBackend final : public KernelBackend {
   }
 
   // dx = dy · W, with x_pre_gelu: dx = gelu'(x_pre_gelu) ⊙ (dy · W) and its column sums
-  // (DGELU_BGRAD, written in T into scratch) added into x_pre_gelu_dbias.
+  // (DGELU_BGRAD, written in f32 into scratch) added into x_pre_gelu_dbias.
   template <typename T>
   void backward_input(DeviceContext& device, void* stream, const Allocation& workspace,
                       std::int64_t rows, std::int64_t in_features, std::int64_t out_features,
@@ -378,23 +378,23 @@ class CudaKernelBackend final : public KernelBackend {
     const bool fused_gelu = x_pre_gelu.defined() && gelu_fuses_into_gemm(in_features);
     LtEpilogue epilogue;
     const Tensor dbias_scratch = fused_gelu && x_pre_gelu_dbias.defined()
-                                     ? dgelu_bias_grad_workspace(device, in_features, dx.dtype())
+                                     ? dgelu_bias_grad_workspace(device, in_features)
                                      : Tensor();
     if (fused_gelu) {
       epilogue = {LtEpilogue::Kind::kGeluBackward, nullptr,
-                  dbias_scratch.defined() ? dbias_scratch.data_as<T>() : nullptr,
+                  dbias_scratch.defined() ? dbias_scratch.data_as<float>() : nullptr,
                   x_pre_gelu.data_as<T>()};
     }
     cublas_.with_workspace(stream, workspace, [&](CublasHandle& handle) {
-      gemm_lt<T, T>(handle, stream, false, false, rows, in_features, out_features, 1.0f,
+      gemm_lt<T, T>(handle, lt_plans_, stream, false, false, rows, in_features, out_features, 1.0f,
                     dy.data_as<T>(), out_features, weight.data_as<T>(), in_features, 0.0f,
                     dx.data_as<T>(), in_features, epilogue, workspace.data(),
                     workspace_bytes(workspace));
     });
     if (fused_gelu) {
       if (dbias_scratch.defined()) {
-        bias_backward<T>(dbias_scratch.data_as<T>(), x_pre_gelu_dbias.data_as<float>(), 1,
-                         in_features, stream);
+        bias_backward<float>(dbias_scratch.data_as<float>(), x_pre_gelu_dbias.data_as<float>(), 1,
+                             in_features, stream);
       }
     } else if (x_pre_gelu.defined()) {
       // The aux row stride cuBLASLt needs is a multiple of 8: other widths run the kernels.
@@ -432,6 +432,9 @@ class CudaKernelBackend final : public KernelBackend {
 
   Device device_;
   detail::SharedCublasHandle cublas_;
+  // Fused or unfused per Linear GEMM geometry (Note [Fused when offered]); used inside
+  // cublas_.with_workspace only, so its plans are bound under the handle's lock.
+  mutable LtPlans lt_plans_;
 #if defined(ZT_HAVE_CUDNN)
   std::unique_ptr<CudnnAttention> cudnn_;  // set when runtime.attention chose cuDNN
 #endif

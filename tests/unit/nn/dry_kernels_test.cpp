@@ -196,7 +196,8 @@ TEST(DryKernels, GpuMetaDeviceReplaysTheCudaBackendsWorkspace) {
 
 // The fused GELU MLP's Linear ops on a meta device standing for a GPU: one cuBLAS workspace
 // per op (cuBLASLt's, Note [cuBLAS workspace]) and, while it lives, the bias-gradient scratch
-// each epilogue writes: DGELU_BGRAD's (in) in the compute dtype, then BGRADB's (out) f32.
+// each epilogue writes: DGELU_BGRAD's (in), then BGRADB's (out), both f32 whatever the
+// compute dtype (the bias gradient is an f32 sum).
 // Widths cuBLASLt's GELU aux cannot take (not a multiple of 8) run kernels and need no
 // pre-GELU scratch.
 TEST(DryKernels, GpuMetaDeviceReplaysTheFusedGeluLinearWorkspace) {
@@ -214,8 +215,7 @@ TEST(DryKernels, GpuMetaDeviceReplaysTheFusedGeluLinearWorkspace) {
     for (const std::int64_t hidden : {std::int64_t{16}, std::int64_t{12}}) {
       SCOPED_TRACE(std::string(dtype_name(t)) + ", hidden " + std::to_string(hidden));
       const bool fuses = hidden % 8 == 0;
-      const std::int64_t pre_gelu_scratch =
-          fuses ? hidden * static_cast<std::int64_t>(dtype_size(t)) : 0;
+      const std::int64_t pre_gelu_scratch = fuses ? hidden * 4 : 0;
       // fc (6, 5) -> (6, hidden) with GELU, proj (6, hidden) -> (6, 3).
       const Tensor x = make(d, Shape{6, 5}, t), w_fc = make(d, Shape{hidden, 5}, t);
       const Tensor b_fc = make(d, Shape{hidden}, t);

@@ -45,6 +45,50 @@ TEST(StateRuns, EveryWorldsShardsPartitionTheModel) {
   }
 }
 
+// Note [Why parameters are aligned]: a GPT of odd widths has gaps between its parameters in
+// memory, yet its manifest offsets and state runs are the unpadded order that packed layouts
+// (and so every checkpoint saved before the alignment) used: each parameter's elements back
+// to back, in model order.
+TEST(StateRuns, AlignedParametersKeepTheUnpaddedOrderOfCheckpoints) {
+  const nn::Model model = engine::make_model(
+      parse_config_text("", "odd.toml",
+                        {"model.type=gpt", "model.n_layer=2", "model.d_model=36", "model.n_head=4",
+                         "model.vocab_size=37", "model.seq_len=5", "model.tie_embeddings=true"}));
+  for (const auto padding : {zero::BlockPadding::kWholeBuffer, zero::BlockPadding::kEachBlock}) {
+    const zero::FlatLayout layout = zero::make_flat_layout(model, 3, padding);
+    const std::vector<checkpoint::ManifestParameter> described =
+        checkpoint::describe_parameters(layout);
+    std::vector<std::int64_t> flat_of(static_cast<std::size_t>(layout.numel), -1);
+    std::int64_t packed = 0;  // the offset a packed layout gives the next parameter
+    std::size_t index = 0;
+    bool gaps = false;
+    for (const zero::BlockSlots& block : layout.blocks) {
+      for (const zero::ParameterSlot& slot : block.parameters) {
+        const checkpoint::ManifestParameter& p = described.at(index++);
+        if (slot.tied_to_block) continue;
+        EXPECT_EQ(p.offset, packed) << p.name;
+        gaps = gaps || slot.offset != packed;
+        for (std::int64_t i = 0; i < slot.spec.shape.numel(); ++i) {
+          flat_of[static_cast<std::size_t>(packed + i)] = slot.offset + i;
+        }
+        packed += slot.spec.shape.numel();
+      }
+    }
+    EXPECT_TRUE(gaps) << "the odd widths should leave gaps in memory";
+    EXPECT_EQ(packed, layout.numel);
+    std::vector<zero::StateRun> runs;
+    zero::append_state_runs(layout, 0, layout.padded_numel, 0, runs);
+    std::int64_t covered = 0;
+    for (const zero::StateRun& run : runs) {
+      for (std::int64_t i = 0; i < run.count; ++i) {
+        ASSERT_EQ(flat_of[static_cast<std::size_t>(run.begin + i)], run.shard_offset + i);
+      }
+      covered += run.count;
+    }
+    EXPECT_EQ(covered, layout.numel);
+  }
+}
+
 TEST(Manifest, RoundTripsAndDescribesTiesOnce) {
   const zero::FlatLayout layout = zero::make_flat_layout(engine::make_model(tiny_gpt()), 2);
   checkpoint::Manifest m;

@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
+#include "nn/models/gpt.h"
 #include "nn/models/mlp.h"
 #include "sharding/gradient_buckets.h"
 
@@ -15,13 +19,47 @@ TEST(FlatLayout, PadsToWorldSizeTimesAlignment) {
     const FlatLayout layout = make_flat_layout(model, world);
     EXPECT_EQ(layout.numel, 66);
     EXPECT_EQ(layout.padded_numel % (kShardAlignElements * world), 0);
-    EXPECT_GE(layout.padded_numel, 66);
-    EXPECT_LT(layout.padded_numel, 66 + kShardAlignElements * world);
+    // Each parameter aligned to 8 elements: 35 -> 40, 7 -> 8, 21 -> 24, 3 -> 8 (Note [Why
+    // parameters are aligned]), then the shards' padding.
+    EXPECT_GE(layout.padded_numel, 80);
+    EXPECT_LT(layout.padded_numel, 80 + kShardAlignElements * world);
   }
   const FlatLayout layout = make_flat_layout(model, 1);
   ASSERT_EQ(layout.blocks.size(), 2u);
-  EXPECT_EQ(layout.blocks[1].offset, 42);
-  EXPECT_EQ(layout.blocks[1].parameters[1].offset, 42 + 21);
+  EXPECT_EQ(layout.blocks[0].parameters[1].offset, 40);
+  EXPECT_EQ(layout.blocks[1].offset, 48);
+  EXPECT_EQ(layout.blocks[1].parameters[1].offset, 48 + 24);
+  // The unpadded order, which checkpoints and exports hold, is unchanged by the alignment.
+  EXPECT_EQ(layout.blocks[1].unpadded_offset, 42);
+  EXPECT_EQ(layout.blocks[1].parameters[1].unpadded_offset, 42 + 21);
+  EXPECT_EQ(layout.blocks[1].numel, 24);
+  EXPECT_EQ(layout.blocks[1].aligned_numel, 32);
+}
+
+// A GPT of odd widths (d_model 36, a GPT-2 vocabulary of 50257): every parameter starts on a
+// 16-byte boundary in bf16 (and 32 in f32), in both paddings and at every world size; the
+// unpadded offsets still run back to back.
+TEST(FlatLayout, ParametersOfOddWidthsStartSixteenByteAligned) {
+  const nn::Model model = nn::make_gpt({2, 4, 36, 50257, 20, true});
+  for (const BlockPadding padding : {BlockPadding::kWholeBuffer, BlockPadding::kEachBlock}) {
+    for (int world : {1, 3, 4}) {
+      const FlatLayout layout = make_flat_layout(model, world, padding);
+      std::int64_t unpadded = 0;
+      for (const BlockSlots& block : layout.blocks) {
+        for (const ParameterSlot& slot : block.parameters) {
+          SCOPED_TRACE(block.name + "." + slot.spec.name + " world " + std::to_string(world));
+          EXPECT_EQ(slot.offset % kParameterAlignElements, 0);
+          EXPECT_EQ(slot.offset * 2 % 16, 0);  // bf16 compute copy and gradients
+          if (slot.tied_to_block) continue;
+          EXPECT_EQ(slot.unpadded_offset, unpadded);
+          unpadded += slot.spec.shape.numel();
+        }
+      }
+      EXPECT_EQ(unpadded, layout.numel);
+      EXPECT_EQ(layout.numel, model.parameter_count());
+      EXPECT_GT(layout.padded_numel, layout.numel);
+    }
+  }
 }
 
 TEST(FlatLayout, InitializationIsIndependentOfWorldSizeAndPaddingStaysZero) {
@@ -36,10 +74,22 @@ TEST(FlatLayout, InitializationIsIndependentOfWorldSizeAndPaddingStaysZero) {
   const std::unique_ptr<DeviceContext> device = make_cpu_device_context(tracker);
   initialize_parameters(one, 99, a, *device);
   initialize_parameters(four, 99, b, *device);
-  for (std::int64_t i = 0; i < one.numel; ++i)
+  for (std::int64_t i = 0; i < one.padded_numel; ++i)
     ASSERT_EQ(a.data_as<float>()[i], b.data_as<float>()[i]);
-  for (std::int64_t i = four.numel; i < four.padded_numel; ++i)
-    EXPECT_EQ(b.data_as<float>()[i], 0.0f);
+  // Padding, between the aligned parameters and after them, is zero.
+  std::vector<bool> parameter(static_cast<std::size_t>(four.padded_numel), false);
+  for (const BlockSlots& block : four.blocks) {
+    for (const ParameterSlot& slot : block.parameters) {
+      for (std::int64_t i = 0; i < slot.spec.shape.numel(); ++i) {
+        parameter[static_cast<std::size_t>(slot.offset + i)] = true;
+      }
+    }
+  }
+  for (std::int64_t i = 0; i < four.padded_numel; ++i) {
+    if (!parameter[static_cast<std::size_t>(i)]) {
+      EXPECT_EQ(b.data_as<float>()[i], 0.0f) << i;
+    }
+  }
   // Biases are initialized too (uniform), weights differ from each other.
   EXPECT_NE(a.data_as<float>()[0], a.data_as<float>()[1]);
 }
@@ -61,7 +111,15 @@ TEST(FlatLayout, UnpaddedParametersAreTheBlocksWithoutTheirPadding) {
   initialize_parameters(padded, 7, b, *device);
   const std::vector<float> exported = unpadded_parameters(padded, b, *device);
   ASSERT_EQ(exported.size(), 66u);
-  for (std::size_t i = 0; i < exported.size(); ++i) ASSERT_EQ(exported[i], a.data_as<float>()[i]);
+  // The export is in the unpadded order: each parameter's values, back to back.
+  std::size_t next = 0;
+  for (const BlockSlots& block : one.blocks) {
+    for (const ParameterSlot& slot : block.parameters) {
+      for (std::int64_t i = 0; i < slot.spec.shape.numel(); ++i) {
+        ASSERT_EQ(exported[next++], a.data_as<float>()[slot.offset + i]);
+      }
+    }
+  }
   EXPECT_EQ(unpadded_parameters(one, a, *device), exported);
 }
 
