@@ -62,6 +62,13 @@ bool nccl_backend_built() {
 #endif
 }
 
+std::optional<std::string> nccl_library_problem() {
+  if (!nccl_backend_built()) return "this zerotrain was built without NCCL";
+  const NcclEntries& entries = nccl_entries().get();
+  ZT_CHECK(entries.library_missing != nullptr, "the CUDA module was built without NCCL");
+  return entries.library_missing();
+}
+
 std::unique_ptr<Communicator> create_communicator(Store& store, int rank, int world_size,
                                                   const CommOptions& options) {
   check_rank(rank, world_size);

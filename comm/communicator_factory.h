@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -30,6 +31,11 @@ inline constexpr std::int64_t kNcclBarrierElements = 1;
 
 // Whether this binary was built with the NCCL backend (CUDA toolkit with NCCL found).
 bool nccl_backend_built();
+// Why comm.backend = "nccl" cannot run here: this build has no NCCL, or NCCL's libnccl.so.2
+// cannot be opened (the loader's message; Note [CUDA libraries opened when used] in
+// core/device/cuda_module.h); nullopt when it can. Loads the CUDA module in a build with NCCL
+// (throws as load_cuda_module).
+std::optional<std::string> nccl_library_problem();
 
 struct CommOptions {
   CommBackend backend = CommBackend::kGloo;

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "comm/communicator_factory.h"
 #include "comm/store/store.h"
@@ -14,6 +16,8 @@ struct NcclEntries {
   // Null in a module built without NCCL.
   std::unique_ptr<Communicator> (*create)(Store& store, int rank, int world_size,
                                           const CommOptions& options) = nullptr;
+  // Why libnccl.so.2 cannot be opened, or nullopt when it can (the module opens it then).
+  std::optional<std::string> (*library_missing)() = nullptr;
 };
 CudaModuleSlot<NcclEntries>& nccl_entries();
 

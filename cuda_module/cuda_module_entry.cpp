@@ -22,6 +22,8 @@ namespace {
 std::unique_ptr<zt::comm::Communicator> create_nccl(zt::comm::Store& store, int rank,
                                                     int world_size,
                                                     const zt::comm::CommOptions& options) {
+  zt::comm::require_nccl_library();  // throws, naming libnccl.so.2 and comm.backend, when it is
+                                     // missing
   return std::make_unique<zt::comm::NcclCommunicator>(store, rank, world_size, options);
 }
 #endif
@@ -34,6 +36,7 @@ extern "C" __attribute__((visibility("default"))) void zt_cuda_module_install() 
   kernels.kernel_backend = &zt::nn::cuda::cuda_kernel_backend;
 #if defined(ZT_HAVE_CUDNN)
   kernels.cudnn_versions = &zt::nn::cuda::cudnn_versions;
+  kernels.cudnn_attention_check = &zt::nn::cuda::cudnn_attention_check;
 #endif
   zt::nn::cuda_kernel_entries().install(kernels);
   zt::optim::CudaOptimizerEntries optimizer;
@@ -43,6 +46,7 @@ extern "C" __attribute__((visibility("default"))) void zt_cuda_module_install() 
   zt::comm::NcclEntries nccl;
 #if defined(ZT_HAVE_NCCL)
   nccl.create = &create_nccl;
+  nccl.library_missing = &zt::comm::nccl_library_missing;
 #endif
   zt::comm::nccl_entries().install(nccl);
 }

@@ -6,6 +6,7 @@
 
 #include "comm/nccl/cuda_comm_stream_internal.h"
 #include "comm/nccl/nccl_errors_internal.h"
+#include "comm/nccl/nccl_library_internal.h"
 #include "comm/nccl/nccl_ops_internal.h"
 #include "comm/nccl/nccl_rendezvous_internal.h"
 #include "comm/nccl/nccl_watchdog_internal.h"
@@ -56,7 +57,7 @@ NcclCommunicator::NcclCommunicator(Store& store, int rank, int world_size,
     comm_thread_ = std::make_unique<CpuStream>("nccl comm rank " + std::to_string(rank));
   } catch (...) {
     watchdog_.reset();
-    ncclCommAbort(comm_);
+    nccl_library().ncclCommAbort(comm_);
     comm_ = nullptr;
     throw;
   }
@@ -77,14 +78,14 @@ void NcclCommunicator::finalize() noexcept {
   if (comm_ == nullptr) return;  // aborted
   cudaSetDevice(device_.device().index);
   // Non-blocking: finalize flushes what is left, then reports success through the poll.
-  ncclResult_t state = ncclCommFinalize(comm_);
+  ncclResult_t state = nccl_library().ncclCommFinalize(comm_);
   if (state == ncclSuccess || state == ncclInProgress) {
     state = wait_while_in_progress(comm_, options_.timeout);
   }
   if (state == ncclSuccess) {
-    ncclCommDestroy(comm_);
+    nccl_library().ncclCommDestroy(comm_);
   } else {
-    ncclCommAbort(comm_);
+    nccl_library().ncclCommAbort(comm_);
   }
   comm_ = nullptr;
 }
@@ -129,8 +130,8 @@ void NcclCommunicator::end_group() {
 void NcclCommunicator::issue(const PendingOp& op) {
   const std::string where = op.work->description();
   if (op.request.kind == CollectiveKind::kBarrier) {
-    ZT_NCCL_CHECK(ncclAllReduce(barrier_buffer_.data(), barrier_buffer_.data(), 1, ncclFloat32,
-                                ncclSum, comm_, stream_->get()),
+    ZT_NCCL_CHECK(nccl_library().ncclAllReduce(barrier_buffer_.data(), barrier_buffer_.data(), 1,
+                                               ncclFloat32, ncclSum, comm_, stream_->get()),
                   comm_, where);
     return;
   }
@@ -158,13 +159,14 @@ void NcclCommunicator::launch(const std::vector<PendingOp>& batch) {
       std::lock_guard lock(nccl_mutex_);
       if (comm_ == nullptr) throw CommError(broken_reason_);
       const bool grouped = batch.size() > 1;
-      if (grouped) ZT_NCCL_CHECK(ncclGroupStart(), comm_, where_);
+      if (grouped) ZT_NCCL_CHECK(nccl_library().ncclGroupStart(), comm_, where_);
       for (const PendingOp& op : batch) {
         current = &op;
         issue(op);
       }
       current = &batch.front();
-      if (grouped) ZT_NCCL_CHECK(ncclGroupEnd(), comm_, current->work->description());
+      if (grouped)
+        ZT_NCCL_CHECK(nccl_library().ncclGroupEnd(), comm_, current->work->description());
       const ncclResult_t state = wait_while_in_progress(comm_, options_.timeout);
       if (state == ncclInProgress) {
         throw TimeoutError("issuing it did not finish within " +
@@ -210,7 +212,7 @@ void NcclCommunicator::abort(const std::string& broken_reason) noexcept {
     if (comm_ != nullptr) {
       // Peers blocked on this rank's part of an op fail too instead of hanging; NCCL's
       // kernels of this communicator stop.
-      ncclCommAbort(comm_);
+      nccl_library().ncclCommAbort(comm_);
       comm_ = nullptr;
       aborted_now = true;
     }
@@ -228,7 +230,7 @@ std::exception_ptr NcclCommunicator::async_error() {
   std::lock_guard lock(nccl_mutex_);
   if (comm_ == nullptr) return nullptr;
   ncclResult_t state = ncclSuccess;
-  const ncclResult_t queried = ncclCommGetAsyncError(comm_, &state);
+  const ncclResult_t queried = nccl_library().ncclCommGetAsyncError(comm_, &state);
   const ncclResult_t result = queried != ncclSuccess ? queried : state;
   if (result == ncclSuccess || result == ncclInProgress) return nullptr;
   return std::make_exception_ptr(

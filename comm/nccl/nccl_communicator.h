@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,13 @@ namespace zt::comm {
 
 class CudaCommStream;
 class NcclWatchdog;
+
+// Why NCCL's libnccl.so.2 cannot be used here (the loader's message), or nullopt when it is
+// open: the backend opens it at the first call (Note [CUDA libraries opened when used] in
+// core/device/cuda_module.h), and later calls return the same answer.
+std::optional<std::string> nccl_library_missing();
+// Opens it, or throws ConfigError naming libnccl.so.2 and comm.backend.
+void require_nccl_library();
 
 class NcclCommunicator final : public Communicator {
  public:

@@ -1,18 +1,26 @@
 // Messages of failed NCCL and CUDA calls.
 #include "comm/nccl/nccl_errors_internal.h"
+#include "comm/nccl/nccl_library_internal.h"
 #include "core/error.h"
 
 namespace zt::comm {
 namespace {
 
-std::string_view call_name(std::string_view call) { return call.substr(0, call.find('(')); }
+// "nccl_library().ncclBroadcast(buffer, ...)" -> "ncclBroadcast": the call's name, without the
+// library table it goes through (nccl_library_internal.h).
+std::string_view call_name(std::string_view call) {
+  call = call.substr(0, call.find('('));
+  const std::size_t dot = call.rfind('.');
+  return dot == std::string_view::npos ? call : call.substr(dot + 1);
+}
 
 }  // namespace
 
 std::string nccl_error_message(ncclResult_t result, std::string_view call, ncclComm_t comm,
                                std::string_view where) {
-  std::string message = std::string(call_name(call)) + " failed: " + ncclGetErrorString(result);
-  const char* last = ncclGetLastError(comm);
+  std::string message =
+      std::string(call_name(call)) + " failed: " + nccl_library().ncclGetErrorString(result);
+  const char* last = nccl_library().ncclGetLastError(comm);
   if (last != nullptr && last[0] != '\0') message += std::string(" (NCCL: ") + last + ")";
   if (!where.empty()) message += " " + std::string(where);
   return message;

@@ -2,6 +2,7 @@
 #include <cstddef>
 
 #include "comm/nccl/nccl_errors_internal.h"
+#include "comm/nccl/nccl_library_internal.h"
 #include "comm/nccl/nccl_ops_internal.h"
 #include "core/error.h"
 
@@ -22,21 +23,22 @@ void reduce_scatter(const CollectiveRequest& request, ncclComm_t comm, cudaStrea
   const ncclDataType_t dtype = nccl_dtype(input.dtype());
   const ncclRedOp_t op = nccl_reduce_op(request.op);
   if (count % world_size == 0) {
-    ZT_NCCL_CHECK(ncclReduceScatter(input.data(), request.output.data(),
-                                    as_count(count / world_size), dtype, op, comm, stream),
-                  comm, where);
+    ZT_NCCL_CHECK(
+        nccl_library().ncclReduceScatter(input.data(), request.output.data(),
+                                         as_count(count / world_size), dtype, op, comm, stream),
+        comm, where);
     return;
   }
-  ZT_NCCL_CHECK(ncclGroupStart(), comm, where);
+  ZT_NCCL_CHECK(nccl_library().ncclGroupStart(), comm, where);
   for (int owner = 0; owner < world_size; ++owner) {
     const ShardRange shard = shard_range(count, world_size, owner);
     if (shard.count == 0) continue;                                  // the same on every rank
     void* result = owner == rank ? request.output.data() : nullptr;  // read on the root only
-    ZT_NCCL_CHECK(ncclReduce(at_element(input, shard.offset), result, as_count(shard.count), dtype,
-                             op, owner, comm, stream),
+    ZT_NCCL_CHECK(nccl_library().ncclReduce(at_element(input, shard.offset), result,
+                                            as_count(shard.count), dtype, op, owner, comm, stream),
                   comm, where);
   }
-  ZT_NCCL_CHECK(ncclGroupEnd(), comm, where);
+  ZT_NCCL_CHECK(nccl_library().ncclGroupEnd(), comm, where);
 }
 
 void all_gather(const CollectiveRequest& request, ncclComm_t comm, cudaStream_t stream, int rank,
@@ -46,22 +48,22 @@ void all_gather(const CollectiveRequest& request, ncclComm_t comm, cudaStream_t 
   const std::size_t element_bytes = dtype_size(output.dtype());
   if (count % world_size == 0) {
     const std::size_t shard_bytes = as_count(count / world_size) * element_bytes;
-    ZT_NCCL_CHECK(
-        ncclAllGather(request.input.data(), output.data(), shard_bytes, ncclInt8, comm, stream),
-        comm, where);
+    ZT_NCCL_CHECK(nccl_library().ncclAllGather(request.input.data(), output.data(), shard_bytes,
+                                               ncclInt8, comm, stream),
+                  comm, where);
     return;
   }
-  ZT_NCCL_CHECK(ncclGroupStart(), comm, where);
+  ZT_NCCL_CHECK(nccl_library().ncclGroupStart(), comm, where);
   for (int owner = 0; owner < world_size; ++owner) {
     const ShardRange shard = shard_range(count, world_size, owner);
     if (shard.count == 0) continue;
     void* into = at_element(output, shard.offset);
     const void* from = owner == rank ? request.input.data() : into;  // read on the root only
-    ZT_NCCL_CHECK(ncclBroadcast(from, into, as_count(shard.count) * element_bytes, ncclInt8, owner,
-                                comm, stream),
+    ZT_NCCL_CHECK(nccl_library().ncclBroadcast(from, into, as_count(shard.count) * element_bytes,
+                                               ncclInt8, owner, comm, stream),
                   comm, where);
   }
-  ZT_NCCL_CHECK(ncclGroupEnd(), comm, where);
+  ZT_NCCL_CHECK(nccl_library().ncclGroupEnd(), comm, where);
 }
 
 }  // namespace
@@ -98,10 +100,10 @@ void issue_nccl_op(const CollectiveRequest& request, ncclComm_t comm, cudaStream
     case CollectiveKind::kAllReduce: {
       const Tensor& tensor = request.input;
       if (tensor.numel() == 0) return;
-      ZT_NCCL_CHECK(
-          ncclAllReduce(tensor.data(), tensor.data(), as_count(tensor.numel()),
+      ZT_NCCL_CHECK(nccl_library().ncclAllReduce(
+                        tensor.data(), tensor.data(), as_count(tensor.numel()),
                         nccl_dtype(tensor.dtype()), nccl_reduce_op(request.op), comm, stream),
-          comm, where);
+                    comm, where);
       return;
     }
     case CollectiveKind::kReduceScatter:
@@ -115,8 +117,8 @@ void issue_nccl_op(const CollectiveRequest& request, ncclComm_t comm, cudaStream
     case CollectiveKind::kBroadcast: {
       const Tensor& tensor = request.input;
       if (tensor.numel() == 0) return;
-      ZT_NCCL_CHECK(ncclBroadcast(tensor.data(), tensor.data(), tensor.nbytes(), ncclInt8,
-                                  request.root, comm, stream),
+      ZT_NCCL_CHECK(nccl_library().ncclBroadcast(tensor.data(), tensor.data(), tensor.nbytes(),
+                                                 ncclInt8, request.root, comm, stream),
                     comm, where);
       return;
     }

@@ -10,6 +10,7 @@
 
 #include "comm/gpu_placement.h"
 #include "comm/nccl/nccl_errors_internal.h"
+#include "comm/nccl/nccl_library_internal.h"
 #include "comm/nccl/nccl_rendezvous_internal.h"
 #include "core/error.h"
 
@@ -81,7 +82,7 @@ ncclUniqueId exchange_unique_id(Store& store, const std::string& key_prefix, int
   ncclUniqueId id;
   const std::string key = unique_id_key(key_prefix);
   if (rank == 0) {
-    ZT_NCCL_CHECK(ncclGetUniqueId(&id), nullptr, who);
+    ZT_NCCL_CHECK(nccl_library().ncclGetUniqueId(&id), nullptr, who);
     store.set(key, std::string(id.internal, sizeof(id.internal)));
     return id;
   }
@@ -106,7 +107,7 @@ ncclResult_t wait_while_in_progress(ncclComm_t comm, std::chrono::milliseconds t
   const auto deadline = Clock::now() + timeout;
   for (;;) {
     ncclResult_t state = ncclSuccess;
-    const ncclResult_t queried = ncclCommGetAsyncError(comm, &state);
+    const ncclResult_t queried = nccl_library().ncclCommGetAsyncError(comm, &state);
     if (queried != ncclSuccess) return queried;
     if (state != ncclInProgress) return state;
     if (Clock::now() >= deadline) return ncclInProgress;
@@ -121,7 +122,8 @@ ncclComm_t init_nccl_comm(const ncclUniqueId& id, int rank, int world_size,
   config.blocking = 0;
   ncclComm_t comm = nullptr;
   ncclUniqueId copy = id;  // ncclCommInitRankConfig takes it by value
-  ZT_NCCL_CHECK(ncclCommInitRankConfig(&comm, world_size, copy, rank, &config), comm, who);
+  ZT_NCCL_CHECK(nccl_library().ncclCommInitRankConfig(&comm, world_size, copy, rank, &config), comm,
+                who);
   const auto start = Clock::now();
   const auto deadline = start + timeout;
   for (;;) {
@@ -135,14 +137,14 @@ ncclComm_t init_nccl_comm(const ncclUniqueId& id, int rank, int world_size,
     if (state != ncclInProgress) {
       if (state != ncclSuccess) {
         const std::string message = nccl_error_message(state, "ncclCommInitRankConfig", comm, who);
-        ncclCommAbort(comm);
+        nccl_library().ncclCommAbort(comm);
         throw CommError(message);
       }
       return comm;
     }
     const auto now = Clock::now();
     if (now >= deadline) {
-      ncclCommAbort(comm);
+      nccl_library().ncclCommAbort(comm);
       throw TimeoutError(who + ": NCCL initialization did not complete within " +
                          std::to_string(timeout.count()) +
                          " ms (runtime.comm_timeout_s); a peer may not have joined");

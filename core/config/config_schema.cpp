@@ -435,14 +435,20 @@ void add_precision_zero_runtime(std::vector<SectionSpec>& schema) {
                  "runtime.device = \"cuda\": the attention kernels. rows = batched cuBLAS "
                  "GEMMs and row kernels in fp32 over the whole (B, heads, T, T) score matrix; "
                  "cudnn = cuDNN's fused flash attention (SDPA), bf16 only, in a build that "
-                 "found cuDNN 9 and its frontend (precision.dtype = \"fp32\" keeps rows); auto "
-                 "= rows until cudnn has passed the GPU check.");
+                 "found cuDNN 9's headers and its frontend (precision.dtype = \"fp32\" keeps "
+                 "rows); libcudnn.so.9 is opened at start and the training step's graphs built "
+                 "then: a graph cuDNN refuses (or no libcudnn.so.9) refuses the run, naming "
+                 "cuDNN's reason; evaluation and sampling shapes it refuses later run on rows, "
+                 "with a warning. auto = rows until cudnn has passed the GPU check (then: cudnn "
+                 "where that start-up check passes for bf16, else rows with one warning).");
 
   auto comm = section(schema, "comm", &Config::comm, "Collective communication.");
   comm.choice("backend", &CommConfig::backend, kCommBackendNames, CommBackendKind::kAuto,
               "The collectives library: nccl (CUDA tensors, one GPU per rank), gloo (CPU "
               "tensors, or CUDA tensors staged through pinned host memory, so ranks may share "
-              "a GPU), or auto: nccl on CUDA, gloo on the CPU.");
+              "a GPU), or auto: nccl on CUDA, gloo on the CPU. libnccl.so.2 is opened when a "
+              "rank starts: without it, nccl is refused naming it, and auto uses gloo with a "
+              "warning.");
 }
 
 void add_checkpoint(std::vector<SectionSpec>& schema) {

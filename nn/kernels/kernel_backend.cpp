@@ -41,6 +41,19 @@ std::string cudnn_versions() {
   return "cuDNN at build; the CUDA module cannot be loaded here";
 }
 
+std::optional<std::string> cudnn_attention_refusal(const Device& device,
+                                                   const AttentionShape& shape, DType dtype) {
+  if (device.meta) return std::nullopt;
+  if (!cudnn_attention_built()) {
+    return "this zerotrain was built without the cuDNN attention (" + cudnn_attention_missing() +
+           ")";
+  }
+  const CudaKernelEntries& entries = cuda_kernel_entries().get();
+  ZT_CHECK(entries.cudnn_attention_check != nullptr,
+           "the CUDA module was built without the cuDNN attention this library has");
+  return entries.cudnn_attention_check(device.index, shape, dtype);
+}
+
 CudaModuleSlot<CudaKernelEntries>& cuda_kernel_entries() {
   static CudaModuleSlot<CudaKernelEntries> slot;
   return slot;

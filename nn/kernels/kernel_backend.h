@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "core/device.h"
@@ -217,5 +218,14 @@ std::string cudnn_attention_missing();
 // "cuDNN 9.19.0 at build, 9.14.0 at run time": the version compiled against (CUDNN_VERSION)
 // and the one the loader found (cudnnGetVersion); empty when the cuDNN attention is not built.
 std::string cudnn_versions();
+
+// Why cuDNN cannot run a training step's attention over `shape` in `dtype` on `device`
+// (Note [cuDNN attention never ends a run] in nn/kernels/cuda/cudnn/cudnn_attention.h):
+// cuDNN's reason for refusing the forward or backward graph, or that libcudnn.so.9 cannot be
+// opened, or that this build has no cuDNN attention; nullopt when cuDNN built both graphs,
+// which the device's cuDNN backend then keeps for the run. A meta device (the estimator)
+// builds nothing and answers nullopt. Loads the CUDA module (throws as kernel_backend_for).
+std::optional<std::string> cudnn_attention_refusal(const Device& device,
+                                                   const AttentionShape& shape, DType dtype);
 
 }  // namespace zt::nn

@@ -28,9 +28,14 @@ Device rank_device(const Config& config, int local_rank) {
 }
 
 // Note [Attention default]
-// runtime.attention = "auto" runs the rows kernels until cuDNN's flash attention has passed
-// the GPU check (scripts/gpu-check tests: CudnnAttention.* and the cudnn training test);
-// then auto becomes cudnn for bf16 on CUDA, and rows stays selectable.
+// runtime.attention = "auto" runs the rows kernels (kAutoAttention = kRows) until cuDNN's flash
+// attention has passed the GPU check (scripts/gpu-check tests: CudnnAttention.*,
+// CudnnAttentionCheck.* and the cudnn training test): its kernels have compiled but never run
+// on a GPU, and a default should not be the first run of a kernel. Then kAutoAttention becomes
+// kCudnnWhenChecked: cuDNN for bf16 on CUDA where checked_attention's pre-check builds the run's
+// graphs, else rows with one warning saying why; rows stays selectable. The pre-check and the
+// fallback already run today for runtime.attention = "cudnn" (refused at start with cuDNN's
+// reason) and are tested for both meanings of auto.
 nn::CudaAttention resolved_attention(const Config& config) {
   if (config.runtime.attention != AttentionKind::kCudnn) return nn::CudaAttention::kRows;
   const std::string where =
@@ -51,6 +56,41 @@ nn::CudaAttention resolved_attention(const Config& config) {
                       nn::cudnn_attention_missing() + "); use runtime.attention = \"rows\"");
   }
   return nn::CudaAttention::kCudnn;
+}
+
+nn::AttentionShape training_attention_shape(const Config& config) {
+  const ModelConfig& model = config.model;
+  const std::int64_t n_kv_head = model.n_kv_head > 0 ? model.n_kv_head : model.n_head;
+  return {config.train.micro_batch_size,
+          model.seq_len,
+          model.n_head,
+          n_kv_head,
+          model.n_head > 0 ? model.d_model / model.n_head : 0,
+          model.seq_len};
+}
+
+AttentionChoice checked_attention(const Config& config, const CudnnAttentionCheck& check,
+                                  AutoAttention auto_attention) {
+  const nn::CudaAttention resolved = resolved_attention(config);
+  const bool explicit_cudnn = resolved == nn::CudaAttention::kCudnn;
+  const bool auto_may_use_cudnn = config.runtime.attention == AttentionKind::kAuto &&
+                                  auto_attention == AutoAttention::kCudnnWhenChecked &&
+                                  config.runtime.device == DeviceKind::kCuda &&
+                                  config.precision.dtype == PrecisionDType::kBf16;
+  // Only a language model has attention for cuDNN to run.
+  if (!is_language_model(config.model.type) || (!explicit_cudnn && !auto_may_use_cudnn)) {
+    return {nn::CudaAttention::kRows, std::nullopt};
+  }
+  const std::optional<std::string> refused = check();
+  if (!refused) return {nn::CudaAttention::kCudnn, std::nullopt};
+  if (explicit_cudnn) {
+    throw ConfigError(where_set(config, "runtime.attention") +
+                      ": runtime.attention = \"cudnn\", but cuDNN cannot run this run's "
+                      "attention: " +
+                      *refused + "; set runtime.attention = \"rows\" (or \"auto\")");
+  }
+  return {nn::CudaAttention::kRows,
+          "runtime.attention = \"auto\" runs the rows attention: " + *refused};
 }
 
 std::string attention_description(const Config& config) {
@@ -78,6 +118,22 @@ CommBackendKind resolved_comm_backend(const Config& config) {
                       "comm.backend = \"gloo\" is available");
   }
   return backend;
+}
+
+CommChoice available_comm_backend(const Config& config, const NcclLibraryCheck& check) {
+  const CommBackendKind backend = resolved_comm_backend(config);
+  if (backend != CommBackendKind::kNccl) return {backend, std::nullopt};
+  const std::optional<std::string> problem = check();
+  if (!problem) return {backend, std::nullopt};
+  if (config.comm.backend == CommBackendKind::kAuto) {
+    return {
+        CommBackendKind::kGloo,
+        "comm.backend = \"auto\" moves tensors with Gloo: NCCL cannot be used (" + *problem + ")"};
+  }
+  throw ConfigError(where_set(config, "comm.backend") +
+                    ": comm.backend = \"nccl\" needs NCCL's libnccl.so.2, which cannot be used "
+                    "here (" +
+                    *problem + "): install NCCL 2 or set comm.backend = \"gloo\" (or \"auto\")");
 }
 
 }  // namespace zt::engine

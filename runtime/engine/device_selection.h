@@ -4,10 +4,13 @@
 // allocated or connected.
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <string>
 
 #include "core/config/config.h"
 #include "core/device.h"
+#include "nn/kernels/attention_heads.h"
 #include "nn/kernels/kernel_backend.h"
 
 namespace zt::engine {
@@ -28,6 +31,33 @@ Device rank_device(const Config& config, int local_rank);
 // the cuDNN attention (saying what the build was missing).
 nn::CudaAttention resolved_attention(const Config& config);
 
+// What cuDNN says of the run's attention graphs: nullopt when it built them, else why not
+// (nn::cudnn_attention_refusal over training_attention_shape, or a test's stand-in).
+using CudnnAttentionCheck = std::function<std::optional<std::string>()>;
+
+// What runtime.attention = "auto" means: the rows kernels, or cuDNN where its check passes for
+// bf16 on CUDA. kAutoAttention is this zerotrain's (Note [Attention default]).
+enum class AutoAttention { kRows, kCudnnWhenChecked };
+inline constexpr AutoAttention kAutoAttention = AutoAttention::kRows;
+
+struct AttentionChoice {
+  nn::CudaAttention attention = nn::CudaAttention::kRows;
+  std::optional<std::string> warning;  // why auto runs rows where it would have run cuDNN
+};
+
+// The attention kernels of a run, decided before step 1 (Note [cuDNN attention never ends a
+// run] in nn/kernels/cuda/cudnn/cudnn_attention.h): resolved_attention, then for cuDNN its
+// check of the run's graphs. runtime.attention = "cudnn" that cuDNN refuses throws ConfigError
+// naming runtime.attention with cuDNN's reason; "auto" (under kCudnnWhenChecked) that it
+// refuses runs rows with a warning saying why. `check` is called at most once, and only where
+// cuDNN could run: on CUDA, for a language model in bf16.
+AttentionChoice checked_attention(const Config& config, const CudnnAttentionCheck& check,
+                                  AutoAttention auto_attention = kAutoAttention);
+
+// The attention call of a training step: micro_batch_size rows of seq_len positions, with
+// the model's heads.
+nn::AttentionShape training_attention_shape(const Config& config);
+
 // What runs the rank's attention, for memory.json: "cpu", "rows", or "cudnn (cuDNN 9.19.0 at
 // build, 9.14.0 at run time)". The config must have passed resolved_attention.
 std::string attention_description(const Config& config);
@@ -35,5 +65,18 @@ std::string attention_description(const Config& config);
 // comm.backend with auto resolved: NCCL on CUDA, Gloo on the CPU. Throws ConfigError naming
 // both keys for NCCL on the CPU, and for NCCL in a build without it.
 CommBackendKind resolved_comm_backend(const Config& config);
+
+// Why NCCL cannot run here (comm::nccl_library_problem, or a test's stand-in); nullopt if it can.
+using NcclLibraryCheck = std::function<std::optional<std::string>()>;
+
+struct CommChoice {
+  CommBackendKind backend = CommBackendKind::kGloo;
+  std::optional<std::string> warning;  // why auto moves tensors with Gloo on CUDA
+};
+
+// resolved_comm_backend, then, where it is NCCL, whether libnccl.so.2 opens (`check`, called
+// only then): "auto" falls back to Gloo with a warning saying why; "nccl" throws ConfigError
+// naming comm.backend and the library.
+CommChoice available_comm_backend(const Config& config, const NcclLibraryCheck& check);
 
 }  // namespace zt::engine

@@ -2,6 +2,7 @@
 #include "runtime/engine/rank_session.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <thread>
 
@@ -48,7 +49,14 @@ RankSession::RankSession(const Config& config, bool write_run_dir)
     local_store_ = std::make_unique<comm::MemoryStore>();
     store_ = local_store_.get();
   }
-  const CommBackendKind backend = resolved_comm_backend(config);
+  // libnccl.so.2 is opened here, before any peer is waited for (comm.backend = "auto" without
+  // it moves tensors with Gloo).
+  const CommChoice comm_choice =
+      available_comm_backend(config, [] { return comm::nccl_library_problem(); });
+  if (comm_choice.warning && rank_ == 0) {
+    std::fprintf(stderr, "zerotrain: warning: %s\n", comm_choice.warning->c_str());
+  }
+  const CommBackendKind backend = comm_choice.backend;
   device_ = make_device_context(rank_device(config, local_rank_),
                                 config.runtime.device_memory_limit_bytes);
   // The GEMMs and the other CPU loops (parallel_for) share the rank's share of the cores.

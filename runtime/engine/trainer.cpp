@@ -217,7 +217,15 @@ Trainer::Trainer(const Config& config, TrainingParts parts, comm::CommLanes lane
   if (config_.runtime.memory_profile) tracker_.start_timeline(kMaxProfileEvents);
   optimizer_ = optim::make_optimizer(config.optimizer);
   strategy_ = zero::make_zero_strategy({model_, config_, lanes_, device_, *optimizer_});
-  kernels_ = &nn::kernel_backend_for(device_.device(), resolved_attention(config_));
+  // Note [cuDNN attention never ends a run]: cuDNN's graphs for the steps are built here.
+  const AttentionChoice attention = checked_attention(config_, [&] {
+    return nn::cudnn_attention_refusal(device_.device(), training_attention_shape(config_),
+                                       zero::compute_dtype(config_));
+  });
+  if (attention.warning && comm_.rank() == 0 && !device_.device().meta) {
+    std::fprintf(stderr, "zerotrain: warning: %s\n", attention.warning->c_str());
+  }
+  kernels_ = &nn::kernel_backend_for(device_.device(), attention.attention);
   pass_ = std::make_unique<BlockPass>(model_, *strategy_, device_, *kernels_,
                                       config_.activation_checkpointing);
   {

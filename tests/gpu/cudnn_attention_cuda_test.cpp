@@ -118,6 +118,38 @@ TEST_P(CudnnAttention, WorkspaceFitsTheBoundTheEstimatorReplays) {
   }
 }
 
+// Note [cuDNN attention never ends a run]: the pre-check builds a training step's graphs on
+// this GPU's cuDNN (the causal band, grouped-query backward), and a shape cuDNN refuses (head
+// size 12, not a multiple of 8) is said with cuDNN's reason and then runs on the rows kernels
+// instead of throwing, with the rows kernels' numbers.
+TEST_P(CudnnAttention, PrecheckBuildsTrainingGraphsAndARefusedShapeRunsOnRows) {
+  for (const Geometry& c : {Geometry{2, 100, 4, 4, 64}, Geometry{2, 100, 8, 2, 64}}) {
+    const nn::AttentionShape shape{c.batch,     c.seq_len,  c.n_head,
+                                   c.n_kv_head, c.head_dim, c.seq_len};
+    const auto refused = nn::cudnn_attention_refusal(gpu_->device(), shape, dtype());
+    EXPECT_FALSE(refused) << *refused;
+  }
+  const Geometry c{1, 40, 2, 2, 12};
+  const nn::AttentionShape shape{c.batch, c.seq_len, c.n_head, c.n_kv_head, c.head_dim, c.seq_len};
+  const auto refused = nn::cudnn_attention_refusal(gpu_->device(), shape, dtype());
+  ASSERT_TRUE(refused) << "cuDNN took head size 12; pick a shape it refuses";
+  std::printf("cuDNN refused head size 12: %s\n", refused->c_str());
+  const Shape fused{c.batch, c.seq_len, (c.n_head + 2 * c.n_kv_head) * c.head_dim};
+  const Shape out{c.batch, c.seq_len, c.n_head * c.head_dim};
+  const Tensor qkv = to_gpu(host(fused, dtype(), 35));
+  const nn::QkvHeads x = nn::split_qkv(qkv, c.n_head, c.n_kv_head);
+  const auto forward = [&](const nn::KernelBackend& k) {
+    Tensor y = to_gpu(host_zeros(out, dtype()));
+    const Tensor lse = to_gpu(host_zeros(shape.lse_shape(), DType::kF32));
+    k.attention_forward(gpu(), x.q, x.k, x.v, nn::AttentionHeads::packed(y, c.n_head), lse);
+    return y;
+  };
+  const Tensor want = forward(rows());
+  Tensor got;
+  EXPECT_NO_THROW(got = forward(cudnn()));
+  expect_near(want, got, {0.0, 0.0}, "o of a shape cuDNN refused");
+}
+
 INSTANTIATE_TEST_SUITE_P(Bf16, CudnnAttention, ::testing::Values(DType::kBF16), dtype_param_name);
 
 // A tiny GPT (head_dim 64) trained 20 steps in bf16 with each attention: the losses agree

@@ -293,7 +293,8 @@ class CudaKernelBackend final : public KernelBackend {
                          const AttentionHeads& v, const AttentionHeads& o,
                          const Tensor& lse) const override {
 #if defined(ZT_HAVE_CUDNN)
-    if (runs_cudnn(q, k)) return cudnn_->forward(device, stream_of(device), q, k, v, o, lse);
+    // Note [cuDNN attention never ends a run]: a shape cuDNN refused runs on rows below.
+    if (runs_cudnn(q, k) && cudnn_->forward(device, stream_of(device), q, k, v, o, lse)) return;
 #endif
     detail::attention_forward(device, cublas_, stream_of(device), q, k, v, o, lse);
   }
@@ -302,8 +303,9 @@ class CudaKernelBackend final : public KernelBackend {
                           const AttentionHeads& d_o, const AttentionHeads& dq,
                           const AttentionHeads& dk, const AttentionHeads& dv) const override {
 #if defined(ZT_HAVE_CUDNN)
-    if (runs_cudnn(q, k)) {
-      return cudnn_->backward(device, stream_of(device), q, k, v, o, lse, d_o, dq, dk, dv);
+    if (runs_cudnn(q, k) &&
+        cudnn_->backward(device, stream_of(device), q, k, v, o, lse, d_o, dq, dk, dv)) {
+      return;
     }
 #endif
     detail::attention_backward(device, cublas_, stream_of(device), q, k, v, o, lse, d_o, dq, dk,
@@ -430,6 +432,16 @@ class CudaKernelBackend final : public KernelBackend {
   }
 #endif
 
+#if defined(ZT_HAVE_CUDNN)
+ public:
+  // The cuDNN attention of a backend built with it (kCudnn).
+  CudnnAttention& cudnn() const {
+    ZT_CHECK(cudnn_ != nullptr, "the cuDNN attention of a backend that runs rows");
+    return *cudnn_;
+  }
+
+ private:
+#endif
   Device device_;
   detail::SharedCublasHandle cublas_;
   // Fused or unfused per Linear GEMM geometry (Note [Fused when offered]); used inside
@@ -440,9 +452,7 @@ class CudaKernelBackend final : public KernelBackend {
 #endif
 };
 
-}  // namespace
-
-const KernelBackend& cuda_kernel_backend(int device_index, CudaAttention attention) {
+CudaKernelBackend& backend_of(int device_index, CudaAttention attention) {
   ZT_CHECK(device_index >= 0, "a negative GPU index");
   static std::mutex mutex;
   // guarded by mutex
@@ -452,5 +462,19 @@ const KernelBackend& cuda_kernel_backend(int device_index, CudaAttention attenti
   if (backend == nullptr) backend = std::make_unique<CudaKernelBackend>(device_index, attention);
   return *backend;
 }
+
+}  // namespace
+
+const KernelBackend& cuda_kernel_backend(int device_index, CudaAttention attention) {
+  return backend_of(device_index, attention);
+}
+
+#if defined(ZT_HAVE_CUDNN)
+std::optional<std::string> cudnn_attention_check(int device_index, const AttentionShape& shape,
+                                                 DType dtype) {
+  // The backend the run will use, so that the graphs built here are the ones its steps find.
+  return backend_of(device_index, CudaAttention::kCudnn).cudnn().check(shape, dtype);
+}
+#endif
 
 }  // namespace zt::nn::cuda

@@ -7,7 +7,9 @@
 #include <cudnn.h>
 #include <cudnn_frontend.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <exception>
 #include <string>
 #include <unordered_map>
@@ -15,6 +17,7 @@
 #include "core/error.h"
 #include "nn/kernels/cuda/cuda_check.h"
 #include "nn/kernels/cuda/cudnn/cudnn_check.h"
+#include "nn/kernels/cuda/cudnn/cudnn_library.h"
 #include "nn/kernels/cuda_workspace.h"
 
 namespace zt::nn::cuda {
@@ -81,8 +84,12 @@ std::string describe(const AttentionShape& shape, DType dtype, bool backward) {
 }  // namespace
 
 std::string cudnn_versions() {
-  return "cuDNN " + version_name(CUDNN_VERSION) + " at build, " + version_name(cudnnGetVersion()) +
-         " at run time";
+  const std::string built = "cuDNN " + version_name(CUDNN_VERSION) + " at build, ";
+  // The frontend's version query goes through the opened library (cudnn_library.h).
+  if (const std::optional<std::string> missing = cudnn_library_missing()) {
+    return built + std::string(kCudnnLibrary) + " missing at run time (" + *missing + ")";
+  }
+  return built + version_name(fe::detail::get_backend_version()) + " at run time";
 }
 
 struct CudnnAttention::Handle {
@@ -90,10 +97,11 @@ struct CudnnAttention::Handle {
   explicit Handle(int device_index) {
     // The handle belongs to the GPU that is current when it is created.
     ZT_CUDA_CHECK(cudaSetDevice(device_index), "selecting GPU " + std::to_string(device_index));
-    ZT_CUDNN_CHECK(cudnnCreate(&native), "the cuDNN handle of GPU " + std::to_string(device_index));
+    ZT_CUDNN_CHECK(fe::detail::create_handle(&native),
+                   "the cuDNN handle of GPU " + std::to_string(device_index));
   }
   ~Handle() {
-    if (native != nullptr) cudnnDestroy(native);
+    if (native != nullptr) fe::detail::destroy_handle(native);
   }
   Handle(const Handle&) = delete;
   Handle& operator=(const Handle&) = delete;
@@ -178,76 +186,131 @@ void build(fe::graph::Graph& graph, cudnnHandle_t handle, std::int64_t max_works
 
 }  // namespace
 
-const CudnnAttention::Graph& CudnnAttention::graph_for(
-    const AttentionGraphKey& key, const AttentionShape& shape,
-    std::initializer_list<const AttentionHeads*> operands) {
-  std::unique_ptr<Graph>& cached = graphs_[key];
-  if (cached != nullptr) return *cached;
-  const std::string context = describe(shape, key.dtype, key.backward) +
-                              " (runtime.attention = \"rows\" runs without cuDNN)";
-  auto built = std::make_unique<Graph>();
+CudnnAttention::Handle* CudnnAttention::handle() {
+  if (handle_ != nullptr) return handle_.get();
+  if (handle_failure_) return nullptr;
   try {
-    const AttentionHeads* const* x = operands.begin();
-    built->graph = key.backward ? backward_graph(shape, operands)
-                                : forward_graph(shape, *x[0], *x[1], *x[2], *x[3]);
-    build(*built->graph, handle_->native, cudnn_attention_workspace_bytes(shape, key.backward),
-          context);
-    check_frontend(built->graph->get_workspace_size(built->workspace_bytes), "get_workspace_size",
-                   context);
-  } catch (const CudnnError&) {
-    graphs_.erase(key);
-    throw;
-  } catch (const std::exception& e) {  // the frontend throws for what it cannot express
-    graphs_.erase(key);
-    throw CudnnError("cuDNN frontend failed (" + context + "): " + e.what());
+    require_cudnn_library();
+    handle_ = std::make_unique<Handle>(device_index_);
+  } catch (const std::exception& e) {
+    handle_failure_ = e.what();
+    return nullptr;
   }
-  cached = std::move(built);
-  return *cached;
+  return handle_.get();
 }
 
-void CudnnAttention::forward(DeviceContext& device, void* stream, const AttentionHeads& q,
+const CudnnAttention::Graph* CudnnAttention::graph_for(
+    const AttentionGraphKey& key, const AttentionShape& shape,
+    std::initializer_list<const AttentionHeads*> operands, bool warn) {
+  if (const auto found = graphs_.find(key); found != graphs_.end()) return found->second.get();
+  if (refused_.contains(key)) return nullptr;
+  const std::string what = describe(shape, key.dtype, key.backward);
+  std::string reason;
+  if (Handle* native = handle(); native == nullptr) {
+    reason = *handle_failure_;
+  } else {
+    auto built = std::make_unique<Graph>();
+    try {
+      const AttentionHeads* const* x = operands.begin();
+      built->graph = key.backward ? backward_graph(shape, operands)
+                                  : forward_graph(shape, *x[0], *x[1], *x[2], *x[3]);
+      build(*built->graph, native->native, cudnn_attention_workspace_bytes(shape, key.backward),
+            what);
+      check_frontend(built->graph->get_workspace_size(built->workspace_bytes), "get_workspace_size",
+                     what);
+      return (graphs_[key] = std::move(built)).get();
+    } catch (const CudnnError& e) {
+      reason = e.what();
+    } catch (const std::exception& e) {  // the frontend throws for what it cannot express
+      reason = "cuDNN frontend failed (" + what + "): " + e.what();
+    }
+  }
+  // Note [cuDNN attention never ends a run]: said once per refused shape, but not for check()'s,
+  // whose caller says why (or refuses the run).
+  if (warn) {
+    std::fprintf(stderr,
+                 "zerotrain: warning: cuDNN cannot run the %s (%s); this shape runs on the rows "
+                 "attention instead\n",
+                 what.c_str(), reason.c_str());
+  }
+  refused_.emplace(key, reason);
+  return nullptr;
+}
+
+std::optional<std::string> CudnnAttention::check(const AttentionShape& shape, DType dtype) {
+  // Graph building reads only shapes and strides: the operands lie over no memory.
+  alignas(16) static std::byte nowhere[16];
+  const Device gpu = Device::cuda(device_index_);
+  const std::int64_t width = (shape.n_head + 2 * shape.n_kv_head) * shape.head_dim;
+  const Tensor qkv = Tensor::wrap(nowhere, Shape{shape.batch, shape.seq_len, width}, dtype, gpu);
+  const Tensor y = Tensor::wrap(
+      nowhere, Shape{shape.batch, shape.seq_len, shape.n_head * shape.head_dim}, dtype, gpu);
+  const Tensor lse = Tensor::wrap(nowhere, shape.lse_shape(), DType::kF32, gpu);
+  const QkvHeads in = split_qkv(qkv, shape.n_head, shape.n_kv_head);
+  const AttentionHeads o = AttentionHeads::packed(y, shape.n_head);
+  const std::lock_guard<std::mutex> lock(mutex_);
+  const AttentionShape checked = attention_shape_of(in.q, in.k, in.v, o, lse);
+  const std::initializer_list<const AttentionHeads*> forward_operands{&in.q, &in.k, &in.v, &o};
+  // dq, dk and dv are columns of a dqkv shaped as qkv, dy is shaped as y: the same strides.
+  const std::initializer_list<const AttentionHeads*> backward_operands{&in.q, &in.k, &in.v, &o,
+                                                                       &o,    &in.q, &in.k, &in.v};
+  for (const bool backward : {false, true}) {
+    const auto operands = backward ? backward_operands : forward_operands;
+    const AttentionGraphKey key = attention_graph_key(checked, backward, operands);
+    if (graph_for(key, checked, operands, false) == nullptr) return refused_.at(key);
+  }
+  return std::nullopt;
+}
+
+bool CudnnAttention::forward(DeviceContext& device, void* stream, const AttentionHeads& q,
                              const AttentionHeads& k, const AttentionHeads& v,
                              const AttentionHeads& o, const Tensor& lse) {
   const AttentionShape shape = attention_shape_of(q, k, v, o, lse);
-  if (shape.batch == 0 || shape.seq_len == 0) return;
+  if (shape.batch == 0 || shape.seq_len == 0) return true;
   const std::lock_guard<std::mutex> lock(mutex_);
-  if (handle_ == nullptr) handle_ = std::make_unique<Handle>(device_index_);
-  const Graph& graph =
+  const Graph* graph =
       graph_for(attention_graph_key(shape, false, {&q, &k, &v, &o}), shape, {&q, &k, &v, &o});
+  if (graph == nullptr) return false;
   std::unordered_map<std::int64_t, void*> pack{{kQ, address_of(q)},
                                                {kK, address_of(k)},
                                                {kV, address_of(v)},
                                                {kO, address_of(o)},
                                                {kStats, lse.data()}};
   const std::string context = describe(shape, q.base.dtype(), false);
-  ZT_CUDNN_CHECK(cudnnSetStream(handle_->native, static_cast<cudaStream_t>(stream)), context);
+  ZT_CUDNN_CHECK(fe::detail::set_stream(handle_->native, static_cast<cudaStream_t>(stream)),
+                 context);
   const Allocation workspace =
-      cudnn_attention_workspace(device, shape, false, graph.workspace_bytes);
-  check_frontend(graph.graph->execute(handle_->native, pack, workspace.data()), "execute", context);
+      cudnn_attention_workspace(device, shape, false, graph->workspace_bytes);
+  check_frontend(graph->graph->execute(handle_->native, pack, workspace.data()), "execute",
+                 context);
+  return true;
 }
 
-void CudnnAttention::backward(DeviceContext& device, void* stream, const AttentionHeads& q,
+bool CudnnAttention::backward(DeviceContext& device, void* stream, const AttentionHeads& q,
                               const AttentionHeads& k, const AttentionHeads& v,
                               const AttentionHeads& o, const Tensor& lse, const AttentionHeads& d_o,
                               const AttentionHeads& dq, const AttentionHeads& dk,
                               const AttentionHeads& dv) {
   const AttentionShape shape = attention_shape_of(q, k, v, o, lse);
   check_attention_gradients(shape, d_o, dq, dk, dv);
-  if (shape.batch == 0 || shape.seq_len == 0) return;
+  if (shape.batch == 0 || shape.seq_len == 0) return true;
   const std::lock_guard<std::mutex> lock(mutex_);
-  if (handle_ == nullptr) handle_ = std::make_unique<Handle>(device_index_);
-  const Graph& graph =
+  const Graph* graph =
       graph_for(attention_graph_key(shape, true, {&q, &k, &v, &o, &d_o, &dq, &dk, &dv}), shape,
                 {&q, &k, &v, &o, &d_o, &dq, &dk, &dv});
+  if (graph == nullptr) return false;
   std::unordered_map<std::int64_t, void*> pack{
       {kQ, address_of(q)},   {kK, address_of(k)},   {kV, address_of(v)},
       {kO, address_of(o)},   {kStats, lse.data()},  {kDO, address_of(d_o)},
       {kDQ, address_of(dq)}, {kDK, address_of(dk)}, {kDV, address_of(dv)}};
   const std::string context = describe(shape, q.base.dtype(), true);
-  ZT_CUDNN_CHECK(cudnnSetStream(handle_->native, static_cast<cudaStream_t>(stream)), context);
+  ZT_CUDNN_CHECK(fe::detail::set_stream(handle_->native, static_cast<cudaStream_t>(stream)),
+                 context);
   const Allocation workspace =
-      cudnn_attention_workspace(device, shape, true, graph.workspace_bytes);
-  check_frontend(graph.graph->execute(handle_->native, pack, workspace.data()), "execute", context);
+      cudnn_attention_workspace(device, shape, true, graph->workspace_bytes);
+  check_frontend(graph->graph->execute(handle_->native, pack, workspace.data()), "execute",
+                 context);
+  return true;
 }
 
 }  // namespace zt::nn::cuda

@@ -19,7 +19,7 @@ class CudnnError : public zt::Error {
 inline void check_cudnn(cudnnStatus_t status, const char* call, const std::string& context) {
   if (status != CUDNN_STATUS_SUCCESS) {
     throw CudnnError(std::string("cuDNN call ") + call + " failed (" + context +
-                     "): " + cudnnGetErrorString(status));
+                     "): " + cudnn_frontend::detail::get_error_string(status));
   }
 }
 
