@@ -53,6 +53,7 @@ struct Engine::Impl {
     zt::engine::TrainerOptions trainer_options;
     trainer_options.write_run_dir = options.write_run_dir;
     trainer_options.show_progress = options.show_progress;
+    trainer_options.resume_weights_only = options.resume_weights_only;
     trainer_options.run_directory = session.run_directory();
     trainer_options.fault = zt::engine::fault_plan_from_env();
     if (options.on_step) {
@@ -177,6 +178,10 @@ Batch Engine::load_step_batch(const BatchSource& source, std::int64_t step) {
 
 double Engine::evaluate(const Batch& batch) {
   return impl_->session.explained([&] { return impl_->trainer->evaluate(batch); });
+}
+
+double Engine::validation_loss() {
+  return impl_->session.explained([&] { return impl_->trainer->validation_loss(); });
 }
 
 void Engine::finish() {

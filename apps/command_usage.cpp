@@ -109,6 +109,26 @@ exit status: 0 success, 1 run-time failure (a damaged checkpoint, or one saved f
 model than CONFIG's), 2 usage or config error
 )";
 
+constexpr const char* kEvalUsage =
+    R"(usage: zerotrain eval CONFIG [--checkpoint PATH] [--set section.key=value]...
+
+Prints the validation loss of trained weights on CONFIG's validation windows, as the
+val_loss that train.eval_every logs: the mean loss over the first train.eval_windows
+samples of data.val_path (or data.val_fraction's split, or the synthetic stream), the same
+windows at every world size and batch split:
+  zerotrain: val_loss X over W windows (T tokens)
+PATH is a checkpoint (step-N directory) or a checkpoint.dir (its newest checkpoint), saved
+at any world size and ZeRO stage; without --checkpoint the weights are checkpoint.init_from's
+(Hugging Face or `checkpoint export` safetensors). Runs no step and writes nothing: run.dir
+is neither claimed nor touched. Any world size evaluates any checkpoint: the global batch
+and grad_accum_steps are ignored, train.micro_batch_size is the evaluation's micro-batch.
+Alone it is one rank; on several:
+  zerotrain launch --nproc-per-node N -- zerotrain eval CONFIG --checkpoint PATH
+
+exit status: 0 success, 1 run-time failure (a missing or damaged checkpoint, or one saved
+from another model than CONFIG's), 2 usage or config error
+)";
+
 }  // namespace
 
 const char* command_usage(const std::string& command) {
@@ -118,6 +138,7 @@ const char* command_usage(const std::string& command) {
   if (command == "config") return kConfigUsage;
   if (command == "prepare-data") return kPrepareDataUsage;
   if (command == "generate") return kGenerateUsage;
+  if (command == "eval") return kEvalUsage;
   return nullptr;
 }
 

@@ -17,13 +17,14 @@ int estimate_command(const Args& args);
 int profile_command(const Args& args);
 int checkpoint_command(const Args& args);
 int generate_command(const Args& args);
+int eval_command(const Args& args);
 
 // A checkpoint given on the command line: PATH itself, or the newest complete checkpoint of
 // a checkpoint.dir (said on stderr). CheckpointReader says what is wrong with any other.
 std::filesystem::path resolve_checkpoint_path(const std::string& given);
 
-// The `zerotrain COMMAND --help` text of train, estimate, profile, config, prepare-data and
-// generate;
+// The `zerotrain COMMAND --help` text of train, estimate, profile, config, prepare-data,
+// generate and eval;
 // nullptr for the others (launch and checkpoint answer --help themselves).
 const char* command_usage(const std::string& command);
 

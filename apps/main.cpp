@@ -34,6 +34,10 @@ usage:
   zerotrain generate CONFIG --checkpoint PATH --prompt TEXT --max-new-tokens N
                    [--temperature T] [--top-k K] [--seed S] [--set ...]
                                         text from a trained GPT (KV cache, one process)
+  zerotrain eval CONFIG [--checkpoint PATH] [--set ...]
+                                        the validation loss of a checkpoint (or of
+                                        checkpoint.init_from) on the config's validation
+                                        windows; any world size (launch ... -- zerotrain eval)
   zerotrain prepare-data IN... OUT.bin [--tokenizer PATH] [--val-fraction F]
                                         text files (documents) -> a token file for
                                         data.path (byte-level, or BPE in llm.c's format)
@@ -85,6 +89,7 @@ int dispatch(int argc, char** argv) {
   if (command == "config") return zt::apps::config_command(args);
   if (command == "prepare-data") return zt::apps::prepare_data_command(args);
   if (command == "generate") return zt::apps::generate_command(args);
+  if (command == "eval") return zt::apps::eval_command(args);
   throw zt::UsageError("unknown command '" + command + "'; run `zerotrain --help`");
 }
 

@@ -39,6 +39,10 @@ struct EngineOptions {
   bool show_progress = true;
   // The targets are tokens: metrics report tokens/s (a language model).
   bool targets_are_tokens = false;
+  // checkpoint.resume loads weights to measure (validation_loss), not to train on: a
+  // checkpoint saved with any global batch loads, though train() would then not continue
+  // its data order. For evaluation only.
+  bool resume_weights_only = false;
   // Called on every rank after every optimizer step, train() and step() alike: log, or
   // evaluate (evaluate() is collective: call it on every rank at the same steps).
   std::function<void(Engine& engine, const StepMetrics& metrics)> on_step;
@@ -76,6 +80,12 @@ class Engine {
   // The global mean loss on `batch` (the same number of samples on every rank) without
   // changing the model. Collective.
   double evaluate(const Batch& batch);
+  // The validation loss train.eval_every logs: the global mean loss over the first
+  // train.eval_windows samples of the config's validation data (data.val_path,
+  // data.val_fraction or the synthetic stream), the same windows at every world size and
+  // batch split. Collective. Error for an Engine built on a user's model, which has no
+  // validation data, or a config with train.eval_every = 0 (no validation data is built).
+  double validation_loss();
   // Writes memory.json (unless this run made no step: then an earlier run's is kept) and
   // leaves the job together with every rank. Collective; once.
   void finish();

@@ -76,12 +76,13 @@ std::string rank0_run_id(const Config& config, const fs::path& run_dir) {
 
 Checkpointer::Checkpointer(const Config& config, zero::ZeroStrategy& strategy, int optimizer_states,
                            int rank, int world_size, CheckpointerHooks hooks,
-                           std::filesystem::path run_dir)
+                           std::filesystem::path run_dir, bool weights_only)
     : config_(config),
       strategy_(strategy),
       state_count_(static_cast<std::size_t>(optimizer_states)),
       rank_(rank),
       world_size_(world_size),
+      weights_only_(weights_only),
       hooks_(std::move(hooks)),
       directory_(checkpoint_directory(config)),
       run_dir_(std::move(run_dir)) {}
@@ -377,7 +378,7 @@ void Checkpointer::check_fits(const Manifest& m, const fs::path& path) const {
                 }() +
                 "); resume with the same optimizer");
   }
-  if (m.global_batch_size != config_.train.global_batch_size) {
+  if (!weights_only_ && m.global_batch_size != config_.train.global_batch_size) {
     throw Error(where_set(config_, "train.global_batch_size") + ": the global batch is " +
                 std::to_string(config_.train.global_batch_size) + " samples, but " + where +
                 " was trained with " + std::to_string(m.global_batch_size) +

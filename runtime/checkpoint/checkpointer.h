@@ -39,9 +39,12 @@ class Checkpointer {
  public:
   // `optimizer_states`: fp32 states the optimizer keeps per parameter. `run_dir`: run.dir when
   // this run keeps one (its run_id file names the run a resume = "latest" continues), else
-  // empty.
+  // empty. `weights_only`: load() is for measuring the weights (zerotrain eval), not for
+  // training on, so a checkpoint of another global batch loads too (its data position is
+  // not used).
   Checkpointer(const Config& config, zero::ZeroStrategy& strategy, int optimizer_states, int rank,
-               int world_size, CheckpointerHooks hooks, std::filesystem::path run_dir);
+               int world_size, CheckpointerHooks hooks, std::filesystem::path run_dir,
+               bool weights_only = false);
   ~Checkpointer();
 
   // checkpoint.resume: loads the checkpoint it names into the strategy (resharding to this
@@ -78,6 +81,7 @@ class Checkpointer {
   const std::size_t state_count_;  // optimizer states per parameter
   const int rank_;
   const int world_size_;
+  const bool weights_only_;  // load(): any global batch
   CheckpointerHooks hooks_;
   std::filesystem::path directory_;
   std::filesystem::path run_dir_;

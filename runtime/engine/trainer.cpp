@@ -296,7 +296,8 @@ void Trainer::make_checkpointer() {
                                     [this, rank](std::int64_t step, std::string_view phase) {
                                       maybe_inject_fault(options_.fault, rank, step, phase);
                                     }},
-      options_.write_run_dir ? std::filesystem::path(config_.run.dir) : std::filesystem::path());
+      options_.write_run_dir ? std::filesystem::path(config_.run.dir) : std::filesystem::path(),
+      options_.resume_weights_only);
 }
 
 void Trainer::record_run_id() {

@@ -62,7 +62,10 @@ struct TrainerOptions {
   // run.dir as the caller already claimed it (run_training does, before connecting); when
   // null and write_run_dir is set, run() claims it itself.
   const RunDirectory* run_directory = nullptr;
-  bool show_progress = true;       // rank 0 prints the progress line
+  bool show_progress = true;  // rank 0 prints the progress line
+  // checkpoint.resume loads weights to measure, not to train on (zerotrain eval): a
+  // checkpoint of any global batch loads (Checkpointer's weights_only).
+  bool resume_weights_only = false;
   std::optional<FaultPlan> fault;  // deliberate failures for tests (ZEROTRAIN_FAULT)
   // Called on every rank after each optimizer step (run() and step()), with the step's
   // metrics: logging, evaluation (Trainer::evaluate is collective: call it on every rank).
