@@ -29,8 +29,10 @@ usage:
                                         memory/rank-K.json (also under `zerotrain launch`:
                                         --set runtime.memory_profile=true)
   zerotrain checkpoint inspect PATH      what a checkpoint holds, every file verified
-  zerotrain checkpoint export PATH OUT.safetensors [--dtype fp32|bf16]
-                                        its full weights, with the model's parameter names
+  zerotrain checkpoint export PATH OUT.safetensors [--dtype fp32|bf16|fp16]
+                   [--names zerotrain|hf] [--overwrite]
+                                        its full weights, under the model's parameter names
+                                        or Hugging Face's (with config.json)
   zerotrain generate CONFIG --checkpoint PATH --prompt TEXT --max-new-tokens N
                    [--temperature T] [--top-k K] [--seed S] [--set ...]
                                         text from a trained GPT (KV cache, one process)
@@ -38,7 +40,7 @@ usage:
                                         the validation loss of a checkpoint (or of
                                         checkpoint.init_from) on the config's validation
                                         windows; any world size (launch ... -- zerotrain eval)
-  zerotrain prepare-data IN... OUT.bin [--tokenizer PATH] [--val-fraction F]
+  zerotrain prepare-data IN... OUT.bin [--tokenizer PATH] [--val-fraction F] [--overwrite]
                                         text files (documents) -> a token file for
                                         data.path (byte-level, or BPE in llm.c's format)
   zerotrain config docs                 print docs/CONFIG.md (every key, generated)

@@ -38,19 +38,27 @@ TEST_P(CommandHelp, ExitsZeroPrintingItsUsage) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryCommand, CommandHelp,
-                         ::testing::Values(std::vector<std::string>{"train"},
-                                           std::vector<std::string>{"launch"},
-                                           std::vector<std::string>{"estimate"},
-                                           std::vector<std::string>{"profile"},
-                                           std::vector<std::string>{"checkpoint"},
-                                           std::vector<std::string>{"checkpoint", "inspect"},
-                                           std::vector<std::string>{"checkpoint", "export"},
-                                           std::vector<std::string>{"config"},
-                                           std::vector<std::string>{"config", "docs"},
-                                           std::vector<std::string>{"config", "show"},
-                                           std::vector<std::string>{"prepare-data"}),
-                         test_name);
+// The top-level usage names every command's options a user reaches for first.
+TEST(TopLevelHelp, ListsTheExportAndPrepareDataOptions) {
+  const TempDir dir;
+  const ProgramResult run = testing::zerotrain(dir, {"--help"}, "help");
+  EXPECT_EQ(run.exit_code, 0) << run.output();
+  for (const char* option : {"--names zerotrain|hf", "--dtype fp32|bf16|fp16", "--tokenizer PATH",
+                             "--val-fraction F", "--overwrite", "zerotrain eval"}) {
+    EXPECT_NE(run.out.find(option), std::string::npos) << option << "\n" << run.out;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EveryCommand, CommandHelp,
+    ::testing::Values(
+        std::vector<std::string>{"train"}, std::vector<std::string>{"launch"},
+        std::vector<std::string>{"estimate"}, std::vector<std::string>{"profile"},
+        std::vector<std::string>{"checkpoint"}, std::vector<std::string>{"checkpoint", "inspect"},
+        std::vector<std::string>{"checkpoint", "export"}, std::vector<std::string>{"config"},
+        std::vector<std::string>{"config", "docs"}, std::vector<std::string>{"config", "show"},
+        std::vector<std::string>{"prepare-data"}, std::vector<std::string>{"eval"}),
+    test_name);
 
 }  // namespace
 }  // namespace zt
