@@ -77,7 +77,8 @@ TEST(ConfigSchema, EveryKeyIsDocumentedAndItsDefaultValid) {
       EXPECT_EQ(find_config_key(section.name, key.name), &key);
     }
   }
-  EXPECT_EQ(keys, 77u);
+  // A key added or removed changes this on purpose: docs/CONFIG.md and the loader follow.
+  EXPECT_EQ(keys, 79u);
   EXPECT_EQ(find_config_key("optimizer", "learning_rate"), nullptr);
   EXPECT_EQ(find_config_section("profile"), nullptr);
 }
