@@ -15,6 +15,7 @@
 #include "data/bpe_tokenizer.h"
 #include "data/byte_level_alphabet.h"
 #include "data/token_file.h"
+#include "support/byte_level_tokenizer.h"
 #include "support/zerotrain_cli.h"
 
 namespace zt {
@@ -28,22 +29,14 @@ void write_text(const fs::path& path, const std::string& text) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
 }
 
-std::string json_quoted(const std::string& text) {
-  std::string out = "\"";
-  for (const char c : text) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
-
 // A byte-level BPE tokenizer.json: bytes 0..255, merges "a b" (256) and "Ġ t" (257), and
 // the added token "<|endoftext|>" (258) unless `eot` is false.
 std::string tokenizer_json(bool eot = true) {
   std::string vocab;
   for (unsigned b = 0; b < 256; ++b) {
-    vocab += (b ? ", " : "") + json_quoted(data::byte_level_symbol(static_cast<unsigned char>(b))) +
-             ": " + std::to_string(b);
+    vocab += (b ? ", " : "") +
+             testing::json_text(data::byte_level_symbol(static_cast<unsigned char>(b))) + ": " +
+             std::to_string(b);
   }
   vocab += R"(, "ab": 256, "Ġt": 257)";
   const std::string added =
