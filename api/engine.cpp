@@ -180,8 +180,8 @@ double Engine::evaluate(const Batch& batch) {
   return impl_->session.explained([&] { return impl_->trainer->evaluate(batch); });
 }
 
-double Engine::validation_loss() {
-  return impl_->session.explained([&] { return impl_->trainer->validation_loss(); });
+double Engine::validation_loss(const ValidationOutputSink& on_outputs) {
+  return impl_->session.explained([&] { return impl_->trainer->validation_loss(on_outputs); });
 }
 
 void Engine::finish() {

@@ -110,18 +110,32 @@ model than CONFIG's), 2 usage or config error
 )";
 
 constexpr const char* kEvalUsage =
-    R"(usage: zerotrain eval CONFIG [--checkpoint PATH] [--set section.key=value]...
+    R"(usage: zerotrain eval [CONFIG] [--checkpoint PATH] [--data FILE] [--logits FILE.npy
+                     [--overwrite]] [--set section.key=value]...
 
-Prints the validation loss of trained weights on CONFIG's validation windows, as the
-val_loss that train.eval_every logs: the mean loss over the first train.eval_windows
-samples of data.val_path (or data.val_fraction's split, or the synthetic stream), the same
-windows at every world size and batch split:
+Prints the validation loss of trained weights on the validation windows, as the val_loss
+that train.eval_every logs: the mean loss over the first train.eval_windows samples of
+data.val_path (or data.val_fraction's split, or the synthetic stream), the same windows at
+every world size and batch split:
   zerotrain: val_loss X over W windows (T tokens)
-PATH is a checkpoint (step-N directory) or a checkpoint.dir (its newest checkpoint), saved
-at any world size and ZeRO stage; without --checkpoint the weights are checkpoint.init_from's
-(Hugging Face or `checkpoint export` safetensors). Runs no step and writes nothing: run.dir
-is neither claimed nor touched. Any world size evaluates any checkpoint: the global batch
-and grad_accum_steps are ignored, train.micro_batch_size is the evaluation's micro-batch.
+PATH is a checkpoint (step-N directory), a checkpoint.dir (its newest checkpoint), saved at
+any world size and ZeRO stage, or a Hugging Face folder (config.json beside
+model.safetensors or its index). Without --checkpoint the weights are CONFIG's
+checkpoint.init_from (Hugging Face or `checkpoint export` safetensors). Without CONFIG the
+model is the checkpoint's (the config its manifest saved) or the folder's config.json's
+(model.seq_len its positions, at most 1024; --set model.seq_len=N for more), and --set
+changes either. Runs no step and writes nothing but --logits: run.dir is neither claimed
+nor touched. Any world size evaluates any checkpoint: the global batch and grad_accum_steps
+are ignored, train.micro_batch_size is the evaluation's micro-batch.
+
+options:
+  --data FILE        the validation tokens: token file(s), a glob (data.val_path = FILE)
+  --logits FILE.npy  also write the windows' logits, float32, shaped (windows, seq_len,
+                     vocabulary) for a language model (numpy.load reads it; 4 bytes a
+                     value: 64 windows of 1024 GPT-2 tokens are 13 GB); an existing file is
+                     refused unless --overwrite. Each rank writes its windows beside FILE
+                     first, so ranks on several nodes need FILE on a shared filesystem.
+
 Alone it is one rank; on several:
   zerotrain launch --nproc-per-node N -- zerotrain eval CONFIG --checkpoint PATH
 

@@ -1,92 +1,131 @@
-// `zerotrain eval CONFIG [--set section.key=value]... [--checkpoint PATH]`: the validation loss
-// of a checkpoint (or of checkpoint.init_from's weights) on the config's validation windows,
-// alone or as every rank of `zerotrain launch ... -- zerotrain eval ...`; writes nothing.
+// `zerotrain eval [CONFIG] [--checkpoint PATH] [--data FILE] [--logits FILE.npy [--overwrite]]
+// [--set section.key=value]...`: the validation loss of a checkpoint, a Hugging Face folder or
+// checkpoint.init_from's weights on the validation windows, alone or as every rank of
+// `zerotrain launch ... -- zerotrain eval ...`; with --logits, the windows' logits too.
 #include <cstdio>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "apps/commands.h"
-#include "core/config/config_loader.h"
+#include "apps/eval_logits_file.h"
+#include "apps/weights_source.h"
 #include "core/error.h"
+#include "runtime/checkpoint/hf_model_settings.h"
+#include "runtime/engine/data_vocabulary.h"
 #include "zerotrain/engine.h"
 
 namespace zt::apps {
 namespace {
 
 struct EvalArgs {
-  ConfigArgs config;
-  std::string checkpoint;  // "" when checkpoint.init_from gives the weights
+  WeightsArgs weights;
+  std::string data;                   // --data: the validation token file(s); "" = the config's
+  std::optional<std::string> logits;  // --logits FILE
+  bool overwrite = false;
 };
 
 EvalArgs parse_eval_args(const Args& args) {
   EvalArgs parsed;
-  Args config_args;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg == "--checkpoint") {
-      if (i + 1 >= args.size()) throw UsageError("eval: --checkpoint needs a PATH");
-      parsed.checkpoint = args[++i];
-    } else if (arg.rfind("--checkpoint=", 0) == 0) {
-      parsed.checkpoint = arg.substr(std::string("--checkpoint=").size());
-      if (parsed.checkpoint.empty()) throw UsageError("eval: --checkpoint needs a PATH");
+  Args rest;
+  parsed.weights = parse_weights_args(args, {"--data", "--logits"}, rest);
+  for (std::size_t i = 0; i < rest.size(); ++i) {
+    if (rest[i] == "--data") {
+      parsed.data = rest[++i];
+    } else if (rest[i] == "--logits") {
+      parsed.logits = rest[++i];
+      if (parsed.logits->empty()) throw UsageError("eval: --logits needs a FILE");
+    } else if (rest[i] == "--overwrite") {
+      parsed.overwrite = true;
     } else {
-      config_args.push_back(arg);
+      throw UsageError("eval: unknown option '" + rest[i] + "'");
     }
   }
-  parsed.config = parse_config_args(config_args, 0);
+  if (parsed.overwrite && !parsed.logits) {
+    throw UsageError("eval: --overwrite replaces --logits FILE; give --logits too");
+  }
   return parsed;
 }
 
-// The settings that make a train config an evaluation: the weights from PATH (or init_from
-// alone), no checkpoint saved, the validation source built (it exists only with
+// The settings that make a train config an evaluation: the weights from --checkpoint (or
+// init_from alone), no checkpoint saved, the validation source built (it exists only with
 // train.eval_every > 0; no step runs, so its value matters only for that), no sample, no
 // memory profile, and a constant learning rate (no step uses it; a decaying schedule would
 // warn that the checkpoint's run had another train.steps). The global batch is inferred
 // (one micro-batch per rank), so a config that fixes train.global_batch_size evaluates at any
-// world size: only train.micro_batch_size matters here, as evaluation's micro-batch.
-std::vector<std::string> eval_overrides(const Config& config, const std::string& checkpoint) {
-  std::vector<std::string> overrides = {"checkpoint.every_steps=0",     "train.sample_every=0",
-                                        "runtime.memory_profile=false", "scheduler.type=constant",
-                                        "scheduler.warmup_steps=0",     "train.global_batch_size=0",
-                                        "train.grad_accum_steps=1"};
-  if (!checkpoint.empty()) {
-    overrides.push_back("checkpoint.resume=" + resolve_checkpoint_path(checkpoint).string());
+// world size: only train.micro_batch_size matters here, as evaluation's micro-batch. --data
+// names the validation tokens (and the training ones, when the config has none, so that no
+// synthetic corpus is made for a run that takes no step).
+std::vector<std::string> eval_settings(const Config& config, const EvalArgs& args) {
+  std::vector<std::string> settings = {"checkpoint.every_steps=0",     "train.sample_every=0",
+                                       "runtime.memory_profile=false", "scheduler.type=constant",
+                                       "scheduler.warmup_steps=0",     "train.global_batch_size=0",
+                                       "train.grad_accum_steps=1"};
+  const std::string& weights = args.weights.weights;
+  if (!weights.empty() && !checkpoint::is_hf_folder(weights)) {
+    settings.push_back("checkpoint.resume=" + resolve_checkpoint_path(weights).string());
   } else {
     if (config.checkpoint.init_from.empty()) {
       throw UsageError(
-          "eval needs weights: --checkpoint PATH (a step-N checkpoint or a checkpoint.dir), or "
-          "checkpoint.init_from in CONFIG (Hugging Face or exported safetensors)");
+          "eval needs weights: --checkpoint PATH (a step-N checkpoint, a checkpoint.dir or a "
+          "Hugging Face folder), or checkpoint.init_from in CONFIG (Hugging Face or exported "
+          "safetensors)");
     }
-    overrides.push_back("checkpoint.resume=");
+    settings.push_back("checkpoint.resume=");
   }
-  if (config.train.eval_every == 0) overrides.push_back("train.eval_every=1");
-  return overrides;
+  if (!args.data.empty()) {
+    settings.push_back("data.val_path=" + args.data);
+    settings.push_back("data.val_fraction=0");
+    if (config.data.path.empty()) settings.push_back("data.path=" + args.data);
+  }
+  if (config.train.eval_every == 0) settings.push_back("train.eval_every=1");
+  return settings;
 }
 
 }  // namespace
 
 int eval_command(const Args& args) {
-  EvalArgs eval_args = parse_eval_args(args);
-  const Config given = load_config_file(eval_args.config.path, eval_args.config.overrides);
-  for (const std::string& setting : eval_overrides(given, eval_args.checkpoint)) {
-    eval_args.config.overrides.push_back(setting);
-  }
-  const Config config = load_config_file(eval_args.config.path, eval_args.config.overrides);
+  const EvalArgs eval_args = parse_eval_args(args);
+  const Config config = weights_config(
+      eval_args.weights, [&](const Config& given) { return eval_settings(given, eval_args); });
   zerotrain::EngineOptions options;
   options.write_run_dir = false;  // run.dir is neither claimed nor written
   options.show_progress = false;
   options.resume_weights_only = true;  // a checkpoint of any global batch: eval at any split
   options.targets_are_tokens = is_language_model(config.model.type);
   zerotrain::Engine engine(config, options);
-  const double val_loss = engine.validation_loss();
+  const std::int64_t windows = config.train.eval_windows;
+  std::unique_ptr<EvalLogitsFile> logits;
+  if (eval_args.logits) {
+    const std::int64_t columns =
+        options.targets_are_tokens ? engine::data_vocabulary(engine.config().model) : 0;
+    logits = std::make_unique<EvalLogitsFile>(
+        *eval_args.logits,
+        eval_args.overwrite ? data::ExistingOutput::kReplace : data::ExistingOutput::kRefuse,
+        engine.rank(), engine.world_size(), windows, columns);
+  }
+  const double val_loss =
+      logits ? engine.validation_loss(
+                   [&](const zerotrain::ValidationOutputs& outputs) { logits->write(outputs); })
+             : engine.validation_loss();
+  if (logits) logits->finish();
   engine.finish();
   if (engine.rank() == 0) {
-    const long long windows = static_cast<long long>(config.train.eval_windows);
-    if (is_language_model(config.model.type)) {
-      std::printf("zerotrain: val_loss %.4f over %lld windows (%lld tokens)\n", val_loss, windows,
-                  windows * static_cast<long long>(config.model.seq_len));
+    const long long shown = static_cast<long long>(windows);
+    if (options.targets_are_tokens) {
+      std::printf("zerotrain: val_loss %.4f over %lld windows (%lld tokens)\n", val_loss, shown,
+                  shown * static_cast<long long>(config.model.seq_len));
     } else {
-      std::printf("zerotrain: val_loss %.4f over %lld samples\n", val_loss, windows);
+      std::printf("zerotrain: val_loss %.4f over %lld samples\n", val_loss, shown);
+    }
+    if (logits) {
+      std::string shape;
+      for (const std::int64_t extent : logits->shape()) {
+        shape += (shape.empty() ? "" : ", ") + std::to_string(extent);
+      }
+      std::printf("zerotrain: wrote %s: float32 logits (%s)\n", eval_args.logits->c_str(),
+                  shape.c_str());
     }
     std::fflush(stdout);
   }

@@ -36,10 +36,11 @@ usage:
   zerotrain generate CONFIG --checkpoint PATH --prompt TEXT --max-new-tokens N
                    [--temperature T] [--top-k K] [--seed S] [--set ...]
                                         text from a trained GPT (KV cache, one process)
-  zerotrain eval CONFIG [--checkpoint PATH] [--set ...]
-                                        the validation loss of a checkpoint (or of
-                                        checkpoint.init_from) on the config's validation
-                                        windows; any world size (launch ... -- zerotrain eval)
+  zerotrain eval [CONFIG] [--checkpoint PATH] [--data FILE] [--logits FILE.npy] [--set ...]
+                                        the validation loss (and logits) of a checkpoint, a
+                                        Hugging Face folder or checkpoint.init_from on the
+                                        validation windows; any world size (launch ... --
+                                        zerotrain eval)
   zerotrain prepare-data IN... OUT.bin [--tokenizer PATH] [--val-fraction F] [--overwrite]
                                         text files (documents) -> a token file for
                                         data.path (byte-level, or BPE in llm.c's format)

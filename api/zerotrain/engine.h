@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "runtime/engine/step_metrics.h"
+#include "runtime/engine/validation_outputs.h"
 #include "zerotrain/config.h"
 #include "zerotrain/data.h"
 #include "zerotrain/errors.h"
@@ -29,6 +30,11 @@ namespace zerotrain {
 // One optimizer step as measured: step, loss (the global mean), lr, grad_norm, samples/s,
 // tokens/s (NaN unless the targets are tokens), step_ms, loss_scale, skipped, bytes sent.
 using StepMetrics = zt::engine::StepMetrics;
+// What validation_loss shows of the model's outputs: windows [first_window, first_window +
+// windows) of the validation set, each of window_shape ((seq_len, vocab_size) logits for a
+// language model), f32, row-major, window after window.
+using ValidationOutputs = zt::engine::ValidationOutputs;
+using ValidationOutputSink = zt::engine::ValidationOutputSink;
 
 class Engine;
 
@@ -85,7 +91,10 @@ class Engine {
   // data.val_fraction or the synthetic stream), the same windows at every world size and
   // batch split. Collective. Error for an Engine built on a user's model, which has no
   // validation data, or a config with train.eval_every = 0 (no validation data is built).
-  double validation_loss();
+  // `on_outputs`, when set, is called on each rank with the model's outputs for the windows
+  // that rank evaluates (its even share, in micro-batches), before their loss: `zerotrain
+  // eval --logits` writes them to a file.
+  double validation_loss(const ValidationOutputSink& on_outputs = {});
   // Writes memory.json (unless this run made no step: then an earlier run's is kept) and
   // leaves the job together with every rank. Collective; once.
   void finish();

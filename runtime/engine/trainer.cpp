@@ -599,10 +599,13 @@ StepMetrics Trainer::run_step(const std::function<data::Batch(std::int64_t micro
   return metrics;
 }
 
-std::array<double, 2> Trainer::evaluation_loss(const data::Batch& batch, double global_targets) {
+std::array<double, 2> Trainer::evaluation_loss(
+    const data::Batch& batch, double global_targets,
+    const std::function<void(const Tensor&)>& on_output) {
   nn::LossResult loss;
   try {
-    loss = forward_loss(batch, static_cast<float>(1.0 / global_targets), steps_done_, 0, false);
+    loss = forward_loss(batch, static_cast<float>(1.0 / global_targets), steps_done_, 0, false,
+                        on_output);
   } catch (...) {
     pass_->discard_forward();
     strategy_->end_forward_only();
@@ -639,17 +642,23 @@ std::vector<float> Trainer::forward_logits(const Tensor& inputs) {
     throw;
   }
   strategy_->end_forward_only();
-  tracker_.set_phase("evaluation output");
-  if (output.dtype() != DType::kF32) {
-    Tensor widened =
-        Tensor::empty(output.shape(), DType::kF32, tracker_, MemoryCategory::kActivations);
-    device_.ops().cast(output, widened);
-    output = widened;
-  }
-  std::vector<float> logits(static_cast<std::size_t>(output.numel()));
-  zero::read_to_host(device_, output, logits);
+  std::vector<float> logits = host_f32(output);
   tracker_.set_phase(phase);
   return logits;
+}
+
+std::vector<float> Trainer::host_f32(const Tensor& output) {
+  const std::string phase = tracker_.phase();
+  tracker_.set_phase("evaluation output");
+  Tensor values = output;
+  if (values.dtype() != DType::kF32) {
+    values = Tensor::empty(output.shape(), DType::kF32, tracker_, MemoryCategory::kActivations);
+    device_.ops().cast(output, values);
+  }
+  std::vector<float> host(static_cast<std::size_t>(values.numel()));
+  zero::read_to_host(device_, values, host);
+  tracker_.set_phase(phase);
+  return host;
 }
 
 bool Trainer::evaluates_after(std::int64_t step) const {
@@ -678,7 +687,7 @@ std::string Trainer::take_sample() {
 // rank whose share has run out evaluating window 0 as a stand-in whose loss it does not
 // count. The same windows every time, whatever step it is, so val_loss moves only with
 // the weights, and a resumed run measures what the uninterrupted one did.
-double Trainer::validation_loss() {
+double Trainer::validation_loss(const ValidationOutputSink& on_outputs) {
   if (!validation_) {
     throw Error(
         "validation_loss: this trainer has no validation source (TrainingParts::validation)");
@@ -708,7 +717,16 @@ double Trainer::validation_loss() {
     check_batch(batch, range.count, "the validation source's batch");
     const double global_targets = static_cast<double>(batch.targets.numel()) *
                                   static_cast<double>(windows) / static_cast<double>(batch.samples);
-    const std::array<double, 2> loss = evaluation_loss(batch, global_targets);
+    std::function<void(const Tensor&)> on_output;
+    if (on_outputs && !stand_in) {
+      on_output = [&](const Tensor& output) {
+        const std::vector<float> values = host_f32(output);
+        std::vector<std::int64_t> window_shape;
+        for (int axis = 1; axis < output.rank(); ++axis) window_shape.push_back(output.dim(axis));
+        on_outputs({range.first, range.count, std::move(window_shape), values});
+      };
+    }
+    const std::array<double, 2> loss = evaluation_loss(batch, global_targets, on_output);
     if (stand_in) continue;
     loss_sum += loss[0];
     rows += loss[1];
@@ -802,12 +820,14 @@ Tensor Trainer::device_inputs(const Tensor& inputs) {
 }
 
 nn::LossResult Trainer::forward_loss(const data::Batch& batch, float grad_scale, std::int64_t step,
-                                     std::int64_t micro, bool for_backward) {
+                                     std::int64_t micro, bool for_backward,
+                                     const std::function<void(const Tensor&)>& on_output) {
   const Tensor inputs = device_inputs(batch.inputs);
   Tensor targets = batch.targets;
   if (targets.device() != device_.device()) targets = on_device(targets);
   const nn::DropoutDraw draw = dropout_draw(step, micro);
   Tensor output = for_backward ? pass_->forward(inputs, &draw) : pass_->forward_only(inputs);
+  if (on_output) on_output(output);
   tracker_.set_phase(for_backward ? "loss" : "evaluation loss");
   nn::LossContext ctx{device_, *kernels_};
   nn::LossResult loss = loss_->compute(output, targets, grad_scale, ctx);

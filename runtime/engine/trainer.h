@@ -27,6 +27,7 @@
 #include "runtime/engine/fault_injection.h"
 #include "runtime/engine/metrics_log.h"
 #include "runtime/engine/run_directory.h"
+#include "runtime/engine/validation_outputs.h"
 #include "sharding/zero_strategy.h"
 
 namespace zt::checkpoint {
@@ -124,8 +125,9 @@ class Trainer {
   // The validation loss train.eval_every reports: the global mean loss over the first
   // train.eval_windows samples of the parts' validation source, split over the ranks; the
   // same samples every time and at every batch split (Note [Validation samples]).
-  // Collective; Error without a source.
-  double validation_loss();
+  // Collective; Error without a source. `on_outputs`, when set, also sees the model's outputs
+  // of this rank's windows (not the stand-ins'), one micro-batch at a time, before their loss.
+  double validation_loss(const ValidationOutputSink& on_outputs = {});
   // The model's output for `inputs` (this rank's samples, any number: for a language model
   // token ids (B, T) and logits (B, T, V)), from a forward that keeps nothing for a backward
   // and changes nothing, as evaluate's. Row-major f32 on the host, widened from the compute
@@ -183,13 +185,18 @@ class Trainer {
   Tensor device_inputs(const Tensor& inputs);
   // The loss of `batch`'s forward as the loss computes it (backward not run). With
   // `for_backward` false the forward keeps nothing (evaluation; the caller ends it).
+  // `on_output`, when set, sees the model's output before the loss is computed.
   nn::LossResult forward_loss(const data::Batch& batch, float grad_scale, std::int64_t step,
-                              std::int64_t micro, bool for_backward = true);
+                              std::int64_t micro, bool for_backward = true,
+                              const std::function<void(const Tensor&)>& on_output = {});
   // The dropout masks of this rank's micro-batch `micro` at `step` (Note [Dropout masks from
   // a hash]): its first sample's index in the global batch, as the sampler places it.
   nn::DropoutDraw dropout_draw(std::int64_t step, std::int64_t micro) const;
   // The summed loss and rows of `batch` on this rank, with a forward that keeps nothing.
-  std::array<double, 2> evaluation_loss(const data::Batch& batch, double global_targets);
+  std::array<double, 2> evaluation_loss(const data::Batch& batch, double global_targets,
+                                        const std::function<void(const Tensor&)>& on_output = {});
+  // `output` (on the device, any float dtype) widened to f32 in host memory, row-major.
+  std::vector<float> host_f32(const Tensor& output);
   bool evaluates_after(std::int64_t step) const;
   // train.sample_every's sample after this step: the full weights gathered on every rank
   // (collective), decoded on rank 0; "" on the other ranks.

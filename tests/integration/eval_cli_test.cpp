@@ -4,14 +4,18 @@
 // --checkpoint is named; run.dir is left exactly as training left it.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "runtime/checkpoint/checkpoint_format.h"
+#include "support/foreign_token_files.h"
 #include "support/hf_gpt2_fixture.h"
+#include "support/hf_llama_fixture.h"
 #include "support/zerotrain_cli.h"
 
 namespace zt {
@@ -53,6 +57,42 @@ std::map<std::string, std::string> listing(const fs::path& dir) {
         std::to_string(entry.last_write_time().time_since_epoch().count());
   }
   return files;
+}
+
+// An .npy file of float32 values: its header's shape text ("(5, 32, 32)") and its values.
+struct Npy {
+  std::string shape;
+  std::vector<float> values;
+};
+
+Npy read_npy(const fs::path& path) {
+  const std::string bytes = testing::read_text(path);
+  Npy npy;
+  if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0) return npy;
+  const std::size_t length = static_cast<unsigned char>(bytes[8]) |
+                             (static_cast<std::size_t>(static_cast<unsigned char>(bytes[9])) << 8);
+  const std::string dict = bytes.substr(10, length);
+  const std::size_t open = dict.find("'shape': (");
+  npy.shape = dict.substr(open + 9, dict.find(')', open) - open - 8);
+  npy.values.resize((bytes.size() - 10 - length) / sizeof(float));
+  std::memcpy(npy.values.data(), bytes.data() + 10 + length, npy.values.size() * sizeof(float));
+  return npy;
+}
+
+// The mean over `logits`' rows (each `vocab` wide) of the softmax cross-entropy with target
+// `target` everywhere.
+double mean_cross_entropy(const std::vector<float>& logits, std::size_t vocab, int target) {
+  double sum = 0;
+  const std::size_t rows = logits.size() / vocab;
+  for (std::size_t r = 0; r < rows; ++r) {
+    const float* row = logits.data() + r * vocab;
+    double max = row[0];
+    for (std::size_t v = 1; v < vocab; ++v) max = std::max<double>(max, row[v]);
+    double total = 0;
+    for (std::size_t v = 0; v < vocab; ++v) total += std::exp(row[v] - max);
+    sum += max + std::log(total) - row[target];
+  }
+  return sum / static_cast<double>(rows);
 }
 
 // One training run for every test: the tiny config, one rank, val_loss at its last step.
@@ -174,6 +214,94 @@ TEST_F(EvalCli, HuggingFaceWeightsThroughInitFromEvaluateAtAnyWorldSize) {
   const ProgramResult two = eval(hf, 2, "hf2");
   ASSERT_EQ(two.exit_code, 0) << two.output();
   EXPECT_EQ(val_loss_text(two.out), loss) << two.output();
+}
+
+// `eval --checkpoint` without CONFIG (the model from the checkpoint's manifest), --data naming
+// a token file that holds one id only (so every target is known), --logits: the file holds
+// (windows, seq_len, vocabulary) float32 logits whose mean cross-entropy is the val_loss
+// printed, 2 ranks at stage 3 write the same file, no rank's part is left beside it, and an
+// existing file is refused unless --overwrite.
+TEST_F(EvalCli, LogitsFileHoldsTheLogitsTheLossCameFromAtAnyWorldSize) {
+  constexpr int kToken = 7;
+  const fs::path tokens = dir_->path() / "sevens.bin";
+  testing::write_llmc_file(tokens, std::vector<std::uint32_t>(1000, kToken), 20240520, 1, 2);
+  const auto eval_logits = [&](const std::string& out, int ranks,
+                               const std::vector<std::string>& more) {
+    std::vector<std::string> all;
+    if (ranks > 1) {
+      all = {"launch", "--nproc-per-node", std::to_string(ranks), "--",
+             testing::zerotrain_binary()};
+    }
+    const std::vector<std::string> args = {"eval",
+                                           "--checkpoint",
+                                           checkpoint_.string(),
+                                           "--data",
+                                           tokens.string(),
+                                           "--logits",
+                                           (dir_->path() / out).string(),
+                                           "--set",
+                                           "train.eval_windows=5",
+                                           "--set",
+                                           "runtime.comm_timeout_s=30"};
+    all.insert(all.end(), args.begin(), args.end());
+    all.insert(all.end(), more.begin(), more.end());
+    return testing::zerotrain(*dir_, all, "logits_" + out);
+  };
+  const ProgramResult one = eval_logits("one.npy", 1, {});
+  ASSERT_EQ(one.exit_code, 0) << one.output();
+  EXPECT_NE(one.out.find("val_loss " + val_loss_text(one.out) + " over 5 windows (160 tokens)"),
+            std::string::npos)
+      << one.output();
+  const Npy alone = read_npy(dir_->path() / "one.npy");
+  EXPECT_EQ(alone.shape, "(5, 32, 32)");
+  ASSERT_EQ(alone.values.size(), 5u * 32 * 32);
+  EXPECT_NEAR(mean_cross_entropy(alone.values, 32, kToken), std::stod(val_loss_text(one.out)),
+              1.5e-4);
+
+  const ProgramResult two = eval_logits("two.npy", 2, {"--set", "zero.stage=3"});
+  ASSERT_EQ(two.exit_code, 0) << two.output();
+  const Npy both = read_npy(dir_->path() / "two.npy");
+  EXPECT_EQ(both.shape, alone.shape);
+  ASSERT_EQ(both.values.size(), alone.values.size());
+  for (std::size_t i = 0; i < alone.values.size(); ++i) {
+    ASSERT_NEAR(both.values[i], alone.values[i], 1e-4) << "value " << i;
+  }
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir_->path())) {
+    EXPECT_EQ(entry.path().string().find(".part"), std::string::npos) << entry.path();
+  }
+
+  const std::string kept = testing::read_text(dir_->path() / "two.npy");
+  const ProgramResult again = eval_logits("two.npy", 1, {});
+  EXPECT_NE(again.exit_code, 0);
+  EXPECT_NE(again.err.find("--overwrite"), std::string::npos) << again.output();
+  EXPECT_EQ(testing::read_text(dir_->path() / "two.npy"), kept);
+  const ProgramResult replaced = eval_logits("two.npy", 1, {"--overwrite"});
+  EXPECT_EQ(replaced.exit_code, 0) << replaced.output();
+}
+
+// A Hugging Face folder with no CONFIG: model.* from its config.json, the weights through
+// checkpoint.init_from, evaluated as that CONFIG-less model on 1 and 2 ranks.
+TEST_F(EvalCli, AHuggingFaceFolderEvaluatesWithoutAConfig) {
+  const std::vector<std::string> args = {"--checkpoint", testing::hf_llama_fixture().string(),
+                                         "--set",        "train.eval_windows=8",
+                                         "--set",        "runtime.comm_timeout_s=30"};
+  std::vector<std::string> alone_args = {"eval"};
+  alone_args.insert(alone_args.end(), args.begin(), args.end());
+  const ProgramResult alone = testing::zerotrain(*dir_, alone_args, "hf_folder1");
+  ASSERT_EQ(alone.exit_code, 0) << alone.output();
+  EXPECT_NE(alone.out.find(" over 8 windows (256 tokens)"), std::string::npos) << alone.output();
+  std::vector<std::string> two_args = {"launch", "--nproc-per-node",          "2",
+                                       "--",     testing::zerotrain_binary(), "eval"};
+  two_args.insert(two_args.end(), args.begin(), args.end());
+  const ProgramResult two = testing::zerotrain(*dir_, two_args, "hf_folder2");
+  ASSERT_EQ(two.exit_code, 0) << two.output();
+  EXPECT_EQ(val_loss_text(two.out), val_loss_text(alone.out)) << two.output();
+}
+
+TEST_F(EvalCli, NeitherConfigNorCheckpointSaysWhatToGive) {
+  const ProgramResult result = testing::zerotrain(*dir_, {"eval"}, "nothing");
+  EXPECT_EQ(result.exit_code, 2) << result.output();
+  EXPECT_NE(result.err.find("--checkpoint PATH"), std::string::npos) << result.output();
 }
 
 }  // namespace
