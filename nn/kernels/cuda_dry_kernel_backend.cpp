@@ -1,8 +1,7 @@
-// The CUDA backend's workspace allocations, op by op, without the GPU: each op below mirrors
-// its namesake in nn/kernels/cuda/ (cuda_kernel_backend.cpp, cuda_attention.cpp), one
-// cublas_workspace() per SharedCublasHandle::with_stream there and one per Linear op, and
-// nothing for the kernels that need no workspace (element-wise, layer norm, RMSNorm, rotary
-// embedding, SwiGLU, embedding, bias); with the cuDNN attention, the bound of Note [cuDNN
+// The CUDA backend's workspace allocations, op by op, without the GPU: each op below replays
+// the request its namesake in nn/kernels/cuda/ allocates (Note [Workspace requests]), and the
+// kernels that need no workspace (element-wise, layer norm, RMSNorm, rotary embedding,
+// SwiGLU, embedding) allocate nothing; with the cuDNN attention, the bound of Note [cuDNN
 // attention workspace] per attention op.
 #include "nn/kernels/cuda_dry_kernel_backend.h"
 
@@ -18,9 +17,6 @@ void expect_meta(const DeviceContext& device) {
            "the dry CUDA kernel backend was given the context of " + device.device().to_string());
 }
 
-// One SharedCublasHandle::with_stream: its workspace lives while the GEMMs are enqueued.
-void gemm_group(DeviceContext& device) { const Allocation workspace = cublas_workspace(device); }
-
 class CudaDryKernelBackend final : public KernelBackend {
  public:
   explicit CudaDryKernelBackend(CudaAttention attention) : attention_(attention) {}
@@ -30,31 +26,21 @@ class CudaDryKernelBackend final : public KernelBackend {
   void gemm(DeviceContext& device, bool, bool, float, const Tensor&, const Tensor&, float,
             const Tensor&) const override {
     expect_meta(device);
-    gemm_group(device);
+    replay_workspace(device, gemm_workspace_request());
   }
 
-  // One workspace for the op's cuBLASLt GEMM; the bias and GELU epilogues, or the GELU kernel
-  // after the GEMM for widths cuBLASLt cannot fuse, need none.
+  // The cuBLASLt fused and unfused paths allocate the same (Note [Workspace requests]).
   void linear_forward(DeviceContext& device, const Tensor&, const Tensor&, const Tensor&,
                       const Tensor&, const Tensor&) const override {
     expect_meta(device);
-    const Allocation workspace = cublas_workspace(device);
+    replay_workspace(device, linear_forward_workspace_request());
   }
-  // One workspace for the dx and dweight GEMMs, and while it lives the bias-gradient scratch
-  // of each GEMM whose epilogue writes one (DGELU_BGRAD on dx, BGRADB on dweight).
   void linear_backward(DeviceContext& device, const Tensor&, const Tensor& weight, const Tensor&,
                        const Tensor&, const Tensor&, const Tensor& dbias, const Tensor& x_pre_gelu,
                        const Tensor& x_pre_gelu_dbias) const override {
     expect_meta(device);
-    const std::int64_t out_features = weight.dim(0);
-    const std::int64_t in_features = weight.dim(1);
-    const Allocation workspace = cublas_workspace(device);
-    if (x_pre_gelu.defined() && x_pre_gelu_dbias.defined() && gelu_fuses_into_gemm(in_features)) {
-      const Tensor scratch = dgelu_bias_grad_workspace(device, in_features);
-    }
-    if (dbias.defined()) {
-      const Tensor scratch = bias_grad_workspace(device, out_features);
-    }
+    replay_workspace(
+        device, linear_backward_workspace_request(weight, dbias, x_pre_gelu, x_pre_gelu_dbias));
   }
 
   void gelu_forward(DeviceContext& device, const Tensor&, const Tensor&) const override {
@@ -122,23 +108,16 @@ class CudaDryKernelBackend final : public KernelBackend {
     swiglu_backward_shape(gate_up, dh, d_gate_up);
   }
 
-  // Two GEMM groups (S, then P v) around the softmax, with the f32 copies and the scores
-  // live.
+  // The path the CUDA backend takes for these operands; with cuDNN, the workspace bound (graph
+  // bytes 0), which the steps' graphs are built to fit (Note [Workspace requests]).
   void attention_forward(DeviceContext& device, const AttentionHeads& q, const AttentionHeads& k,
                          const AttentionHeads& v, const AttentionHeads& o,
                          const Tensor& lse) const override {
     expect_meta(device);
-    const AttentionShape shape = attention_shape_of(q, k, v, o, lse);
-    if (runs_cudnn(q, k)) {
-      const Allocation workspace = cudnn_attention_workspace(device, shape, false, 0);
-      return;
-    }
-    const AttentionForwardWorkspace ws = attention_forward_workspace(device, q, k, v, o);
-    gemm_group(device);
-    gemm_group(device);
+    attention_shape_of(q, k, v, o, lse);
+    replay_workspace(
+        device, attention_forward_workspace_request(attention_path(attention_, q, k), q, k, v, o));
   }
-  // Three GEMM groups (S; dv and dP; dq and dk) around the row kernels, with the f32 copies,
-  // P, dS and D live.
   void attention_backward(DeviceContext& device, const AttentionHeads& q, const AttentionHeads& k,
                           const AttentionHeads& v, const AttentionHeads& o, const Tensor& lse,
                           const AttentionHeads& d_o, const AttentionHeads& dq,
@@ -146,15 +125,8 @@ class CudaDryKernelBackend final : public KernelBackend {
     expect_meta(device);
     const AttentionShape shape = attention_shape_of(q, k, v, o, lse);
     check_attention_gradients(shape, d_o, dq, dk, dv);
-    if (runs_cudnn(q, k)) {
-      const Allocation workspace = cudnn_attention_workspace(device, shape, true, 0);
-      return;
-    }
-    const AttentionBackwardWorkspace ws =
-        attention_backward_workspace(device, q, k, v, o, d_o, dq, dk, dv);
-    gemm_group(device);
-    gemm_group(device);
-    gemm_group(device);
+    replay_workspace(device, attention_backward_workspace_request(attention_path(attention_, q, k),
+                                                                  q, k, v, o, d_o, dq, dk, dv));
   }
 
   // The ids are checked on the host (a host vector, not device memory).
@@ -171,18 +143,11 @@ class CudaDryKernelBackend final : public KernelBackend {
                              std::int64_t, float, const Tensor&, double*) const override {
     expect_meta(device);
     const std::int64_t classes = logits.dim(logits.rank() - 1);
-    const CrossEntropyWorkspace workspace =
-        cross_entropy_workspace(device, logits.numel() / classes);
+    replay_workspace(device, cross_entropy_workspace_request(logits.numel() / classes));
     // The loss sum's slot on a meta device has no bytes (HostScalar): nothing is written.
   }
 
  private:
-  // As the CUDA backend: cuDNN for bf16 operands of equal lengths when chosen, rows otherwise.
-  bool runs_cudnn(const AttentionHeads& q, const AttentionHeads& k) const {
-    return attention_ == CudaAttention::kCudnn && q.base.dtype() == DType::kBF16 &&
-           k.seq_len == q.seq_len;
-  }
-
   Device device_ = Device::meta_of(Device::cuda(0));
   CudaAttention attention_;
 };

@@ -6,8 +6,9 @@
 
 namespace zt::nn::cuda {
 
-// Each op makes the workspace allocations of the CUDA backend's op (cuda_workspace.h), in
-// the same order and with the same lifetimes, and computes nothing: its tensors are meta.
+// Each op replays the workspace request of the CUDA backend's op (Note [Workspace requests]
+// in cuda_workspace.h): the same allocations, order and lifetimes, and computes nothing: its
+// tensors are meta.
 // `attention` is the CUDA backend's attention choice whose workspace it replays.
 const KernelBackend& cuda_dry_kernel_backend(CudaAttention attention = CudaAttention::kRows);
 

@@ -93,22 +93,25 @@ void attention_forward(DeviceContext& device, const SharedCublasHandle& cublas, 
                        const AttentionHeads& o, const Tensor& lse) {
   const AttentionShape shape = attention_shape_of(q, k, v, o, lse);
   const std::int64_t t = shape.seq_len, kv_len = shape.kv_len, hs = shape.head_dim;
-  const AttentionForwardWorkspace ws = attention_forward_workspace(device, q, k, v, o);
+  WorkspaceAllocator workspace(
+      device, attention_forward_workspace_request(AttentionPath::kRows, q, k, v, o));
+  const AttentionForwardWorkspace ws = attention_forward_workspace(workspace, q, k, v, o);
   load(device, ws.bases);
   const HeadMatrices q32 = matrices_of(ws.q, true), k32 = matrices_of(ws.k, false);
   const HeadMatrices v32 = matrices_of(ws.v, false), o32 = matrices_of(ws.o, true);
   const HeadMatrices s = scores_of(ws.scores, shape);
-  cublas.with_stream(device, stream, [&](CublasHandle& handle) {
+  cublas.with_stream(workspace, stream, [&](CublasHandle& handle) {
     // S_h (T, T_kv) = scale q_h (T, hs) · k^T (hs, T_kv)
     per_head_gemm(handle, shape, {false, true, t, kv_len, hs, shape.scale()}, q32, k32, s);
   });
   attention_softmax_forward(s.data, lse.data_as<float>(), shape.batch * shape.n_head * t, t, kv_len,
                             stream);
-  cublas.with_stream(device, stream, [&](CublasHandle& handle) {
+  cublas.with_stream(workspace, stream, [&](CublasHandle& handle) {
     // o_h (T, hs) = P_h (T, T_kv) · v (T_kv, hs)
     per_head_gemm(handle, shape, {false, false, t, hs, kv_len, 1.0f}, s, v32, o32);
   });
   store(device, ws.bases);
+  workspace.finish();
 }
 
 void attention_backward(DeviceContext& device, const SharedCublasHandle& cublas, void* stream,
@@ -120,8 +123,10 @@ void attention_backward(DeviceContext& device, const SharedCublasHandle& cublas,
   check_attention_gradients(shape, d_o, dq, dk, dv);
   const std::int64_t t = shape.seq_len, hs = shape.head_dim;
   const std::int64_t rows = shape.batch * shape.n_head * t;
+  WorkspaceAllocator workspace(device, attention_backward_workspace_request(
+                                           AttentionPath::kRows, q, k, v, o, d_o, dq, dk, dv));
   const AttentionBackwardWorkspace ws =
-      attention_backward_workspace(device, q, k, v, o, d_o, dq, dk, dv);
+      attention_backward_workspace(workspace, q, k, v, o, d_o, dq, dk, dv);
   load(device, ws.bases);  // dq, dk and dv are written in full, but widened as outputs are
   const HeadMatrices q32 = matrices_of(ws.q, true), k32 = matrices_of(ws.k, false);
   const HeadMatrices v32 = matrices_of(ws.v, false), d_o32 = matrices_of(ws.d_o, true);
@@ -129,12 +134,12 @@ void attention_backward(DeviceContext& device, const SharedCublasHandle& cublas,
   const HeadMatrices dv32 = matrices_of(ws.dv, false);
   const HeadMatrices p = scores_of(ws.p, shape), ds = scores_of(ws.ds, shape);
   float* d = ws.d.data_as<float>();  // D = rowsum(dO ∘ O)
-  cublas.with_stream(device, stream, [&](CublasHandle& handle) {
+  cublas.with_stream(workspace, stream, [&](CublasHandle& handle) {
     // S_h (T, T) = scale q_h · k^T, turned into P below
     per_head_gemm(handle, shape, {false, true, t, t, hs, shape.scale()}, q32, k32, p);
   });
   attention_probabilities(p.data, lse.data_as<float>(), rows, t, stream);
-  cublas.with_stream(device, stream, [&](CublasHandle& handle) {
+  cublas.with_stream(workspace, stream, [&](CublasHandle& handle) {
     // dv (T, hs) (+)= P_h^T (T, T) · dO_h (T, hs);  dP_h (T, T) = dO_h · v^T
     per_head_gemm(handle, shape, {true, false, t, hs, t, 1.0f}, p, d_o32, dv32);
     per_head_gemm(handle, shape, {false, true, t, t, hs, 1.0f}, d_o32, v32, ds);
@@ -142,12 +147,13 @@ void attention_backward(DeviceContext& device, const SharedCublasHandle& cublas,
   attention_output_dot(ws.o.base.data_as<float>(), ws.o.strides, ws.d_o.base.data_as<float>(),
                        ws.d_o.strides, shape.batch, shape.n_head, t, hs, d, stream);
   attention_score_gradient(p.data, ds.data, d, rows, t, stream);
-  cublas.with_stream(device, stream, [&](CublasHandle& handle) {
+  cublas.with_stream(workspace, stream, [&](CublasHandle& handle) {
     // dq_h (T, hs) = scale dS_h (T, T) · k (T, hs);  dk (+)= scale dS_h^T · q_h
     per_head_gemm(handle, shape, {false, false, t, hs, t, shape.scale()}, ds, k32, dq32);
     per_head_gemm(handle, shape, {true, false, t, hs, t, shape.scale()}, ds, q32, dk32);
   });
   store(device, ws.bases);
+  workspace.finish();
 }
 
 }  // namespace zt::nn::cuda::detail

@@ -40,14 +40,15 @@ class SharedCublasHandle {
  public:
   explicit SharedCublasHandle(int device_index) : device_index_(device_index) {}
 
-  // fn(handle) with a workspace of its own, freed when fn has enqueued its GEMMs.
+  // fn(handle) with a workspace of its own, the op's request's next cuBLAS entry (Note
+  // [Workspace requests]), freed when fn has enqueued its GEMMs.
   template <typename Fn>
-  void with_stream(DeviceContext& device, void* stream, Fn&& fn) const {
-    const Allocation workspace = cublas_workspace(device);
+  void with_stream(WorkspaceAllocator& op_workspace, void* stream, Fn&& fn) const {
+    const Allocation workspace = op_workspace.next(WorkspaceUse::kCublas);
     with_workspace(stream, workspace, std::forward<Fn>(fn));
   }
 
-  // fn(handle) with `workspace`, an op's cublas_workspace that the caller keeps alive while
+  // fn(handle) with `workspace`, an op's cuBLAS workspace that the caller keeps alive while
   // fn enqueues and may hand to cuBLASLt too (one workspace per Linear op).
   template <typename Fn>
   void with_workspace(void* stream, const Allocation& workspace, Fn&& fn) const {

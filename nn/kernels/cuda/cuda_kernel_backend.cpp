@@ -3,9 +3,9 @@
 // and their gradients run in cuBLASLt's epilogues (Note [GELU in the GEMMs]); embedding and
 // layer-norm parameter gradients use atomics, so their last bits vary from run to run.
 // Attention runs the rows kernels (cuda_attention.cpp) or, when runtime.attention chose it,
-// cuDNN's flash attention for bf16 (Note [cuDNN attention]). Workspace (cuBLAS's, cuBLASLt's
-// and cuDNN's included) is allocated through nn/kernels/cuda_workspace.h, which the dry run
-// replays.
+// cuDNN's flash attention for bf16 (Note [cuDNN attention]). Each op takes its workspace
+// (cuBLAS's, cuBLASLt's and cuDNN's included) from its request in nn/kernels/cuda_workspace.h,
+// which the dry run replays (Note [Workspace requests]).
 #include "nn/kernels/cuda/cuda_kernel_backend.h"
 
 #include <cuda_runtime.h>
@@ -75,7 +75,8 @@ class CudaKernelBackend final : public KernelBackend {
     ZT_CHECK((transpose_b ? b.dim(1) : b.dim(0)) == k && c.dim(0) == m && c.dim(1) == n,
              "gemm shapes do not match");
     ZT_CHECK(c.dtype() == DType::kF32 || c.dtype() == a.dtype(), "gemm c in a third dtype");
-    cublas_.with_stream(device, stream, [&](CublasHandle& handle) {
+    WorkspaceAllocator workspace(device, gemm_workspace_request());
+    cublas_.with_stream(workspace, stream, [&](CublasHandle& handle) {
       dispatch_cuda_floating(a.dtype(), [&](auto tag) {
         using T = decltype(tag);
         if (c.dtype() == DType::kF32) {
@@ -87,6 +88,7 @@ class CudaKernelBackend final : public KernelBackend {
         }
       });
     });
+    workspace.finish();
   }
 
   // Note [GELU in the GEMMs]: bias, GELU and their gradients run in cuBLASLt's epilogues.
@@ -96,7 +98,9 @@ class CudaKernelBackend final : public KernelBackend {
     const std::int64_t out_features = weight.dim(0);
     const std::int64_t in_features = weight.dim(1);
     const std::int64_t rows = x.numel() / in_features;
-    const Allocation workspace = cublas_workspace(device);  // one for all of the op's GEMMs
+    WorkspaceAllocator op_workspace(device, linear_forward_workspace_request());
+    // one for all of the op's GEMMs
+    const Allocation workspace = op_workspace.next(WorkspaceUse::kCublas);
     dispatch_cuda_floating(x.dtype(), [&](auto tag) {
       using T = decltype(tag);
       LtEpilogue epilogue{LtEpilogue::Kind::kBias, bias.defined() ? bias.data_as<T>() : nullptr};
@@ -116,6 +120,7 @@ class CudaKernelBackend final : public KernelBackend {
         cuda::gelu_forward<T>(pre_gelu.data_as<T>(), y.data_as<T>(), y.numel(), stream);
       }
     });
+    op_workspace.finish();
   }
 
   void linear_backward(DeviceContext& device, const Tensor& x, const Tensor& weight,
@@ -128,15 +133,19 @@ class CudaKernelBackend final : public KernelBackend {
     const std::int64_t rows = x.numel() / in_features;
     ZT_CHECK(x_pre_gelu.defined() || !x_pre_gelu_dbias.defined(),
              "linear_backward: a pre-GELU bias gradient without the pre-GELU input");
-    const Allocation workspace = cublas_workspace(device);  // one for all of the op's GEMMs
+    WorkspaceAllocator op_workspace(
+        device, linear_backward_workspace_request(weight, dbias, x_pre_gelu, x_pre_gelu_dbias));
+    // one for all of the op's GEMMs
+    const Allocation workspace = op_workspace.next(WorkspaceUse::kCublas);
     dispatch_cuda_floating(x.dtype(), [&](auto tag) {
       using T = decltype(tag);
-      backward_input<T>(device, stream, workspace, rows, in_features, out_features, weight, dy, dx,
-                        x_pre_gelu, x_pre_gelu_dbias);
+      backward_input<T>(op_workspace, stream, workspace, rows, in_features, out_features, weight,
+                        dy, dx, x_pre_gelu, x_pre_gelu_dbias);
       // dweight += dy^T x, and dy's column sums (BGRADB) into f32 scratch, then into dbias.
       LtEpilogue epilogue;
       const Tensor dbias_scratch =
-          dbias.defined() ? bias_grad_workspace(device, out_features) : Tensor();
+          dbias.defined() ? op_workspace.next_f32(WorkspaceUse::kBiasGrad, Shape{out_features})
+                          : Tensor();
       if (dbias.defined()) {
         epilogue = {LtEpilogue::Kind::kBiasGradFromA, nullptr, dbias_scratch.data_as<float>()};
       }
@@ -151,6 +160,7 @@ class CudaKernelBackend final : public KernelBackend {
                              out_features, stream);
       }
     });
+    op_workspace.finish();
   }
 
   void gelu_forward(DeviceContext& device, const Tensor& x, const Tensor& y) const override {
@@ -373,15 +383,16 @@ class CudaKernelBackend final : public KernelBackend {
   // dx = dy · W, with x_pre_gelu: dx = gelu'(x_pre_gelu) ⊙ (dy · W) and its column sums
   // (DGELU_BGRAD, written in f32 into scratch) added into x_pre_gelu_dbias.
   template <typename T>
-  void backward_input(DeviceContext& device, void* stream, const Allocation& workspace,
+  void backward_input(WorkspaceAllocator& op_workspace, void* stream, const Allocation& workspace,
                       std::int64_t rows, std::int64_t in_features, std::int64_t out_features,
                       const Tensor& weight, const Tensor& dy, const Tensor& dx,
                       const Tensor& x_pre_gelu, const Tensor& x_pre_gelu_dbias) const {
     const bool fused_gelu = x_pre_gelu.defined() && gelu_fuses_into_gemm(in_features);
     LtEpilogue epilogue;
-    const Tensor dbias_scratch = fused_gelu && x_pre_gelu_dbias.defined()
-                                     ? dgelu_bias_grad_workspace(device, in_features)
-                                     : Tensor();
+    const Tensor dbias_scratch =
+        fused_gelu && x_pre_gelu_dbias.defined()
+            ? op_workspace.next_f32(WorkspaceUse::kPreGeluBiasGrad, Shape{in_features})
+            : Tensor();
     if (fused_gelu) {
       epilogue = {LtEpilogue::Kind::kGeluBackward, nullptr,
                   dbias_scratch.defined() ? dbias_scratch.data_as<float>() : nullptr,
@@ -428,7 +439,8 @@ class CudaKernelBackend final : public KernelBackend {
   // attention has no fp32 path), and so does decoding over a KV cache (more keys than
   // queries: the graphs are built with the causal mask of equal lengths).
   bool runs_cudnn(const AttentionHeads& q, const AttentionHeads& k) const {
-    return cudnn_ != nullptr && q.base.dtype() == DType::kBF16 && k.seq_len == q.seq_len;
+    return cudnn_ != nullptr &&
+           attention_path(CudaAttention::kCudnn, q, k) == AttentionPath::kCudnn;
   }
 #endif
 
