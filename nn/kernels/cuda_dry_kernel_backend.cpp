@@ -125,8 +125,8 @@ class CudaDryKernelBackend final : public KernelBackend {
   // Two GEMM groups (S, then P v) around the softmax, with the f32 copies and the scores
   // live.
   void attention_forward(DeviceContext& device, const AttentionHeads& q, const AttentionHeads& k,
-                         const AttentionHeads& v, const AttentionHeads& o,
-                         const Tensor& lse) const override {
+                         const AttentionHeads& v, const AttentionHeads& o, const Tensor& lse,
+                         const math::DropoutMask* /*probs_dropout: in place*/) const override {
     expect_meta(device);
     const AttentionShape shape = attention_shape_of(q, k, v, o, lse);
     if (runs_cudnn(q, k)) {
@@ -142,7 +142,8 @@ class CudaDryKernelBackend final : public KernelBackend {
   void attention_backward(DeviceContext& device, const AttentionHeads& q, const AttentionHeads& k,
                           const AttentionHeads& v, const AttentionHeads& o, const Tensor& lse,
                           const AttentionHeads& d_o, const AttentionHeads& dq,
-                          const AttentionHeads& dk, const AttentionHeads& dv) const override {
+                          const AttentionHeads& dk, const AttentionHeads& dv,
+                          const math::DropoutMask* /*probs_dropout: in place*/) const override {
     expect_meta(device);
     const AttentionShape shape = attention_shape_of(q, k, v, o, lse);
     check_attention_gradients(shape, d_o, dq, dk, dv);
