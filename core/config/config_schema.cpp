@@ -181,13 +181,15 @@ void add_run_model_data(std::vector<SectionSpec>& schema) {
                 "of its own, as GPT-2 and Llama 3.2 1B do.");
   model.real("dropout", &ModelConfig::dropout, 0.0, Range::at_least(0).below(1), "",
              "GPT, Llama: dropout probability in training, applied as nanoGPT does after the "
-             "token (+ position) embedding and on the attention's and the MLP's output before "
+             "token (+ position) embedding, on the attention probabilities (after the softmax, "
+             "inside the attention kernels) and on the attention's and the MLP's output before "
              "each residual add (inverted: kept values scaled by 1 / (1 - p)). Masks are a hash "
              "of run.seed, the step, the sample's index in the global batch, the layer and the "
              "site, so every ZeRO stage, world size and micro-batch split of a global batch, "
              "activation checkpointing and a resumed run draw the same masks. Validation loss "
-             "and generation run without it. Not yet applied to the attention probabilities. "
-             "0 = off, bit for bit the model without dropout.",
+             "and generation run without it. cuDNN's attention cannot draw these masks: "
+             "runtime.attention = \"cudnn\" with dropout > 0 is refused, and \"auto\" runs "
+             "zerotrain's own attention kernels. 0 = off, bit for bit the model without dropout.",
              {"resid_pdrop", "embd_pdrop"});
   model.integer("n_kv_head", &ModelConfig::n_kv_head, 0, Range::between(0, 1024), "heads",
                 "Llama: key/value heads of grouped-query attention, each serving n_head / "
@@ -439,8 +441,10 @@ void add_precision_zero_runtime(std::vector<SectionSpec>& schema) {
                  "rows); libcudnn.so.9 is opened at start and the training step's graphs built "
                  "then: a graph cuDNN refuses (or no libcudnn.so.9) refuses the run, naming "
                  "cuDNN's reason; evaluation and sampling shapes it refuses later run on rows, "
-                 "with a warning. auto = rows until cudnn has passed the GPU check (then: cudnn "
-                 "where that start-up check passes for bf16, else rows with one warning).");
+                 "with a warning; with model.dropout > 0 (whose masks cuDNN cannot draw) it is "
+                 "refused. auto = rows until cudnn has passed the GPU check (then: cudnn where "
+                 "that start-up check passes for bf16 without model.dropout, else rows with one "
+                 "warning).");
 
   auto comm = section(schema, "comm", &Config::comm, "Collective communication.");
   comm.choice("backend", &CommConfig::backend, kCommBackendNames, CommBackendKind::kAuto,

@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/tensor.h"
 #include "nn/kernels/math/attention_math.h"
+#include "nn/kernels/math/dropout_math.h"
 
 namespace zt::nn {
 
@@ -167,6 +168,15 @@ inline void check_attention_gradients(const AttentionShape& shape, const Attenti
   const DType dtype = d_o.base.dtype();
   ZT_CHECK(dq.base.dtype() == dtype && dk.base.dtype() == dtype && dv.base.dtype() == dtype,
            "attention gradients of different dtypes");
+}
+
+// Checks that dropout on the probabilities (`dropout`, null: none) comes with training's
+// attention, keys as many as queries (Note [Attention dropout] in attention_dropout_math.h).
+inline void check_attention_dropout(const AttentionShape& shape, const math::DropoutMask* dropout) {
+  ZT_CHECK(dropout == nullptr || shape.kv_len == shape.seq_len,
+           "attention dropout needs k and v as long as q (" + std::to_string(shape.kv_len) +
+               " key positions, " + std::to_string(shape.seq_len) +
+               " queries): decoding runs without dropout");
 }
 
 }  // namespace zt::nn

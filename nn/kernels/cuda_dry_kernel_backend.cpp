@@ -109,24 +109,31 @@ class CudaDryKernelBackend final : public KernelBackend {
   }
 
   // The path the CUDA backend takes for these operands; with cuDNN, the workspace bound (graph
-  // bytes 0), which the steps' graphs are built to fit (Note [Workspace requests]).
+  // bytes 0), which the steps' graphs are built to fit (Note [Workspace requests]). Dropout on
+  // the probabilities runs the rows kernels, as the CUDA backend does (the mask is applied in
+  // place: no workspace of its own).
+  AttentionPath path_of(const AttentionHeads& q, const AttentionHeads& k,
+                        const math::DropoutMask* probs_dropout) const {
+    return probs_dropout != nullptr ? AttentionPath::kRows : attention_path(attention_, q, k);
+  }
   void attention_forward(DeviceContext& device, const AttentionHeads& q, const AttentionHeads& k,
-                         const AttentionHeads& v, const AttentionHeads& o,
-                         const Tensor& lse) const override {
+                         const AttentionHeads& v, const AttentionHeads& o, const Tensor& lse,
+                         const math::DropoutMask* probs_dropout) const override {
     expect_meta(device);
     attention_shape_of(q, k, v, o, lse);
-    replay_workspace(
-        device, attention_forward_workspace_request(attention_path(attention_, q, k), q, k, v, o));
+    replay_workspace(device,
+                     attention_forward_workspace_request(path_of(q, k, probs_dropout), q, k, v, o));
   }
   void attention_backward(DeviceContext& device, const AttentionHeads& q, const AttentionHeads& k,
                           const AttentionHeads& v, const AttentionHeads& o, const Tensor& lse,
                           const AttentionHeads& d_o, const AttentionHeads& dq,
-                          const AttentionHeads& dk, const AttentionHeads& dv) const override {
+                          const AttentionHeads& dk, const AttentionHeads& dv,
+                          const math::DropoutMask* probs_dropout) const override {
     expect_meta(device);
     const AttentionShape shape = attention_shape_of(q, k, v, o, lse);
     check_attention_gradients(shape, d_o, dq, dk, dv);
-    replay_workspace(device, attention_backward_workspace_request(attention_path(attention_, q, k),
-                                                                  q, k, v, o, d_o, dq, dk, dv));
+    replay_workspace(device, attention_backward_workspace_request(path_of(q, k, probs_dropout), q,
+                                                                  k, v, o, d_o, dq, dk, dv));
   }
 
   // The ids are checked on the host (a host vector, not device memory).

@@ -159,19 +159,26 @@ class KernelBackend {
   // among the keys) sees keys 0..t of kv head h / (nh / nkv):
   //   S = q k^T / sqrt(hs);  lse_t = log Σ_{j<=t} exp(S_tj);  P_tj = exp(S_tj - lse_t)
   //   o (B, T, nh, hs) = P v;  lse (B, nh, T) f32, kept for backward instead of P.
-  // Both are written. No (B, nh, T, T) tensor outlives the call.
+  // Both are written. No (B, nh, T, T) tensor outlives the call. With `probs_dropout` (a
+  // training step's, T_kv == T; null: none) P is dropped after its softmax, o = (P ∘ Z) v, and
+  // lse stays the undropped scores' (Note [Attention dropout] in
+  // nn/kernels/math/attention_dropout_math.h: the mask of P(b, h, i, j) is a hash of its
+  // coordinates).
   virtual void attention_forward(DeviceContext& device, const AttentionHeads& q,
                                  const AttentionHeads& k, const AttentionHeads& v,
-                                 const AttentionHeads& o, const Tensor& lse) const = 0;
+                                 const AttentionHeads& o, const Tensor& lse,
+                                 const math::DropoutMask* probs_dropout = nullptr) const = 0;
   // The gradients of attention_forward at q, k and v given d_o = dL/do and forward's o and
   // lse: P is recomputed from q, k and lse, and D_t = Σ_d dO_td O_td stands in for
   // Σ_j P_tj dP_tj (flash attention's backward). Training's only: T_kv == T. dq, dk and dv (q's,
   // k's and v's shapes) are written; a kv head's gradient sums over the query heads that read it.
+  // `probs_dropout` is forward's, whose mask is drawn again (Note [Attention dropout]).
   virtual void attention_backward(DeviceContext& device, const AttentionHeads& q,
                                   const AttentionHeads& k, const AttentionHeads& v,
                                   const AttentionHeads& o, const Tensor& lse,
                                   const AttentionHeads& d_o, const AttentionHeads& dq,
-                                  const AttentionHeads& dk, const AttentionHeads& dv) const = 0;
+                                  const AttentionHeads& dk, const AttentionHeads& dv,
+                                  const math::DropoutMask* probs_dropout = nullptr) const = 0;
 
   // Token + position embedding: ids (B, T) i32, wte (V, C), wpe (maxT, C) -> out (B, T, C)
   // = wte[ids] + wpe[t]; wpe undefined: out = wte[ids] (a token embedding only, Llama). Ids are

@@ -1,7 +1,10 @@
 // The self-attention layers' shared core: see attention_core.h.
 #include "nn/layers/attention_core.h"
 
+#include <optional>
+
 #include "nn/decode_state.h"
+#include "nn/layers/dropout.h"
 
 namespace zt::nn {
 namespace {
@@ -17,13 +20,22 @@ AttentionOutput empty_output(const AttentionHeads& q, DType dtype, ModuleContext
   return out;
 }
 
+// The probabilities' mask of this micro-batch: none outside training or with p = 0.
+std::optional<math::DropoutMask> probs_mask(const AttentionDropout& dropout,
+                                            const ModuleContext& ctx) {
+  if (ctx.dropout == nullptr || dropout.p <= 0.0f) return std::nullopt;
+  return dropout_mask(*ctx.dropout, dropout.p, dropout.layer, math::DropoutSite::kAttentionProbs);
+}
+
 }  // namespace
 
 AttentionOutput attend(const QkvHeads& heads, std::int64_t n_head, DType dtype,
-                       ModuleContext& ctx) {
+                       const AttentionDropout& dropout, ModuleContext& ctx) {
   AttentionOutput out = empty_output(heads.q, dtype, ctx);
+  const std::optional<math::DropoutMask> mask = probs_mask(dropout, ctx);
   ctx.kernels.attention_forward(ctx.device, heads.q, heads.k, heads.v,
-                                AttentionHeads::packed(out.y, n_head), out.lse);
+                                AttentionHeads::packed(out.y, n_head), out.lse,
+                                mask ? &*mask : nullptr);
   return out;
 }
 
@@ -42,15 +54,16 @@ AttentionOutput attend_through_cache(const void* layer, const QkvHeads& heads, s
 
 Tensor attention_backward_to_qkv(const Tensor& qkv, const Tensor& y, const Tensor& lse,
                                  const Tensor& dy, std::int64_t n_head, std::int64_t n_kv_head,
-                                 ModuleContext& ctx) {
+                                 const AttentionDropout& dropout, ModuleContext& ctx) {
   // dq, dk and dv are written side by side into dqkv, as q, k and v sit in qkv.
   Tensor dqkv =
       Tensor::empty(qkv.shape(), qkv.dtype(), ctx.tracker(), MemoryCategory::kActivations);
   const QkvHeads heads = split_qkv(qkv, n_head, n_kv_head);
   const QkvHeads grads = split_qkv(dqkv, n_head, n_kv_head);
-  ctx.kernels.attention_backward(ctx.device, heads.q, heads.k, heads.v,
-                                 AttentionHeads::packed(y, n_head), lse,
-                                 AttentionHeads::packed(dy, n_head), grads.q, grads.k, grads.v);
+  const std::optional<math::DropoutMask> mask = probs_mask(dropout, ctx);
+  ctx.kernels.attention_backward(
+      ctx.device, heads.q, heads.k, heads.v, AttentionHeads::packed(y, n_head), lse,
+      AttentionHeads::packed(dy, n_head), grads.q, grads.k, grads.v, mask ? &*mask : nullptr);
   return dqkv;
 }
 

@@ -6,6 +6,8 @@
 //             y = exp(S - lse) v (heads side by side);  out = y Wp^T + bp  (B, T, C)
 //   backward: P = exp(S - lse), recomputed by the kernel;  dv = P^T dy;  dP = dy v^T
 //             dS = P * (dP - rowsum(dy * y));  dq = dS k / sqrt(hs);  dk = dS^T q / sqrt(hs)
+// With dropout in training, P is dropped after the softmax and the backward draws the same
+// mask again (Note [Attention dropout] in nn/kernels/math/attention_dropout_math.h).
 // Saved: x and y (by the two Linears, y also here), qkv in the activations' dtype and lse in
 // f32; nothing of size T x T. Decoding (ModuleContext::decode) reads and extends a KV cache
 // instead and saves nothing of its own.
@@ -18,11 +20,13 @@
 namespace zt::nn {
 
 CausalSelfAttention::CausalSelfAttention(std::string name, std::int64_t channels,
-                                         std::int64_t n_head, float proj_init_std)
+                                         std::int64_t n_head, float proj_init_std,
+                                         AttentionDropout dropout)
     : name_(std::move(name)),
       channels_(channels),
       n_head_(n_head),
       proj_init_std_(proj_init_std),
+      dropout_(dropout),
       qkv_(name_ + ".qkv", channels, 3 * channels, true),
       proj_(name_ + ".proj", channels, channels, true) {
   ZT_CHECK(n_head_ > 0 && channels_ > 0 && channels_ % n_head_ == 0,
@@ -43,7 +47,8 @@ Tensor CausalSelfAttention::forward(ParameterViews params, const Tensor& input,
            name_ + ": input must be (B, T, C), got " + input.shape().to_string());
   if (ctx.decode != nullptr) return forward_with_cache(params, input, ctx);
   const Tensor qkv = qkv_.forward(params.subspan(0, 2), input, ctx);  // (B, T, 3C)
-  const AttentionOutput out = attend(split_qkv(qkv, n_head_, n_head_), n_head_, input.dtype(), ctx);
+  const AttentionOutput out =
+      attend(split_qkv(qkv, n_head_, n_head_), n_head_, input.dtype(), dropout_, ctx);
   ctx.saved.push(qkv);
   ctx.saved.push(out.y);  // the tensor proj_ saves too: no second copy
   ctx.saved.push(out.lse);
@@ -66,7 +71,7 @@ Tensor CausalSelfAttention::backward(ParameterViews params, ParameterViews grads
   const Tensor lse = ctx.saved.pop();
   const Tensor y = ctx.saved.pop();
   const Tensor qkv = ctx.saved.pop();
-  const Tensor dqkv = attention_backward_to_qkv(qkv, y, lse, dy, n_head_, n_head_, ctx);
+  const Tensor dqkv = attention_backward_to_qkv(qkv, y, lse, dy, n_head_, n_head_, dropout_, ctx);
   return qkv_.backward(params.subspan(0, 2), grads.subspan(0, 2), dqkv, ctx);
 }
 

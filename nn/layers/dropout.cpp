@@ -15,13 +15,18 @@ Dropout::Dropout(float p, std::int64_t layer, math::DropoutSite site)
   ZT_CHECK(p > 0.0f && p < 1.0f, "Dropout built with p = " + std::to_string(p));
 }
 
-math::DropoutMask Dropout::mask(const DropoutDraw& draw) const {
+math::DropoutMask dropout_mask(const DropoutDraw& draw, float p, std::int64_t layer,
+                               math::DropoutSite site) {
   math::DropoutMask mask;
-  mask.stream = math::dropout_stream(draw.seed, draw.step, layer_, site_);
+  mask.stream = math::dropout_stream(draw.seed, draw.step, layer, site);
   mask.first_sample = draw.first_sample;
-  mask.threshold = math::dropout_threshold(p_);
-  mask.scale = 1.0f / (1.0f - p_);
+  mask.threshold = math::dropout_threshold(p);
+  mask.scale = 1.0f / (1.0f - p);
   return mask;
+}
+
+math::DropoutMask Dropout::mask(const DropoutDraw& draw) const {
+  return dropout_mask(draw, p_, layer_, site_);
 }
 
 Tensor Dropout::apply(const Tensor& x, ModuleContext& ctx) const {

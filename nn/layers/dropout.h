@@ -9,6 +9,10 @@
 
 namespace zt::nn {
 
+// The mask of a micro-batch drawn by `draw` at `layer`'s `site` with probability p in (0, 1).
+math::DropoutMask dropout_mask(const DropoutDraw& draw, float p, std::int64_t layer,
+                               math::DropoutSite site);
+
 class Dropout final : public Module {
  public:
   // p in (0, 1): the probability an element is zeroed. `layer` and `site` pick this module's

@@ -4,6 +4,7 @@
 //   forward:  qkv = x Wqkv^T                  (B, T, (nh + 2 nkv) hs)
 //             q, k = rope(q, t), rope(k, t)   in place, at positions t = 0..T-1
 //             y = attention(q, k, v)          query head h reads kv head h / (nh / nkv)
+//                                             (P dropped in training with dropout)
 //             out = y Wp^T                    (B, T, C)
 //   backward: dy = dout Wp;  dq, dk, dv = attention_backward(...)  (into dqkv)
 //             dq, dk = rope^T(dq), rope^T(dk)  in place;  dx = dqkv Wqkv
@@ -21,13 +22,14 @@ namespace zt::nn {
 
 GroupedQueryAttention::GroupedQueryAttention(std::string name,
                                              const GroupedQueryAttentionShape& shape,
-                                             float proj_init_std)
+                                             float proj_init_std, AttentionDropout dropout)
     : name_(std::move(name)),
       channels_(shape.channels),
       n_head_(shape.n_head),
       n_kv_head_(shape.n_kv_head),
       head_dim_(shape.n_head > 0 ? shape.channels / shape.n_head : 0),
       proj_init_std_(proj_init_std),
+      dropout_(dropout),
       rope_(shape.rope_theta),
       qkv_(name_ + ".qkv", channels_, qkv_width(), false),
       proj_(name_ + ".proj", channels_, channels_, false) {
@@ -52,7 +54,7 @@ Tensor GroupedQueryAttention::forward(ParameterViews params, const Tensor& input
   const Tensor qkv = qkv_.forward(params.subspan(0, 1), input, ctx);
   const QkvHeads heads = split_qkv(qkv, n_head_, n_kv_head_);
   rope_.forward(heads, 0, ctx);
-  const AttentionOutput out = attend(heads, n_head_, input.dtype(), ctx);
+  const AttentionOutput out = attend(heads, n_head_, input.dtype(), dropout_, ctx);
   ctx.saved.push(qkv);
   ctx.saved.push(out.y);  // the tensor proj_ saves too: no second copy
   ctx.saved.push(out.lse);
@@ -77,7 +79,8 @@ Tensor GroupedQueryAttention::backward(ParameterViews params, ParameterViews gra
   const Tensor lse = ctx.saved.pop();
   const Tensor y = ctx.saved.pop();
   const Tensor qkv = ctx.saved.pop();
-  const Tensor dqkv = attention_backward_to_qkv(qkv, y, lse, dy, n_head_, n_kv_head_, ctx);
+  const Tensor dqkv =
+      attention_backward_to_qkv(qkv, y, lse, dy, n_head_, n_kv_head_, dropout_, ctx);
   rope_.backward(split_qkv(dqkv, n_head_, n_kv_head_), 0, ctx);
   return qkv_.backward(params.subspan(0, 1), grads.subspan(0, 1), dqkv, ctx);
 }

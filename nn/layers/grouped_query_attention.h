@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "nn/layers/attention_core.h"
 #include "nn/layers/linear.h"
 #include "nn/layers/rope.h"
 #include "nn/module.h"
@@ -24,9 +25,10 @@ class GroupedQueryAttention final : public Module {
  public:
   // Parameters "<name>.qkv.weight" ((n_head + 2 n_kv_head) head_dim, C): Hugging Face's
   // q_proj, k_proj and v_proj rows in that order, normal(0.02); "<name>.proj.weight" (C, C),
-  // normal(proj_init_std). head_dim = C / n_head must be even (rotary pairs).
+  // normal(proj_init_std). head_dim = C / n_head must be even (rotary pairs). `dropout`: on
+  // the attention probabilities in training.
   GroupedQueryAttention(std::string name, const GroupedQueryAttentionShape& shape,
-                        float proj_init_std);
+                        float proj_init_std, AttentionDropout dropout = {});
 
   std::vector<ParameterSpec> parameter_specs() const override;
   // input (B, T, C) -> output (B, T, C)
@@ -46,6 +48,7 @@ class GroupedQueryAttention final : public Module {
   std::int64_t n_kv_head_;
   std::int64_t head_dim_;
   float proj_init_std_;
+  AttentionDropout dropout_;
   Rope rope_;
   Linear qkv_;
   Linear proj_;

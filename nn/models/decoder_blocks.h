@@ -43,8 +43,11 @@ class DecoderBlocks {
 // Note [Dropout sites]
 // With a dropout probability p > 0 a family applies nanoGPT's dropout: after the embedding
 // (with_embedding_dropout) and at the end of each residual branch, the attention's and the
-// MLP's output projection before the residual add (add_dropout, layer = the block's index).
-// With p = 0 no Dropout module is built, so the model is the one without dropout, bit for bit.
+// MLP's output projection before the residual add (add_dropout, layer = the block's index),
+// and inside the attention on its probabilities (the attention layer's AttentionDropout{p,
+// layer}, site kAttentionProbs: Note [Attention dropout] in attention_dropout_math.h). With
+// p = 0 no Dropout module is built and the attention draws no mask, so the model is the one
+// without dropout, bit for bit.
 
 // `embedding` followed by dropout (layer 0, site kEmbedding) when p > 0; `embedding` itself
 // otherwise (its parameters and input check are the block's either way).

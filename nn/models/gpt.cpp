@@ -58,7 +58,8 @@ class GptBlocks final : public DecoderBlocks {
     const float proj_std = 0.02f / std::sqrt(2.0f * static_cast<float>(shape_.n_layer));
     auto attention = std::make_unique<Sequential>();
     attention->add(std::make_unique<LayerNorm>("ln_1", c));
-    attention->add(std::make_unique<CausalSelfAttention>("attn", c, shape_.n_head, proj_std));
+    attention->add(std::make_unique<CausalSelfAttention>("attn", c, shape_.n_head, proj_std,
+                                                         AttentionDropout{shape_.dropout, layer}));
     add_dropout(*attention, shape_.dropout, layer, math::DropoutSite::kAttentionOutput);
     auto mlp = std::make_unique<Sequential>();
     mlp->add(std::make_unique<LayerNorm>("ln_2", c));

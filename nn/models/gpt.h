@@ -15,8 +15,9 @@ struct GptShape {
   std::int64_t vocab_size = 0;
   std::int64_t seq_len = 0;  // the longest sequence: rows of the position embedding
   bool tie_embeddings = false;
-  // Dropout probability nanoGPT's way: after the embedding, on the attention's and the MLP's
-  // output before each residual add (nn/layers/dropout.h). 0: no dropout modules at all.
+  // Dropout probability nanoGPT's way: after the embedding, on the attention probabilities,
+  // and on the attention's and the MLP's output before each residual add (Note [Dropout
+  // sites] in decoder_blocks.h). 0: no dropout at all.
   float dropout = 0.0f;
 };
 

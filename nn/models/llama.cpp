@@ -84,7 +84,7 @@ class LlamaBlocks final : public DecoderBlocks {
     attention->add(std::make_unique<RmsNorm>("rms_1", c, shape_.norm_eps));
     attention->add(std::make_unique<GroupedQueryAttention>(
         "attn", GroupedQueryAttentionShape{c, shape_.n_head, shape_.n_kv_head, shape_.rope_theta},
-        proj_std));
+        proj_std, AttentionDropout{shape_.dropout, layer}));
     add_dropout(*attention, shape_.dropout, layer, math::DropoutSite::kAttentionOutput);
     auto mlp = std::make_unique<Sequential>();
     mlp->add(std::make_unique<RmsNorm>("rms_2", c, shape_.norm_eps));

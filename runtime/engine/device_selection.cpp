@@ -36,6 +36,16 @@ Device rank_device(const Config& config, int local_rank) {
 // graphs, else rows with one warning saying why; rows stays selectable. The pre-check and the
 // fallback already run today for runtime.attention = "cudnn" (refused at start with cuDNN's
 // reason) and are tested for both meanings of auto.
+// Note [Dropout keeps the project's attention]
+// model.dropout > 0 drops the attention probabilities with the project's hash masks (Note
+// [Attention dropout] in nn/kernels/math/attention_dropout_math.h), which cuDNN's dropout (its
+// own Philox generator) cannot draw: every ZeRO stage, world size and micro-batch split would
+// no longer see the same masks. So runtime.attention = "cudnn" with dropout is refused, and
+// "auto" runs the project's attention (rows on CUDA) without asking cuDNN.
+bool drops_attention_probabilities(const Config& config) {
+  return is_language_model(config.model.type) && config.model.dropout > 0.0;
+}
+
 nn::CudaAttention resolved_attention(const Config& config) {
   if (config.runtime.attention != AttentionKind::kCudnn) return nn::CudaAttention::kRows;
   const std::string where =
@@ -50,6 +60,15 @@ nn::CudaAttention resolved_attention(const Config& config) {
                       " needs bf16 (cuDNN's flash attention has no fp32 path), but "
                       "precision.dtype = \"fp32\"; set precision.dtype = \"bf16\" or "
                       "runtime.attention = \"rows\"");
+  }
+  if (drops_attention_probabilities(config)) {
+    // Note [Dropout keeps the project's attention]
+    throw ConfigError(where +
+                      " cannot drop the attention probabilities with zerotrain's dropout masks "
+                      "(cuDNN draws its own), but model.dropout = " +
+                      std::to_string(config.model.dropout) + " (" +
+                      where_set(config, "model.dropout") +
+                      "); set runtime.attention = \"rows\" (or \"auto\"), or model.dropout = 0");
   }
   if (!nn::cudnn_attention_built()) {
     throw ConfigError(where + ": this zerotrain was built without the cuDNN attention (" +
@@ -80,6 +99,13 @@ AttentionChoice checked_attention(const Config& config, const CudnnAttentionChec
   // Only a language model has attention for cuDNN to run.
   if (!is_language_model(config.model.type) || (!explicit_cudnn && !auto_may_use_cudnn)) {
     return {nn::CudaAttention::kRows, std::nullopt};
+  }
+  // Note [Dropout keeps the project's attention] (explicit cudnn threw above)
+  if (drops_attention_probabilities(config)) {
+    return {nn::CudaAttention::kRows,
+            "runtime.attention = \"auto\" runs the rows attention: model.dropout = " +
+                std::to_string(config.model.dropout) +
+                " drops the attention probabilities with masks cuDNN cannot draw"};
   }
   const std::optional<std::string> refused = check();
   if (!refused) return {nn::CudaAttention::kCudnn, std::nullopt};

@@ -25,10 +25,15 @@ void check_precision_on_device(const Config& config);
 // Throws ConfigError naming precision.dtype for fp16 on CUDA, which has no CUDA kernels.
 Device rank_device(const Config& config, int local_rank);
 
+// Whether a run drops its attention probabilities: a language model with model.dropout > 0
+// (Note [Dropout keeps the project's attention] in device_selection.cpp).
+bool drops_attention_probabilities(const Config& config);
+
 // runtime.attention with auto resolved (to rows: Note [Attention default] in
 // device_selection.cpp). Throws ConfigError naming runtime.attention for cudnn on the CPU, with
-// precision.dtype = "fp32" (cuDNN's flash attention has no fp32 path), or in a build without
-// the cuDNN attention (saying what the build was missing).
+// precision.dtype = "fp32" (cuDNN's flash attention has no fp32 path), in a build without
+// the cuDNN attention (saying what the build was missing), or with model.dropout > 0 (naming
+// both keys: cuDNN cannot draw the dropout masks).
 nn::CudaAttention resolved_attention(const Config& config);
 
 // What cuDNN says of the run's attention graphs: nullopt when it built them, else why not

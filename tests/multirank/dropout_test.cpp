@@ -1,8 +1,10 @@
-// model.dropout on ranks as threads: with dropout 0.1 every split of a global batch of 4 over
-// ranks and micro-batches, at stages 0 and 3 and with activation checkpointing, trains the GPT
-// and the Llama like one rank with one micro-batch of 4, within fp32 round-off (the masks
-// follow each sample's place in the global batch, not the rank's); dropout 0 is the model
-// without dropout; the validation loss is measured without dropout.
+// model.dropout on ranks as threads: with dropout 0.1 (after the embedding, on the attention
+// probabilities inside the attention kernels, and on each residual branch's output) every
+// split of a global batch of 4 over ranks and micro-batches, at stages 0 and 3 and with
+// activation checkpointing, trains the GPT and the Llama like one rank with one micro-batch of
+// 4, within fp32 round-off (the masks follow each sample's place in the global batch, not the
+// rank's); dropout 0 is the model without dropout; the validation loss is measured without
+// dropout.
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -16,6 +16,9 @@
 // oneDNN's bf16 GEMM as they are where it runs on AMX (Note [bf16 attention on bf16 GEMMs]);
 // elsewhere, and for f16, they are widened to f32 workspace (packed (B, T, heads, hs)) and
 // results rounded once.
+// With dropout on the probabilities (Note [Attention dropout] in attention_dropout_math.h) the
+// forward drops each P block after its row statistics took it in, before P v_blk; the backward
+// turns dP into dS with the mask and P into P ∘ Z before dv takes it.
 #include "nn/kernels/cpu/attention_cpu.h"
 
 #include <algorithm>
@@ -23,6 +26,7 @@
 
 #include "core/error.h"
 #include "core/parallel_for.h"
+#include "nn/kernels/cpu/attention_dropout_cpu.h"
 #include "nn/kernels/cpu/attention_rows_cpu.h"
 #include "nn/kernels/cpu/dtype_io.h"
 #include "nn/kernels/cpu/gemm_cpu.h"
@@ -168,6 +172,7 @@ struct ForwardOperands {
   const F32Heads& o;
   float* lse;     // (B, nh, T)
   float* scores;  // (chunks, block_q, block_k) workspace: one score block per chunk
+  const math::DropoutMask* dropout;  // on the probabilities; null: none
 };
 
 // Query rows [t0, t0 + rows) of query head h of batch row b (Note [Tiled attention]), with
@@ -195,7 +200,13 @@ void forward_query_block(const AttentionShape& shape, const ForwardOperands& x, 
     gemm_f32(false, true, rows, n, hs, shape.scale(), q, x.q.ld(), k + j0 * x.k.ld(), x.k.ld(),
              0.0f, s, ld_s);
     // row i's query sits at key position first_position + i and sees keys up to it
-    attention_forward_rows({s, ld_s, rows, n, first_position - j0 + 1}, state.data(), o, ld_o, hs);
+    const ScoreBlock p{s, ld_s, rows, n, first_position - j0 + 1};
+    attention_forward_rows(p, state.data(), o, ld_o, hs);
+    // P -> P ∘ Z after the row statistics took the undropped P in
+    if (x.dropout != nullptr) {
+      attention_dropout_rows(math::attention_dropout_head(*x.dropout, b, h, shape.seq_len), t0, j0,
+                             p);
+    }
     // acc (rows, hs) += P_blk (rows, n) · v_blk (n, hs); the first key block writes acc (every
     // row sees key 0, and the rows above left o alone until then: beta 0 ignores what it held)
     gemm_f32(false, false, rows, hs, n, 1.0f, s, ld_s, v + j0 * x.v.ld(), x.v.ld(),
@@ -237,6 +248,7 @@ struct BackwardOperands {
   const F32Heads& dv;
   float* p;   // (chunks, block_q, block_k) workspace: one P block per chunk
   float* ds;  // (chunks, block_q, block_k) workspace: one dP, then dS, block per chunk
+  const math::DropoutMask* dropout;  // forward's, on the probabilities; null: none
 };
 
 // The beta of a backward query block's dk and dv tiles: 0 when the block writes them, which
@@ -245,6 +257,21 @@ float kv_tile_beta(const AttentionShape& shape, std::int64_t keys_seen, bool wri
   ZT_CHECK(!writes_kv || keys_seen == shape.kv_len,
            "attention backward: a query block that does not see every key cannot write dk, dv");
   return writes_kv ? 0.0f : 1.0f;
+}
+
+// The backward's dS over a (rows, n) block of query head h of batch row b, queries t0 on and
+// keys j0 on, in place over dp (which holds dP): P ∘ (dP - D), or with dropout P ∘ (Z dPd - D),
+// which also turns p into P ∘ Z (Note [Attention dropout]).
+void score_gradient_rows(const AttentionShape& shape, const math::DropoutMask* dropout,
+                         std::int64_t b, std::int64_t h, std::int64_t t0, std::int64_t j0, float* p,
+                         float* dp, std::int64_t ld, std::int64_t rows, std::int64_t n,
+                         const float* d) {
+  if (dropout == nullptr) {
+    attention_score_gradient_rows(p, dp, ld, rows, n, d);
+    return;
+  }
+  attention_dropout_score_gradient_rows(math::attention_dropout_head(*dropout, b, h, shape.seq_len),
+                                        t0, j0, p, dp, ld, rows, n, d);
 }
 
 // Query rows [t0, t0 + rows) of query head h (of kv head kv) of batch row b (Note [Tiled
@@ -280,11 +307,13 @@ void backward_query_block(const AttentionShape& shape, const BackwardOperands& x
     // P (rows, n) = exp(scale q_blk k_blk^T - lse), masked
     gemm_f32(false, true, rows, n, hs, shape.scale(), q, x.q.ld(), k_blk, x.k.ld(), 0.0f, p, ld_p);
     attention_probability_rows({p, ld_p, rows, n, first_position - j0 + 1}, lse);
-    // dv_blk (n, hs) += P^T (n, rows) · dO_blk (rows, hs);  dP (rows, n) = dO_blk · v_blk^T
+    // dP (rows, n) = dO_blk · v_blk^T;  dS = P ∘ (dP - D) (with dropout: P ∘ (Z dPd - D), and
+    // P becomes P ∘ Z for dv)
+    gemm_f32(false, true, rows, n, hs, 1.0f, d_o, x.d_o.ld(), v_blk, x.v.ld(), 0.0f, ds, ld_p);
+    score_gradient_rows(shape, x.dropout, b, h, t0, j0, p, ds, ld_p, rows, n, d.data());
+    // dv_blk (n, hs) += P^T (n, rows) · dO_blk (rows, hs)
     gemm_f32(true, false, n, hs, rows, 1.0f, p, ld_p, d_o, x.d_o.ld(), kv_beta, dv + j0 * x.dv.ld(),
              x.dv.ld());
-    gemm_f32(false, true, rows, n, hs, 1.0f, d_o, x.d_o.ld(), v_blk, x.v.ld(), 0.0f, ds, ld_p);
-    attention_score_gradient_rows(p, ds, ld_p, rows, n, d.data());
     // dq_blk (rows, hs) += scale dS (rows, n) · k_blk (n, hs), written by the first key block
     // (every row sees key 0, so it covers all of dq's rows: nothing to zero first);
     // dk_blk (n, hs) += scale dS^T (n, rows) · q_blk (rows, hs)
@@ -393,7 +422,8 @@ void split_rows(const float* from, std::int64_t ld_from, const SplitTile& to, st
 
 struct Bf16ForwardOperands {
   Bf16HeadRows q, k, v, o;
-  float* lse;  // (B, nh, T)
+  float* lse;                        // (B, nh, T)
+  const math::DropoutMask* dropout;  // on the probabilities; null: none
 };
 
 // One chunk's forward workspace: the f32 score block, P as two bf16 tiles, and the query
@@ -425,8 +455,12 @@ void forward_query_block_bf16(const AttentionShape& shape, const Bf16ForwardOper
     gemm_bf16(false, true, rows, n, hs, 1.0f, q, x.q.ld(), k + j0 * x.k.ld(), x.k.ld(), 0.0f,
               tiles.scores, ld_s);
     scale_rows(tiles.scores, ld_s, rows, n, shape.scale());
-    attention_forward_rows({tiles.scores, ld_s, rows, n, first_position - j0 + 1}, state.data(),
-                           tiles.acc, hs, hs);
+    const ScoreBlock p{tiles.scores, ld_s, rows, n, first_position - j0 + 1};
+    attention_forward_rows(p, state.data(), tiles.acc, hs, hs);
+    if (x.dropout != nullptr) {
+      attention_dropout_rows(math::attention_dropout_head(*x.dropout, b, h, shape.seq_len), t0, j0,
+                             p);
+    }
     split_rows(tiles.scores, ld_s, tiles.p, ld_s, rows, n);
     gemm_bf16(false, false, rows, hs, n, 1.0f, tiles.p.hi, ld_s, v + j0 * x.v.ld(), x.v.ld(),
               j0 == 0 ? 0.0f : 1.0f, tiles.acc, hs);
@@ -440,7 +474,7 @@ void forward_query_block_bf16(const AttentionShape& shape, const Bf16ForwardOper
 
 void forward_bf16(const AttentionHeads& q, const AttentionHeads& k, const AttentionHeads& v,
                   const AttentionHeads& o, const Tensor& lse, const AttentionShape& shape,
-                  MemoryTracker& tracker) {
+                  const math::DropoutMask* dropout, MemoryTracker& tracker) {
   const std::int64_t units = forward_units(shape), blocks = query_blocks(shape);
   const std::int64_t block_q = query_block(shape.seq_len), ld_s = score_row_stride(shape.kv_len);
   const std::int64_t chunks = attention_chunks(units);
@@ -452,7 +486,7 @@ void forward_bf16(const AttentionHeads& q, const AttentionHeads& k, const Attent
   const Tensor acc = Tensor::empty(Shape{chunks, block_q, shape.head_dim}, DType::kF32, tracker,
                                    MemoryCategory::kWorkspace);
   if (lse.device().meta) return;  // Note [Dry kernels] in cpu_kernel_backend.cpp
-  const Bf16ForwardOperands x{{q}, {k}, {v}, {o}, lse.data_as<float>()};
+  const Bf16ForwardOperands x{{q}, {k}, {v}, {o}, lse.data_as<float>(), dropout};
   parallel_for_chunks(
       units, attention_grain(units),
       [&](std::int64_t chunk, std::int64_t first, std::int64_t last) {
@@ -472,6 +506,7 @@ struct Bf16BackwardOperands {
   Bf16HeadRows q, k, v, o;
   const float* lse;  // (B, nh, T)
   Bf16HeadRows d_o, dq, dk, dv;
+  const math::DropoutMask* dropout;  // forward's, on the probabilities; null: none
 };
 
 // One chunk's backward workspace: P and dS in f32 and as two bf16 tiles (block_q, ld), the
@@ -519,14 +554,15 @@ void backward_query_block_bf16(const AttentionShape& shape, const Bf16BackwardOp
     gemm_bf16(false, true, rows, n, hs, 1.0f, q, x.q.ld(), k_blk, x.k.ld(), 0.0f, tiles.p, ld_p);
     scale_rows(tiles.p, ld_p, rows, n, shape.scale());
     attention_probability_rows({tiles.p, ld_p, rows, n, first_position - j0 + 1}, lse);
+    gemm_bf16(false, true, rows, n, hs, 1.0f, d_o, x.d_o.ld(), v_blk, x.v.ld(), 0.0f, tiles.ds,
+              ld_p);
+    // with dropout P becomes P ∘ Z here, for dv
+    score_gradient_rows(shape, x.dropout, b, h, t0, j0, tiles.p, tiles.ds, ld_p, rows, n, d.data());
     split_rows(tiles.p, ld_p, tiles.p16, ld_p, rows, n);
     gemm_bf16(true, false, n, hs, rows, 1.0f, tiles.p16.hi, ld_p, d_o, x.d_o.ld(), kv_beta,
               tiles.dv + j0 * hs, hs);
     gemm_bf16(true, false, n, hs, rows, 1.0f, tiles.p16.lo, ld_p, d_o, x.d_o.ld(), 1.0f,
               tiles.dv + j0 * hs, hs);
-    gemm_bf16(false, true, rows, n, hs, 1.0f, d_o, x.d_o.ld(), v_blk, x.v.ld(), 0.0f, tiles.ds,
-              ld_p);
-    attention_score_gradient_rows(tiles.p, tiles.ds, ld_p, rows, n, d.data());
     // dq and dk take scale dS: scaled before the rounding, so the GEMMs keep alpha 1
     scale_rows(tiles.ds, ld_p, rows, n, shape.scale());
     split_rows(tiles.ds, ld_p, tiles.ds16, ld_p, rows, n);
@@ -545,7 +581,8 @@ void backward_query_block_bf16(const AttentionShape& shape, const Bf16BackwardOp
 void backward_bf16(const AttentionHeads& q, const AttentionHeads& k, const AttentionHeads& v,
                    const AttentionHeads& o, const Tensor& lse, const AttentionHeads& d_o,
                    const AttentionHeads& dq, const AttentionHeads& dk, const AttentionHeads& dv,
-                   const AttentionShape& shape, MemoryTracker& tracker) {
+                   const AttentionShape& shape, const math::DropoutMask* dropout,
+                   MemoryTracker& tracker) {
   const std::int64_t pairs = shape.batch * shape.n_kv_head, chunks = attention_chunks(pairs);
   const std::int64_t hs = shape.head_dim, block_q = query_block(shape.seq_len);
   const std::int64_t ld_p = score_row_stride(shape.kv_len);
@@ -563,7 +600,8 @@ void backward_bf16(const AttentionHeads& q, const AttentionHeads& k, const Atten
   const Tensor dk_acc = workspace(shape.kv_len, hs, DType::kF32);
   const Tensor dv_acc = workspace(shape.kv_len, hs, DType::kF32);
   if (lse.device().meta) return;
-  const Bf16BackwardOperands x{{q}, {k}, {v}, {o}, lse.data_as<float>(), {d_o}, {dq}, {dk}, {dv}};
+  const Bf16BackwardOperands x{{q},   {k},  {v},  {o},  lse.data_as<float>(),
+                               {d_o}, {dq}, {dk}, {dv}, dropout};
   const std::int64_t last_t0 = (query_blocks(shape) - 1) * block_q;
   parallel_for_chunks(
       pairs, attention_grain(pairs),
@@ -604,10 +642,11 @@ bool bf16_products(const AttentionHeads& q, Bf16AttentionProducts products) {
 
 void attention_forward(const AttentionHeads& q, const AttentionHeads& k, const AttentionHeads& v,
                        const AttentionHeads& o, const Tensor& lse, MemoryTracker& tracker,
-                       Bf16AttentionProducts products) {
+                       Bf16AttentionProducts products, const math::DropoutMask* probs_dropout) {
   const AttentionShape shape = attention_shape_of(q, k, v, o, lse);
+  check_attention_dropout(shape, probs_dropout);
   if (bf16_products(q, products)) {
-    forward_bf16(q, k, v, o, lse, shape, tracker);
+    forward_bf16(q, k, v, o, lse, shape, probs_dropout, tracker);
     return;
   }
   // the f32 workspace lives only while the heads are computed
@@ -618,7 +657,8 @@ void attention_forward(const AttentionHeads& q, const AttentionHeads& k, const A
                           score_row_stride(shape.kv_len)},
                     DType::kF32, tracker, MemoryCategory::kWorkspace);
   if (lse.device().meta) return;  // Note [Dry kernels] in cpu_kernel_backend.cpp
-  forward_heads(shape, {q32, k32, v32, o32, lse.data_as<float>(), scores.data_as<float>()});
+  forward_heads(shape,
+                {q32, k32, v32, o32, lse.data_as<float>(), scores.data_as<float>(), probs_dropout});
   o32.store();
 }
 
@@ -626,11 +666,12 @@ void attention_backward(const AttentionHeads& q, const AttentionHeads& k, const 
                         const AttentionHeads& o, const Tensor& lse, const AttentionHeads& d_o,
                         const AttentionHeads& dq, const AttentionHeads& dk,
                         const AttentionHeads& dv, MemoryTracker& tracker,
-                        Bf16AttentionProducts products) {
+                        Bf16AttentionProducts products, const math::DropoutMask* probs_dropout) {
   const AttentionShape shape = attention_shape_of(q, k, v, o, lse);
   check_attention_gradients(shape, d_o, dq, dk, dv);
+  check_attention_dropout(shape, probs_dropout);
   if (bf16_products(q, products)) {
-    backward_bf16(q, k, v, o, lse, d_o, dq, dk, dv, shape, tracker);
+    backward_bf16(q, k, v, o, lse, d_o, dq, dk, dv, shape, probs_dropout, tracker);
     return;
   }
   const F32Heads q32(q, true, tracker), k32(k, true, tracker), v32(v, true, tracker);
@@ -650,7 +691,8 @@ void attention_backward(const AttentionHeads& q, const AttentionHeads& k, const 
                            dk32,
                            dv32,
                            p.data_as<float>(),
-                           ds.data_as<float>()};
+                           ds.data_as<float>(),
+                           probs_dropout};
   const std::int64_t block = query_block(shape.seq_len) * score_row_stride(shape.kv_len);
   parallel_for_chunks(pairs, attention_grain(pairs),
                       [&](std::int64_t chunk, std::int64_t first, std::int64_t last) {

@@ -15,14 +15,19 @@ namespace zt::nn::cpu {
 enum class Bf16AttentionProducts { kBf16WhereAvailable, kWidenedToF32 };
 
 // q (B, T, nh, hs), k, v (B, T, nkv, hs) -> o (B, T, nh, hs), lse (B, nh, T) f32; both written.
+// With probs_dropout the probabilities are dropped (Note [Attention dropout] in
+// nn/kernels/math/attention_dropout_math.h).
 void attention_forward(const AttentionHeads& q, const AttentionHeads& k, const AttentionHeads& v,
                        const AttentionHeads& o, const Tensor& lse, MemoryTracker& tracker,
-                       Bf16AttentionProducts products = Bf16AttentionProducts::kBf16WhereAvailable);
-// dq, dk, dv (q's, k's, v's shapes) written, given forward's o and lse and d_o = dL/do.
-void attention_backward(
-    const AttentionHeads& q, const AttentionHeads& k, const AttentionHeads& v,
-    const AttentionHeads& o, const Tensor& lse, const AttentionHeads& d_o, const AttentionHeads& dq,
-    const AttentionHeads& dk, const AttentionHeads& dv, MemoryTracker& tracker,
-    Bf16AttentionProducts products = Bf16AttentionProducts::kBf16WhereAvailable);
+                       Bf16AttentionProducts products = Bf16AttentionProducts::kBf16WhereAvailable,
+                       const math::DropoutMask* probs_dropout = nullptr);
+// dq, dk, dv (q's, k's, v's shapes) written, given forward's o and lse and d_o = dL/do, and
+// forward's probs_dropout.
+void attention_backward(const AttentionHeads& q, const AttentionHeads& k, const AttentionHeads& v,
+                        const AttentionHeads& o, const Tensor& lse, const AttentionHeads& d_o,
+                        const AttentionHeads& dq, const AttentionHeads& dk,
+                        const AttentionHeads& dv, MemoryTracker& tracker,
+                        Bf16AttentionProducts products = Bf16AttentionProducts::kBf16WhereAvailable,
+                        const math::DropoutMask* probs_dropout = nullptr);
 
 }  // namespace zt::nn::cpu

@@ -308,15 +308,18 @@ class CpuKernelBackend final : public KernelBackend {
   }
 
   void attention_forward(DeviceContext& device, const AttentionHeads& q, const AttentionHeads& k,
-                         const AttentionHeads& v, const AttentionHeads& o,
-                         const Tensor& lse) const override {
-    cpu::attention_forward(q, k, v, o, lse, tracker_of(device));
+                         const AttentionHeads& v, const AttentionHeads& o, const Tensor& lse,
+                         const math::DropoutMask* probs_dropout) const override {
+    cpu::attention_forward(q, k, v, o, lse, tracker_of(device),
+                           cpu::Bf16AttentionProducts::kBf16WhereAvailable, probs_dropout);
   }
   void attention_backward(DeviceContext& device, const AttentionHeads& q, const AttentionHeads& k,
                           const AttentionHeads& v, const AttentionHeads& o, const Tensor& lse,
                           const AttentionHeads& d_o, const AttentionHeads& dq,
-                          const AttentionHeads& dk, const AttentionHeads& dv) const override {
-    cpu::attention_backward(q, k, v, o, lse, d_o, dq, dk, dv, tracker_of(device));
+                          const AttentionHeads& dk, const AttentionHeads& dv,
+                          const math::DropoutMask* probs_dropout) const override {
+    cpu::attention_backward(q, k, v, o, lse, d_o, dq, dk, dv, tracker_of(device),
+                            cpu::Bf16AttentionProducts::kBf16WhereAvailable, probs_dropout);
   }
 
   void rms_norm_forward(DeviceContext& device, const Tensor& x, const Tensor& weight, float eps,

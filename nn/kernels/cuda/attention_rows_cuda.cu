@@ -8,6 +8,7 @@
 #include "nn/kernels/cuda/attention_rows_cuda.h"
 #include "nn/kernels/cuda/launch_internal.h"
 #include "nn/kernels/cuda/reduce_internal.h"
+#include "nn/kernels/math/attention_dropout_math.h"
 
 namespace zt::nn::cuda {
 namespace {
@@ -78,6 +79,39 @@ __global__ void score_gradient_kernel(const float* p, float* dp, const float* d,
   }
 }
 
+// The mask of element i of training's (B n_head T, T) probabilities: row r = (b n_head + h) T
+// + q, column = key.
+struct DropoutElement {
+  math::AttentionDropoutHead head;
+  std::int64_t query;
+  std::int64_t key;
+};
+__device__ __forceinline__ DropoutElement dropout_element(const math::DropoutMask& mask,
+                                                          std::int64_t i, std::int64_t n_head,
+                                                          std::int64_t seq_len) {
+  const std::int64_t r = i / seq_len;
+  const std::int64_t h = (r / seq_len) % n_head, b = r / (seq_len * n_head);
+  return {math::attention_dropout_head(mask, b, h, seq_len), r % seq_len, i % seq_len};
+}
+
+__global__ void dropout_forward_kernel(float* p, math::DropoutMask mask, std::int64_t n,
+                                       std::int64_t n_head, std::int64_t seq_len) {
+  for (std::int64_t i = detail::global_thread(); i < n; i += detail::grid_threads()) {
+    const DropoutElement e = dropout_element(mask, i, n_head, seq_len);
+    p[i] = math::dropout_apply(p[i], e.head.keep(e.query, e.key), mask.scale);
+  }
+}
+
+__global__ void dropout_score_gradient_kernel(float* p, float* dp, const float* d,
+                                              math::DropoutMask mask, std::int64_t n,
+                                              std::int64_t n_head, std::int64_t seq_len) {
+  for (std::int64_t i = detail::global_thread(); i < n; i += detail::grid_threads()) {
+    const DropoutElement e = dropout_element(mask, i, n_head, seq_len);
+    dp[i] = math::attention_dropout_score_gradient(p[i], dp[i], d[i / seq_len],
+                                                   e.head.keep(e.query, e.key), mask.scale);
+  }
+}
+
 std::string shape_of(std::int64_t rows, std::int64_t columns) {
   return "(" + std::to_string(rows) + ", " + std::to_string(columns) + ")";
 }
@@ -120,6 +154,27 @@ void attention_score_gradient(const float* p, float* dp, const float* d, std::in
                           detail::kThreadsPerBlock, 0, detail::as_stream(stream)>>>(p, dp, d, rows,
                                                                                     seq_len);
   detail::check_launch("attention score_gradient_kernel", shape_of(rows, seq_len));
+}
+
+void attention_dropout_forward(float* p, const math::DropoutMask& mask, std::int64_t batch,
+                               std::int64_t n_head, std::int64_t seq_len, void* stream) {
+  const std::int64_t rows = batch * n_head * seq_len;
+  if (rows == 0) return;
+  dropout_forward_kernel<<<detail::blocks_for(rows * seq_len, detail::kThreadsPerBlock),
+                           detail::kThreadsPerBlock, 0, detail::as_stream(stream)>>>(
+      p, mask, rows * seq_len, n_head, seq_len);
+  detail::check_launch("attention dropout_forward_kernel", shape_of(rows, seq_len));
+}
+
+void attention_dropout_score_gradient(float* p, float* dp, const float* d,
+                                      const math::DropoutMask& mask, std::int64_t batch,
+                                      std::int64_t n_head, std::int64_t seq_len, void* stream) {
+  const std::int64_t rows = batch * n_head * seq_len;
+  if (rows == 0) return;
+  dropout_score_gradient_kernel<<<detail::blocks_for(rows * seq_len, detail::kThreadsPerBlock),
+                                  detail::kThreadsPerBlock, 0, detail::as_stream(stream)>>>(
+      p, dp, d, mask, rows * seq_len, n_head, seq_len);
+  detail::check_launch("attention dropout_score_gradient_kernel", shape_of(rows, seq_len));
 }
 
 }  // namespace zt::nn::cuda

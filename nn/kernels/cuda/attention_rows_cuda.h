@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "nn/kernels/math/attention_math.h"
+#include "nn/kernels/math/dropout_math.h"
 
 namespace zt::nn::cuda {
 
@@ -31,5 +32,16 @@ void attention_output_dot(const float* o, math::HeadStrides o_strides, const flo
 // In place: given P (rows, T), dP (rows, T) and d (rows), writes dS = P ∘ (dP - d) into dp.
 void attention_score_gradient(const float* p, float* dp, const float* d, std::int64_t rows,
                               std::int64_t seq_len, void* stream);
+
+// Dropout on the probabilities (Note [Attention dropout] in attention_dropout_math.h), over
+// training's (rows, T) matrices, rows = B * n_head * T, row r = (b n_head + h) T + i.
+// Forward, in place: P -> P ∘ Z.
+void attention_dropout_forward(float* p, const math::DropoutMask& mask, std::int64_t batch,
+                               std::int64_t n_head, std::int64_t seq_len, void* stream);
+// Backward, in place: given P in p and dPd = dO V^T in dp, writes dS = P ∘ (Z dPd - d) into dp
+// and P ∘ Z into p.
+void attention_dropout_score_gradient(float* p, float* dp, const float* d,
+                                      const math::DropoutMask& mask, std::int64_t batch,
+                                      std::int64_t n_head, std::int64_t seq_len, void* stream);
 
 }  // namespace zt::nn::cuda

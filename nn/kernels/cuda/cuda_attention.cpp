@@ -5,7 +5,8 @@
 // (B, nh, T), and it recomputes P. Head h of an operand is a (T, hs) matrix with row stride
 // seq_stride (Note [Attention operands]); query head h = j group + g reads kv head j, so one
 // batched GEMM per (batch row, g) covers every kv head j, and a kv head's gradient sums over g
-// (beta = 1 after g = 0).
+// (beta = 1 after g = 0). Dropout on the probabilities (Note [Attention dropout] in
+// nn/kernels/math/attention_dropout_math.h) is one more row kernel each way, in place on P.
 #include <cmath>
 #include <string>
 #include <vector>
@@ -90,8 +91,10 @@ void per_head_gemm(CublasHandle& handle, const AttentionShape& shape, const Head
 
 void attention_forward(DeviceContext& device, const SharedCublasHandle& cublas, void* stream,
                        const AttentionHeads& q, const AttentionHeads& k, const AttentionHeads& v,
-                       const AttentionHeads& o, const Tensor& lse) {
+                       const AttentionHeads& o, const Tensor& lse,
+                       const math::DropoutMask* probs_dropout) {
   const AttentionShape shape = attention_shape_of(q, k, v, o, lse);
+  check_attention_dropout(shape, probs_dropout);
   const std::int64_t t = shape.seq_len, kv_len = shape.kv_len, hs = shape.head_dim;
   WorkspaceAllocator workspace(
       device, attention_forward_workspace_request(AttentionPath::kRows, q, k, v, o));
@@ -106,6 +109,10 @@ void attention_forward(DeviceContext& device, const SharedCublasHandle& cublas, 
   });
   attention_softmax_forward(s.data, lse.data_as<float>(), shape.batch * shape.n_head * t, t, kv_len,
                             stream);
+  // P -> P ∘ Z, after lse took the undropped P in
+  if (probs_dropout != nullptr) {
+    attention_dropout_forward(s.data, *probs_dropout, shape.batch, shape.n_head, t, stream);
+  }
   cublas.with_stream(workspace, stream, [&](CublasHandle& handle) {
     // o_h (T, hs) = P_h (T, T_kv) · v (T_kv, hs)
     per_head_gemm(handle, shape, {false, false, t, hs, kv_len, 1.0f}, s, v32, o32);
@@ -118,9 +125,10 @@ void attention_backward(DeviceContext& device, const SharedCublasHandle& cublas,
                         const AttentionHeads& q, const AttentionHeads& k, const AttentionHeads& v,
                         const AttentionHeads& o, const Tensor& lse, const AttentionHeads& d_o,
                         const AttentionHeads& dq, const AttentionHeads& dk,
-                        const AttentionHeads& dv) {
+                        const AttentionHeads& dv, const math::DropoutMask* probs_dropout) {
   const AttentionShape shape = attention_shape_of(q, k, v, o, lse);
   check_attention_gradients(shape, d_o, dq, dk, dv);
+  check_attention_dropout(shape, probs_dropout);
   const std::int64_t t = shape.seq_len, hs = shape.head_dim;
   const std::int64_t rows = shape.batch * shape.n_head * t;
   WorkspaceAllocator workspace(device, attention_backward_workspace_request(
@@ -140,14 +148,21 @@ void attention_backward(DeviceContext& device, const SharedCublasHandle& cublas,
   });
   attention_probabilities(p.data, lse.data_as<float>(), rows, t, stream);
   cublas.with_stream(workspace, stream, [&](CublasHandle& handle) {
-    // dv (T, hs) (+)= P_h^T (T, T) · dO_h (T, hs);  dP_h (T, T) = dO_h · v^T
-    per_head_gemm(handle, shape, {true, false, t, hs, t, 1.0f}, p, d_o32, dv32);
+    // dP_h (T, T) = dO_h · v^T
     per_head_gemm(handle, shape, {false, true, t, t, hs, 1.0f}, d_o32, v32, ds);
   });
   attention_output_dot(ws.o.base.data_as<float>(), ws.o.strides, ws.d_o.base.data_as<float>(),
                        ws.d_o.strides, shape.batch, shape.n_head, t, hs, d, stream);
-  attention_score_gradient(p.data, ds.data, d, rows, t, stream);
+  if (probs_dropout == nullptr) {
+    attention_score_gradient(p.data, ds.data, d, rows, t, stream);
+  } else {
+    // dS = P ∘ (Z dPd - D), and P becomes P ∘ Z for dv
+    attention_dropout_score_gradient(p.data, ds.data, d, *probs_dropout, shape.batch, shape.n_head,
+                                     t, stream);
+  }
   cublas.with_stream(workspace, stream, [&](CublasHandle& handle) {
+    // dv (T, hs) (+)= P_h^T (T, T) · dO_h (T, hs)
+    per_head_gemm(handle, shape, {true, false, t, hs, t, 1.0f}, p, d_o32, dv32);
     // dq_h (T, hs) = scale dS_h (T, T) · k (T, hs);  dk (+)= scale dS_h^T · q_h
     per_head_gemm(handle, shape, {false, false, t, hs, t, shape.scale()}, ds, k32, dq32);
     per_head_gemm(handle, shape, {true, false, t, hs, t, shape.scale()}, ds, q32, dk32);

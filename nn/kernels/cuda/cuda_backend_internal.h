@@ -72,11 +72,12 @@ class SharedCublasHandle {
 // KernelBackend::attention_forward / attention_backward.
 void attention_forward(DeviceContext& device, const SharedCublasHandle& cublas, void* stream,
                        const AttentionHeads& q, const AttentionHeads& k, const AttentionHeads& v,
-                       const AttentionHeads& o, const Tensor& lse);
+                       const AttentionHeads& o, const Tensor& lse,
+                       const math::DropoutMask* probs_dropout);
 void attention_backward(DeviceContext& device, const SharedCublasHandle& cublas, void* stream,
                         const AttentionHeads& q, const AttentionHeads& k, const AttentionHeads& v,
                         const AttentionHeads& o, const Tensor& lse, const AttentionHeads& d_o,
                         const AttentionHeads& dq, const AttentionHeads& dk,
-                        const AttentionHeads& dv);
+                        const AttentionHeads& dv, const math::DropoutMask* probs_dropout);
 
 }  // namespace zt::nn::cuda::detail

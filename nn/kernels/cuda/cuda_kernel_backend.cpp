@@ -299,27 +299,34 @@ class CudaKernelBackend final : public KernelBackend {
     });
   }
 
+  // Note [Attention dropout] masks are the project's hash, which cuDNN's Philox dropout cannot
+  // draw: a step with dropout on the probabilities runs the rows kernels (the runtime refuses
+  // runtime.attention = "cudnn" with model.dropout > 0 before it gets here).
   void attention_forward(DeviceContext& device, const AttentionHeads& q, const AttentionHeads& k,
-                         const AttentionHeads& v, const AttentionHeads& o,
-                         const Tensor& lse) const override {
+                         const AttentionHeads& v, const AttentionHeads& o, const Tensor& lse,
+                         const math::DropoutMask* probs_dropout) const override {
 #if defined(ZT_HAVE_CUDNN)
     // Note [cuDNN attention never ends a run]: a shape cuDNN refused runs on rows below.
-    if (runs_cudnn(q, k) && cudnn_->forward(device, stream_of(device), q, k, v, o, lse)) return;
+    if (probs_dropout == nullptr && runs_cudnn(q, k) &&
+        cudnn_->forward(device, stream_of(device), q, k, v, o, lse)) {
+      return;
+    }
 #endif
-    detail::attention_forward(device, cublas_, stream_of(device), q, k, v, o, lse);
+    detail::attention_forward(device, cublas_, stream_of(device), q, k, v, o, lse, probs_dropout);
   }
   void attention_backward(DeviceContext& device, const AttentionHeads& q, const AttentionHeads& k,
                           const AttentionHeads& v, const AttentionHeads& o, const Tensor& lse,
                           const AttentionHeads& d_o, const AttentionHeads& dq,
-                          const AttentionHeads& dk, const AttentionHeads& dv) const override {
+                          const AttentionHeads& dk, const AttentionHeads& dv,
+                          const math::DropoutMask* probs_dropout) const override {
 #if defined(ZT_HAVE_CUDNN)
-    if (runs_cudnn(q, k) &&
+    if (probs_dropout == nullptr && runs_cudnn(q, k) &&
         cudnn_->backward(device, stream_of(device), q, k, v, o, lse, d_o, dq, dk, dv)) {
       return;
     }
 #endif
-    detail::attention_backward(device, cublas_, stream_of(device), q, k, v, o, lse, d_o, dq, dk,
-                               dv);
+    detail::attention_backward(device, cublas_, stream_of(device), q, k, v, o, lse, d_o, dq, dk, dv,
+                               probs_dropout);
   }
 
   void embedding_forward(DeviceContext& device, const Tensor& ids, const Tensor& wte,

@@ -103,6 +103,41 @@ TEST(AttentionPrecheck, CudnnIsNotAskedWhereItCouldNotRun) {
   EXPECT_EQ(cudnn.calls, 0);
 }
 
+// Note [Dropout keeps the project's attention]: cuDNN cannot draw zerotrain's dropout masks.
+TEST(AttentionPrecheck, ExplicitCudnnWithDropoutIsAConfigErrorNamingBothKeys) {
+  FakeCudnn cudnn{std::nullopt};
+  const Config config = gpt_with({"runtime.attention=cudnn", "model.dropout=0.1"});
+  for (const std::string& message :
+       {testing::message_of<ConfigError>([&] { resolved_attention(config); }),
+        testing::message_of<ConfigError>([&] { checked_attention(config, cudnn.check()); })}) {
+    EXPECT_CONTAINS(message, "runtime.attention = \"cudnn\"");
+    EXPECT_CONTAINS(message, "model.dropout = 0.1");
+    EXPECT_CONTAINS(message, "--set model.dropout=0.1");  // where it was set
+    EXPECT_CONTAINS(message, "runtime.attention = \"rows\"");
+  }
+  EXPECT_EQ(cudnn.calls, 0);
+}
+
+TEST(AttentionPrecheck, AutoWithDropoutRunsRowsWithoutAskingCudnn) {
+  FakeCudnn cudnn{std::nullopt};
+  const Config config = gpt_with({"model.dropout=0.1"});
+  const AttentionChoice tried =
+      checked_attention(config, cudnn.check(), AutoAttention::kCudnnWhenChecked);
+  EXPECT_EQ(tried.attention, nn::CudaAttention::kRows);
+  ASSERT_TRUE(tried.warning);
+  EXPECT_CONTAINS(*tried.warning, "runtime.attention = \"auto\" runs the rows attention");
+  EXPECT_CONTAINS(*tried.warning, "model.dropout = 0.1");
+  const AttentionChoice as_defined = checked_attention(config, cudnn.check());
+  EXPECT_EQ(as_defined.attention, nn::CudaAttention::kRows);
+  EXPECT_FALSE(as_defined.warning);
+  EXPECT_EQ(cudnn.calls, 0);
+  // model.dropout = 0 leaves cuDNN to its check.
+  EXPECT_EQ(checked_attention(gpt_with({"model.dropout=0"}), cudnn.check(),
+                              AutoAttention::kCudnnWhenChecked)
+                .attention,
+            nn::CudaAttention::kCudnn);
+}
+
 TEST(AttentionPrecheck, TheCheckedShapeIsATrainingStepsAttention) {
   const nn::AttentionShape shape = training_attention_shape(gpt_with({}));
   EXPECT_EQ(shape.batch, 3);
