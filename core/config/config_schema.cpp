@@ -290,11 +290,13 @@ void add_train_optimizer(std::vector<SectionSpec>& schema) {
                 {"eval_iters"});
   train.integer("sample_every", &TrainConfig::sample_every, 0, Range::at_least(0), "steps",
                 "Optimizer steps between text samples, and one after the last step; 0 = never. "
-                "Rank 0 prints train.sample_tokens tokens decoded greedily after the first "
-                "tokens of the validation data (or of the training data), decoded with "
-                "data.tokenizer when set; also metrics.jsonl's sample. Language models (gpt, "
-                "llama) only; it changes no "
-                "training result.",
+                "Every rank decodes train.sample_tokens tokens greedily after the first tokens "
+                "of the validation data (or of the training data) with the model as it is "
+                "sharded (the KV cache in training's memory, phase \"sample\"); rank 0 prints "
+                "them, decoded with data.tokenizer when set, as \"prompt\" ▸ \"what the "
+                "model wrote\", and writes metrics.jsonl's sample (the whole text) and "
+                "sample_prompt (the prompt it starts with). Language models (gpt, llama) only; "
+                "it changes no training result.",
                 {"sample_interval"});
   train.integer("sample_tokens", &TrainConfig::sample_tokens, 32, Range::at_least(1), "tokens",
                 "Tokens each train.sample_every sample generates; with the prompt they must "

@@ -59,7 +59,12 @@ void MetricsLog::append(const StepMetrics& m) {
        << ", \"all_gather_bytes\": " << m.all_gather_bytes;
   // Only steps that evaluated carry a validation loss (a reader treats absent as none).
   if (!std::isnan(m.val_loss)) out_ << ", \"val_loss\": " << number(m.val_loss);
-  if (!m.sample.empty()) out_ << ", \"sample\": " << json_string(m.sample);
+  // A sample's text, and its prompt: a prefix of it, so a reader splits off what the model
+  // wrote as sample[len(sample_prompt):].
+  if (!m.sample.empty()) {
+    out_ << ", \"sample\": " << json_string(m.sample)
+         << ", \"sample_prompt\": " << json_string(m.sample_prompt);
+  }
   out_ << "}\n";
   out_.flush();
   if (!out_) throw IoError("writing metrics to " + path_.string() + " failed (disk full?)");

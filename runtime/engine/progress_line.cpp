@@ -34,6 +34,12 @@ std::string progress_text(const StepMetrics& m, std::int64_t total_steps, double
   return text;
 }
 
+std::string sample_line(const std::string& sample, const std::string& sample_prompt) {
+  const std::size_t prompt_end = sample.starts_with(sample_prompt) ? sample_prompt.size() : 0;
+  return "\"" + one_line(sample.substr(0, prompt_end)) + "\" \xe2\x96\xb8 \"" +
+         one_line(sample.substr(prompt_end)) + "\"";
+}
+
 bool progress_redraws_in_place() {
   if (isatty(STDOUT_FILENO) != 1) return false;
   for (const char* launcher_variable :
@@ -76,8 +82,9 @@ void ProgressLine::update(const StepMetrics& m) {
 }
 
 void ProgressLine::print_sample(const std::string& how, const StepMetrics& m) {
-  std::fprintf(out_, "%ssample after step %lld (%s): \"%s\"\n", line_open_ ? "\n" : "",
-               static_cast<long long>(m.step), how.c_str(), one_line(m.sample).c_str());
+  std::fprintf(out_, "%ssample after step %lld (%s): %s\n", line_open_ ? "\n" : "",
+               static_cast<long long>(m.step), how.c_str(),
+               sample_line(m.sample, m.sample_prompt).c_str());
   line_open_ = false;
   std::fflush(out_);
 }

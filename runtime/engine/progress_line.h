@@ -16,6 +16,10 @@ namespace zt::engine {
 // models, samples/s otherwise), step time and the ETA.
 std::string progress_text(const StepMetrics& metrics, std::int64_t total_steps, double eta_s);
 
+// A sample as print_sample shows it: `"prompt" ▸ "continuation"`, each part on one line
+// (one_line). `sample_prompt` is a prefix of `sample`.
+std::string sample_line(const std::string& sample, const std::string& sample_prompt);
+
 // Whether the progress line is redrawn in place: stdout is a terminal, and no foreign launcher
 // (Open MPI, MPICH/PMI, Slurm's srun) ran this process. Those hand ranks a pseudo-terminal
 // while their output goes to a log, where control codes and a line per step are noise.
@@ -30,8 +34,10 @@ class ProgressLine {
   ProgressLine(std::int64_t total_steps, std::int64_t log_every, bool redraw_in_place,
                std::chrono::milliseconds redraw_interval, std::FILE* out);
   void update(const StepMetrics& metrics);
-  // The step's train.sample_every text on a line of its own, after its progress line:
-  // `sample after step N (how): "text"`, control characters escaped.
+  // The step's train.sample_every text on a line of its own, after its progress line, with
+  // the prompt and what the model wrote quoted apart around the marker " ▸ " (U+25B8), so
+  // spaces at the boundary show: `sample after step N (how): "prompt" ▸ " continuation"`,
+  // control characters escaped (sample_line).
   void print_sample(const std::string& how, const StepMetrics& metrics);
   void finish();
 

@@ -32,6 +32,9 @@ struct StepMetrics {
   // Rank 0's train.sample_every text after this step (the prompt and the new tokens,
   // decoded); "" on steps that do not sample and on the other ranks.
   std::string sample;
+  // The prompt `sample` starts with (a prefix of it; metrics.jsonl's sample_prompt), so that
+  // what the model wrote is sample's rest.
+  std::string sample_prompt;
 };
 
 }  // namespace zt::engine

@@ -270,17 +270,8 @@ Trainer::Trainer(const Config& config, TrainingParts parts, comm::CommLanes lane
                                          });
     }
   }
-  // The estimator's meta device samples nothing (Note [Sample memory] in training_sample.cpp).
-  if (config_.train.sample_every > 0 && comm_.rank() == 0 && !device_.device().meta) {
-    const data::BatchSource* prompt_source = validation_ ? validation_.get() : source_.get();
-    if (prompt_source == nullptr) {
-      throw ConfigError(where_set(config, "train.sample_every") +
-                        ": train.sample_every takes its prompt from the data, and this trainer "
-                        "has no batch source (TrainingParts::source or ::validation)");
-    }
-    sample_ = std::make_unique<TrainingSample>(config_, *prompt_source, validation_ != nullptr,
-                                               device_.device());
-  }
+  sample_ = make_training_sample(config_, validation_.get(), source_.get(),
+                                 {model_, *strategy_, device_, comm_});
   counters_before_ = strategy_->comm_counters();
 }
 
@@ -549,9 +540,8 @@ StepMetrics Trainer::run_step(const std::function<data::Batch(std::int64_t micro
   // read, so the step's bytes include its evaluation's gathers and all-reduce.
   const double val_loss =
       evaluates_after(step) ? validation_loss() : std::numeric_limits<double>::quiet_NaN();
-  // Likewise the sample: its gather's bytes count in this step's.
-  std::string sample =
-      samples_after(config_, step) && !device_.device().meta ? take_sample() : std::string();
+  // Likewise the sample: its gathers' bytes count in this step's.
+  SampleText sample = sample_ && samples_after(config_, step) ? sample_->take() : SampleText();
 
   const comm::CommCounters counters = strategy_->comm_counters();
   const auto sent = [&](comm::CollectiveKind kind) {
@@ -573,7 +563,8 @@ StepMetrics Trainer::run_step(const std::function<data::Batch(std::int64_t micro
   metrics.reduce_scatter_bytes = sent(comm::CollectiveKind::kReduceScatter);
   metrics.all_gather_bytes = sent(comm::CollectiveKind::kAllGather);
   metrics.val_loss = val_loss;
-  metrics.sample = std::move(sample);
+  metrics.sample = std::move(sample.text);
+  metrics.sample_prompt = std::move(sample.prompt);
   counters_before_ = counters;
   // The profile covers this run's first memory_profile_steps steps (a resumed run's too).
   if (config_.runtime.memory_profile &&
@@ -664,14 +655,6 @@ std::vector<float> Trainer::host_f32(const Tensor& output) {
 bool Trainer::evaluates_after(std::int64_t step) const {
   const std::int64_t every = config_.train.eval_every;
   return every > 0 && (step % every == 0 || step == config_.train.steps);
-}
-
-std::string Trainer::take_sample() {
-  const std::string phase = tracker_.phase();
-  tracker_.set_phase("sample");
-  const std::vector<float> parameters = strategy_->full_parameters();
-  tracker_.set_phase(phase);
-  return sample_ ? sample_->generate(model_, parameters) : std::string();
 }
 
 // Note [Validation samples]

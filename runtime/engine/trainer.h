@@ -198,9 +198,6 @@ class Trainer {
   // `output` (on the device, any float dtype) widened to f32 in host memory, row-major.
   std::vector<float> host_f32(const Tensor& output);
   bool evaluates_after(std::int64_t step) const;
-  // train.sample_every's sample after this step: the full weights gathered on every rank
-  // (collective), decoded on rank 0; "" on the other ranks.
-  std::string take_sample();
   data::Batch load_from_source(std::int64_t step, std::int64_t micro);
   double global_mean_loss(double local_loss_sum, std::int64_t local_rows);
   // A copy of host tensor `host` on the device, counted as activations.
@@ -249,7 +246,8 @@ class Trainer {
   std::optional<optim::DynamicLossScaler> loss_scaler_;  // fp16 only
   std::int64_t applied_steps_ = 0;  // optimizer updates made (skipped steps excluded)
   std::int64_t resumed_step_ = 0;
-  // Rank 0's train.sample_every sampler; null elsewhere, on the meta device and when off.
+  // train.sample_every's sampler, on every rank (decoding is collective); null on the meta
+  // device and when off.
   std::unique_ptr<TrainingSample> sample_;
   // Saving and resuming (checkpoint.*); null on the estimator's meta device.
   std::unique_ptr<checkpoint::Checkpointer> checkpointer_;

@@ -1,17 +1,15 @@
 // train.sample_every: the prompt taken once from the data, the tokenizer loaded once, and each
-// sample decoded on a device context of the sampler's own.
+// sample decoded with the training model as it is sharded, in the training tracker's memory.
 #include "runtime/engine/training_sample.h"
 
 #include <algorithm>
 #include <cstdio>
+#include <span>
 
 #include "core/error.h"
 #include "data/distributed_sampler.h"
 #include "runtime/engine/data_vocabulary.h"
-#include "runtime/generate/decoder.h"
-#include "runtime/generate/model_weights.h"
 #include "runtime/generate/token_sampler.h"
-#include "sharding/compute_dtype.h"
 
 namespace zt::engine {
 namespace {
@@ -71,6 +69,27 @@ std::string valid_utf8(const std::string& bytes) {
   return text;
 }
 
+// The prompt's and the new tokens' bytes as valid UTF-8 text (valid_utf8), split where the
+// prompt ends. A token may end inside a character: the split then moves past the bytes that
+// continue it, so the whole character goes to the prompt and `prompt + rest` is exactly
+// valid_utf8 of all the bytes (the split is at no continuation byte, which no character
+// reaches across).
+SampleText split_text(const std::string& prompt_bytes, const std::string& new_bytes) {
+  const std::string bytes = prompt_bytes + new_bytes;
+  std::size_t split = prompt_bytes.size();
+  while (split < bytes.size() && (static_cast<unsigned char>(bytes[split]) & 0xc0) == 0x80) ++split;
+  SampleText sample;
+  sample.prompt = valid_utf8(bytes.substr(0, split));
+  sample.text = sample.prompt + valid_utf8(bytes.substr(split));
+  return sample;
+}
+
+std::string id_text(std::span<const std::int32_t> ids) {
+  std::string text;
+  for (const std::int32_t id : ids) text += (text.empty() ? "" : " ") + std::to_string(id);
+  return text;
+}
+
 }  // namespace
 
 bool samples_after(const Config& config, std::int64_t step) {
@@ -97,44 +116,61 @@ void check_sample_keys(const Config& config, bool targets_are_tokens) {
 }
 
 TrainingSample::TrainingSample(const Config& config, const data::BatchSource& prompt_source,
-                               bool from_validation, const Device& device)
+                               bool from_validation, const ShardedModel& model)
     : sample_tokens_(config.train.sample_tokens),
-      seq_len_(config.model.seq_len),
-      compute_dtype_(zero::compute_dtype(config)),
       prompt_(read_prompt(config, prompt_source)),
       tokenizer_(load_tokenizer(config)),
       vocab_limit_(data_vocab_size(config, tokenizer_ ? &*tokenizer_ : nullptr)),
-      device_(make_device_context(device)) {
+      model_(model),
+      decoder_(model, config.model.seq_len) {
   description_ = "greedy, " + std::to_string(sample_tokens_) + " tokens after the first " +
                  std::to_string(prompt_.size()) + " of the " +
                  (from_validation ? "validation" : "training") + " data";
 }
 
-TrainingSample::~TrainingSample() = default;
-
 // Note [Sample memory]
-// A sample needs the full weights in the compute dtype, the KV cache and one token's
-// activations: rank 0 allocates them on a device context of the sampler's own, whose
-// tracker is not training's, and frees them before training goes on. So they appear in no
-// rank's memory.json and no estimate (on a GPU they are real memory beside the training
-// peak: the model's size in the compute dtype and fp32, plus the cache). The gather that
-// brings the full weights to every rank (ZeroStrategy::full_parameters) is the training
-// tracker's: stages 1-3 gather the fp32 masters into a full-size workspace, counted in phase
-// "sample", which can raise a stage-3 rank's measured peak above the estimate.
-std::string TrainingSample::generate(nn::Model& model, std::span<const float> parameters) {
-  const generate::ModelWeights weights(model, parameters, compute_dtype_, *device_);
-  generate::Decoder decoder(model, weights, *device_, seq_len_);
+// A sample decodes with the weights training holds, as it holds them (Note [Decoding the
+// sharded model]): nothing is copied, and at stage 3 one block at a time is gathered, as in
+// a forward. What it allocates is the training tracker's, in phase "sample": the KV cache
+// (2 x layers x 1 prompt x model.seq_len x kv heads x head_dim in the compute dtype), the
+// prompt's activations through one block at a time, and its logits. Training's own forward
+// of a micro-batch holds at least as much beside the same gathered blocks (Note
+// [Evaluation memory]) as long as the prompt is no longer than a micro-batch's tokens
+// (train.micro_batch_size x model.seq_len; the prompt is at most kSamplePromptTokens), so a
+// sample's peak is at most the training peak plus the KV cache. The estimator's meta
+// device does not sample (it has no values to select tokens from), so its estimate leaves
+// the cache out: on a model of 32 layers of 8 kv heads of 128 at seq_len 8192 in bf16 that
+// is 1 GiB (2 x 32 x 8192 x 8 x 128 x 2 bytes), on top of the estimated peak. Every rank
+// decodes (the gathers are collective), so the cache is on every rank's device.
+SampleText TrainingSample::take() {
+  MemoryTracker& tracker = model_.device.tracker();
+  const std::string phase = tracker.phase();
+  tracker.set_phase("sample");
   generate::TokenSampler greedy({.temperature = 0.0, .top_k = 0, .seed = 0}, vocab_limit_);
-  std::vector<std::int32_t> text = prompt_;
-  std::vector<float> logits = decoder.feed(prompt_);
-  for (std::int64_t i = 0; i < sample_tokens_; ++i) {
-    text.push_back(greedy.sample(logits));
-    if (i + 1 < sample_tokens_) logits = decoder.feed(std::span(&text.back(), 1));
+  const std::vector<std::int32_t> continuation =
+      decoder_.generate({prompt_}, sample_tokens_, greedy).front();
+  tracker.set_phase(phase);
+  if (model_.comm.rank() != 0) return {};
+  if (tokenizer_) return split_text(tokenizer_->decode(prompt_), tokenizer_->decode(continuation));
+  SampleText sample;
+  sample.prompt = id_text(prompt_);
+  sample.text = sample.prompt + " " + id_text(continuation);
+  return sample;
+}
+
+std::unique_ptr<TrainingSample> make_training_sample(const Config& config,
+                                                     const data::BatchSource* validation,
+                                                     const data::BatchSource* source,
+                                                     const ShardedModel& model) {
+  // The estimator's meta device samples nothing (Note [Sample memory]).
+  if (config.train.sample_every == 0 || model.device.device().meta) return nullptr;
+  const data::BatchSource* prompt_source = validation ? validation : source;
+  if (prompt_source == nullptr) {
+    throw ConfigError(where_set(config, "train.sample_every") +
+                      ": train.sample_every takes its prompt from the data, and this trainer "
+                      "has no batch source (TrainingParts::source or ::validation)");
   }
-  if (tokenizer_) return valid_utf8(tokenizer_->decode(text));
-  std::string ids;
-  for (const std::int32_t id : text) ids += (ids.empty() ? "" : " ") + std::to_string(id);
-  return ids;
+  return std::make_unique<TrainingSample>(config, *prompt_source, validation != nullptr, model);
 }
 
 std::string one_line(const std::string& text) {

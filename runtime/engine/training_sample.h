@@ -1,20 +1,18 @@
-// TrainingSample: train.sample_every's text during training: after the steps it names, rank 0
-// decodes train.sample_tokens tokens greedily after a fixed prompt from the weights every rank
-// gathered, through generate::Decoder, on a device context of its own (Note [Sample memory]).
+// TrainingSample: train.sample_every's text during training: after the steps it names, every
+// rank decodes train.sample_tokens tokens greedily after a fixed prompt with the training
+// model as it is sharded (ShardedDecoder), and rank 0 turns them into text.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <span>
 #include <string>
 #include <vector>
 
 #include "core/config/config.h"
-#include "core/device/device_context.h"
 #include "data/batch.h"
 #include "data/bpe_tokenizer.h"
-#include "nn/model.h"
+#include "runtime/engine/sharded_decoder.h"
 
 namespace zt::engine {
 
@@ -30,34 +28,47 @@ bool samples_after(const Config& config, std::int64_t step);
 // leaves no position for a prompt. Every rank checks, so every rank refuses alike.
 void check_sample_keys(const Config& config, bool targets_are_tokens);
 
+// A sample's text: the prompt, then what the model wrote after it.
+struct SampleText {
+  std::string prompt;  // a prefix of `text`
+  std::string text;    // the prompt and the new tokens, decoded
+};
+
 class TrainingSample {
  public:
-  // Rank 0's sampler. The prompt is the first tokens of `prompt_source`'s sample 0 (the
+  // A rank's sampler: every rank decodes (collective; Note [Decoding the sharded model]), rank
+  // 0 alone makes the text. The prompt is the first tokens of `prompt_source`'s sample 0 (the
   // validation samples when the run has them, `from_validation`; else the training ones);
-  // data.tokenizer, when set, is loaded here (FormatError when it is not BPE). `device`: the
-  // rank's device; the sampler opens a context of its own on it.
+  // data.tokenizer, when set, is loaded here (FormatError when it is not BPE; every rank
+  // loads it, so every rank refuses alike).
   TrainingSample(const Config& config, const data::BatchSource& prompt_source, bool from_validation,
-                 const Device& device);
-  ~TrainingSample();
+                 const ShardedModel& model);
 
   // How the sample is made, for the progress output: "greedy, 24 tokens after the first 8
   // of the validation data".
   const std::string& description() const { return description_; }
-  // The prompt and the new tokens, decoded (with data.tokenizer) or as ids, from the model's
-  // full unpadded parameters `parameters` (FlatLayout order, f32, as
-  // ZeroStrategy::full_parameters returns them). `model` is only read.
-  std::string generate(nn::Model& model, std::span<const float> parameters);
+  // The prompt and the new tokens from the model's weights as the rank holds them, decoded
+  // (with data.tokenizer) or as ids; empty on ranks other than 0. Collective. Allocates on
+  // the training tracker in phase "sample" (Note [Sample memory]).
+  SampleText take();
 
  private:
   std::int64_t sample_tokens_;
-  std::int64_t seq_len_;
-  DType compute_dtype_;
   std::vector<std::int32_t> prompt_;
   std::optional<data::BpeTokenizer> tokenizer_;
   std::int64_t vocab_limit_;  // ids a sample may draw: the data's vocabulary (data_vocabulary.h)
-  std::unique_ptr<DeviceContext> device_;  // the sample's own: its tracker is not training's
+  ShardedModel model_;
+  ShardedDecoder decoder_;
   std::string description_;
 };
+
+// The trainer's train.sample_every sampler, on every rank: null when it samples nothing
+// (train.sample_every = 0, or the estimator's meta device: Note [Sample memory]). The prompt
+// comes from `validation` when there is one, else from `source`; ConfigError when neither.
+std::unique_ptr<TrainingSample> make_training_sample(const Config& config,
+                                                     const data::BatchSource* validation,
+                                                     const data::BatchSource* source,
+                                                     const ShardedModel& model);
 
 // A sample's text on one line: newlines and other control characters escaped as in C.
 std::string one_line(const std::string& text);

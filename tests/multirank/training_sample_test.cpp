@@ -1,9 +1,10 @@
 // train.sample_every on 2 ranks as threads: sampling changes no training result bit for bit
-// (stages 0 and 3; the gather is collective, so every rank takes part), rank 0 reports a
-// sample exactly on the steps that sample, and stage 0's memory peak is unchanged (its
-// gather allocates nothing; Note [Sample memory]).
+// (stages 0 and 3; decoding is collective, so every rank takes part), rank 0 reports a
+// sample exactly on the steps that sample, with its prompt, and a sample's memory peak is at
+// most training's plus the KV cache (Note [Sample memory]).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <exception>
 #include <sstream>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "core/config/config_loader.h"
+#include "core/memory_tracker.h"
 #include "rank_training.h"
 #include "runtime/engine/trainer.h"
 #include "tiny_gpt_overrides.h"
@@ -20,6 +22,9 @@ namespace {
 
 constexpr int kWorld = 2;
 constexpr int kSteps = 5;
+// The tiny GPT's KV cache for one prompt: k and v of 2 layers, 8 positions of 2 heads of 8,
+// in f32.
+constexpr std::int64_t kKvCacheBytes = 2 * 2 * 8 * 2 * 8 * 4;
 
 Config config_for(int stage, const std::vector<std::string>& extra) {
   std::vector<std::string> overrides = testing::tiny_run_overrides(stage, kSteps);
@@ -29,7 +34,8 @@ Config config_for(int stage, const std::vector<std::string>& extra) {
 
 struct Outcome {
   std::vector<double> losses;
-  std::vector<std::string> samples;  // rank 0's, per step
+  std::vector<std::string> samples;         // rank 0's, per step
+  std::vector<std::string> sample_prompts;  // rank 0's, per step
   std::vector<std::string> other_rank_samples;
   std::vector<float> parameters;
   std::vector<std::int64_t> peak_bytes;  // per rank
@@ -43,7 +49,10 @@ Outcome train(const Config& config) {
   for (const MemorySnapshot& memory : trained.memory) {
     outcome.peak_bytes.push_back(memory.total_peak_bytes);
   }
-  for (const auto& m : trained.metrics[0]) outcome.samples.push_back(m.sample);
+  for (const auto& m : trained.metrics[0]) {
+    outcome.samples.push_back(m.sample);
+    outcome.sample_prompts.push_back(m.sample_prompt);
+  }
   for (int rank = 1; rank < kWorld; ++rank) {
     for (const auto& m : trained.metrics[static_cast<std::size_t>(rank)]) {
       outcome.other_rank_samples.push_back(m.sample);
@@ -70,8 +79,9 @@ TEST_P(TrainingSample, SamplingChangesNoTrainingResult) {
                         plain.parameters.size() * sizeof(float)),
             0)
       << "stage " << stage << ": final weights differ";
-  if (stage == 0) {
-    EXPECT_EQ(sampled.peak_bytes, plain.peak_bytes);
+  // The sample adds at most its KV cache to the peak (Note [Sample memory]).
+  for (std::size_t rank = 0; rank < plain.peak_bytes.size(); ++rank) {
+    EXPECT_LE(sampled.peak_bytes[rank], plain.peak_bytes[rank] + kKvCacheBytes) << "rank " << rank;
   }
 
   // Steps 2 and 4 (sample_every) and 5 (the last) sample: the prompt (4 = seq_len 8 - 4
@@ -85,6 +95,13 @@ TEST_P(TrainingSample, SamplingChangesNoTrainingResult) {
       int count = 0;
       for (int id = 0; ids >> id; ++count) EXPECT_TRUE(id >= 0 && id < 16) << id;
       EXPECT_EQ(count, 8) << "step " << step << ": '" << sampled.samples[i] << "'";
+      // The prompt, 4 ids, is where the sample starts.
+      std::istringstream prompt_ids(sampled.sample_prompts[i]);
+      int prompt_count = 0;
+      for (int id = 0; prompt_ids >> id;) ++prompt_count;
+      EXPECT_EQ(prompt_count, 4) << "'" << sampled.sample_prompts[i] << "'";
+      EXPECT_TRUE(sampled.samples[i].starts_with(sampled.sample_prompts[i] + " "))
+          << "'" << sampled.sample_prompts[i] << "' in '" << sampled.samples[i] << "'";
     } else {
       EXPECT_EQ(sampled.samples[i], "") << "step " << step;
     }
@@ -110,6 +127,41 @@ TEST(TrainingSampleKeys, GreedySamplesNeverDrawAPaddedVocabularyId) {
     int count = 0;
     for (int id = 0; ids >> id; ++count) EXPECT_TRUE(id >= 0 && id < 4) << id << " in " << sample;
     EXPECT_EQ(count, 8) << sample;
+  }
+}
+
+// Stage 3 on 2 ranks, the memory timeline of a run that samples after its last step: what
+// is live during the sample (phase "sample", training's tracker) never exceeds the training
+// steps' peak plus the KV cache, and the cache is there (the sample allocates at least it).
+TEST(TrainingSampleMemory, AStageThreeSamplePeaksAtMostAtTrainingsPeakPlusTheKvCache) {
+  const Config config =
+      config_for(3, {"train.sample_every=2", "train.sample_tokens=4", "runtime.memory_profile=true",
+                     "runtime.memory_profile_steps=" + std::to_string(kSteps)});
+  std::vector<std::vector<MemoryEvent>> timelines(kWorld);
+  testing::run_trainers(
+      kWorld, config,
+      [&](int rank, engine::Trainer& trainer, comm::Communicator&, MemoryTracker& tracker) {
+        trainer.run();
+        timelines[static_cast<std::size_t>(rank)] = tracker.timeline();
+      });
+  for (int rank = 0; rank < kWorld; ++rank) {
+    std::int64_t training_peak = 0;
+    std::int64_t sample_peak = 0;
+    std::int64_t before_sample = -1;  // live bytes when the first sample began
+    std::int64_t live = 0;
+    for (const MemoryEvent& event : timelines[static_cast<std::size_t>(rank)]) {
+      if (event.phase == "sample") {
+        if (before_sample < 0) before_sample = live;
+        sample_peak = std::max(sample_peak, event.total_bytes);
+      } else if (event.step >= 1) {
+        training_peak = std::max(training_peak, event.total_bytes);
+      }
+      live = event.total_bytes;
+    }
+    ASSERT_GE(before_sample, 0) << "rank " << rank << ": no allocation in phase \"sample\"";
+    EXPECT_GE(sample_peak - before_sample, kKvCacheBytes) << "rank " << rank;
+    EXPECT_LE(sample_peak, training_peak + kKvCacheBytes)
+        << "rank " << rank << ": training peak " << training_peak;
   }
 }
 

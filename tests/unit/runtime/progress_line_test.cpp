@@ -107,5 +107,32 @@ TEST(ProgressLine, PseudoTerminalOfAForeignLauncherIsALog) {
   EXPECT_FALSE(under_srun);
 }
 
+// A sample's line marks where the prompt ends: the prompt and what the model wrote, each
+// quoted, around " ▸ " (spaces at the boundary stay inside the quotes; control characters
+// escaped).
+TEST(ProgressLine, ASampleLineMarksWhereThePromptEnds) {
+  std::FILE* out = std::tmpfile();
+  ASSERT_NE(out, nullptr);
+  {
+    ProgressLine line(10, 1, false, std::chrono::milliseconds(250), out);
+    StepMetrics m = metrics_of(4);
+    m.sample = "Once upon\na time there";
+    m.sample_prompt = "Once upon\na";
+    line.print_sample("greedy, 2 tokens after the first 3 of the validation data", m);
+  }
+  std::string text(static_cast<std::size_t>(std::ftell(out)), '\0');
+  std::rewind(out);
+  text.resize(std::fread(text.data(), 1, text.size(), out));
+  std::fclose(out);
+  EXPECT_EQ(text,
+            "sample after step 4 (greedy, 2 tokens after the first 3 of the validation data): "
+            "\"Once upon\\na\" \u25b8 \" time there\"\n");
+}
+
+TEST(ProgressLine, SampleLineSplitsWhereThePromptEnds) {
+  EXPECT_EQ(sample_line("1 2 3", ""), "\"\" \u25b8 \"1 2 3\"");
+  EXPECT_EQ(sample_line("1 2 3", "1 2"), "\"1 2\" \u25b8 \" 3\"");
+}
+
 }  // namespace
 }  // namespace zt::engine

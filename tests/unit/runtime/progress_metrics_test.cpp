@@ -82,6 +82,30 @@ TEST(MetricsLog, SkippedStepAndAbsentTokensAreExplicit) {
   EXPECT_CONTAINS(line, "\"skipped\": true");
 }
 
+// A step that sampled carries the text and its prompt (a prefix of it), so that a reader
+// splits off what the model wrote; other steps carry neither.
+TEST(MetricsLog, ASampleCarriesItsPrompt) {
+  const zt::testing::TempDir dir;
+  StepMetrics sampled = step_metrics();
+  sampled.step = 8;
+  sampled.sample = "Once upon a time";
+  sampled.sample_prompt = "Once upon";
+  {
+    MetricsLog log(dir / "metrics.jsonl");
+    log.append(step_metrics());
+    log.append(sampled);
+  }
+  std::ifstream in(dir / "metrics.jsonl");
+  std::string plain;
+  std::string with_sample;
+  std::getline(in, plain);
+  std::getline(in, with_sample);
+  EXPECT_LACKS(plain, "sample\"");
+  EXPECT_TRUE(with_sample.ends_with(
+      ", \"sample\": \"Once upon a time\", \"sample_prompt\": \"Once upon\"}"))
+      << with_sample;
+}
+
 TEST(ProgressText, AStepThatEvaluatedShowsItsValidationLoss) {
   StepMetrics m = step_metrics();
   EXPECT_LACKS(progress_text(m, 10, 0), "val_loss");
