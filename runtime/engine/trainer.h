@@ -27,6 +27,7 @@
 #include "runtime/engine/fault_injection.h"
 #include "runtime/engine/metrics_log.h"
 #include "runtime/engine/run_directory.h"
+#include "runtime/engine/supported_config.h"
 #include "runtime/engine/validation_outputs.h"
 #include "sharding/zero_strategy.h"
 
@@ -252,9 +253,5 @@ class Trainer {
   // Saving and resuming (checkpoint.*); null on the estimator's meta device.
   std::unique_ptr<checkpoint::Checkpointer> checkpointer_;
 };
-
-// Raises ConfigError for settings this build accepts in the schema but cannot run yet.
-// With `check_files`, also that offload.nvme_path is a directory that can hold state files.
-void check_supported(const Config& config, bool check_files = true);
 
 }  // namespace zt::engine

@@ -1,0 +1,67 @@
+// The checks of check_supported: each refusal names the key and where it was set.
+#include "runtime/engine/supported_config.h"
+
+#include <string>
+
+#include "core/config/config_enums.h"
+#include "core/error.h"
+#include "offload/nvme_state_file.h"
+#include "runtime/checkpoint/checkpoint_directory.h"
+#include "runtime/engine/device_selection.h"
+
+namespace zt::engine {
+
+void check_supported(const Config& config, bool check_files) {
+  resolved_comm_backend(config);  // throws for a backend this device or build cannot use
+  resolved_attention(config);     // likewise for attention kernels
+  const OffloadConfig& offload = config.offload;
+  if (offload.optimizer == OffloadTarget::kNvme && check_files) {
+    // The directory is checked here, before run.dir gets any output; direct I/O and space
+    // are checked when each rank creates its state file, still before training starts.
+    if (auto problem = offload::nvme_directory_problem(offload.nvme_path)) {
+      throw ConfigError(
+          where_set(config, offload.nvme_path.empty() ? "offload.optimizer" : "offload.nvme_path") +
+          ": " + *problem);
+    }
+  }
+  if (offload.params == OffloadTarget::kCpu &&
+      (config.zero.stage != 3 || offload.optimizer == OffloadTarget::kNone)) {
+    throw ConfigError(where_set(config, "offload.params") +
+                      ": offload.params = \"cpu\" keeps stage 3's parameter shard in host "
+                      "memory as the offloaded optimizer's copy: it needs zero.stage = 3 (now " +
+                      std::to_string(config.zero.stage) + ") and offload.optimizer = \"cpu\"");
+  }
+  if (offload.overlap_step &&
+      (offload.optimizer != OffloadTarget::kCpu || offload.params != OffloadTarget::kNone)) {
+    throw ConfigError(where_set(config, "offload.overlap_step") +
+                      ": offload.overlap_step = true delays the host optimizer's update by one "
+                      "step; it needs offload.optimizer = \"cpu\" (now \"" +
+                      std::string(config_name(offload.optimizer)) +
+                      "\") and offload.params = \"none\" (the update rewrites the host "
+                      "parameters an offloaded shard would gather from)");
+  }
+  if (!offload.nvme_path.empty() && offload.optimizer != OffloadTarget::kNvme) {
+    throw ConfigError(where_set(config, "offload.nvme_path") +
+                      ": offload.nvme_path is set, but offload.optimizer is not \"nvme\"");
+  }
+  if (config.checkpoint.every_steps > 0 && check_files) {
+    if (auto problem =
+            checkpoint::checkpoint_directory_problem(checkpoint::checkpoint_directory(config))) {
+      throw ConfigError(where_set(config, config.checkpoint.dir.empty() ? "checkpoint.every_steps"
+                                                                        : "checkpoint.dir") +
+                        ": checkpoint.dir " + *problem +
+                        (config.checkpoint.dir.empty() ? " (empty checkpoint.dir means "
+                                                         "<run.dir>/checkpoints)"
+                                                       : "") +
+                        "; set checkpoint.dir to a writable directory");
+    }
+  }
+  if (offload.optimizer != OffloadTarget::kNone && config.zero.stage == 0) {
+    throw ConfigError(where_set(config, "offload.optimizer") + ": offload.optimizer = \"" +
+                      std::string(config_name(offload.optimizer)) +
+                      "\" offloads this rank's optimizer shard, and zero.stage = 0 has none; "
+                      "set zero.stage = 1, 2 or 3");
+  }
+}
+
+}  // namespace zt::engine
