@@ -1,6 +1,7 @@
-// Escaping text into a JSON string literal.
+// Escaping text into a JSON string literal; numbers as logs and messages print them.
 #include "runtime/engine/json_text.h"
 
+#include <cmath>
 #include <cstdio>
 
 namespace zt::engine {
@@ -20,6 +21,16 @@ std::string json_string(std::string_view text) {
     }
   }
   return quoted + "\"";
+}
+
+std::string number_text(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.9g", value);
+  return text;
+}
+
+std::string json_number(double value) {
+  return std::isfinite(value) ? number_text(value) : std::string("null");
 }
 
 }  // namespace zt::engine

@@ -14,13 +14,6 @@
 namespace zt::engine {
 namespace {
 
-std::string number(double value) {
-  if (!std::isfinite(value)) return "null";
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.9g", value);
-  return text;
-}
-
 // The lines of `path` for steps up to `last_step`: what a resumed run keeps of the earlier
 // run's log (the steps after its checkpoint are trained again).
 std::string lines_through_step(const std::filesystem::path& path, std::int64_t last_step) {
@@ -48,17 +41,18 @@ MetricsLog::MetricsLog(const std::filesystem::path& path, std::int64_t keep_thro
 }
 
 void MetricsLog::append(const StepMetrics& m) {
-  out_ << "{\"step\": " << m.step << ", \"loss\": " << number(m.loss)
-       << ", \"lr\": " << number(m.lr) << ", \"grad_norm\": " << number(m.grad_norm)
-       << ", \"samples_per_s\": " << number(m.samples_per_s)
-       << ", \"tokens_per_s\": " << number(m.tokens_per_s) << ", \"step_ms\": " << number(m.step_ms)
-       << ", \"loss_scale\": " << number(m.loss_scale)
+  out_ << "{\"step\": " << m.step << ", \"loss\": " << json_number(m.loss)
+       << ", \"lr\": " << json_number(m.lr) << ", \"grad_norm\": " << json_number(m.grad_norm)
+       << ", \"samples_per_s\": " << json_number(m.samples_per_s)
+       << ", \"tokens_per_s\": " << json_number(m.tokens_per_s)
+       << ", \"step_ms\": " << json_number(m.step_ms)
+       << ", \"loss_scale\": " << json_number(m.loss_scale)
        << ", \"skipped\": " << (m.skipped ? "true" : "false")
        << ", \"all_reduce_bytes\": " << m.all_reduce_bytes
        << ", \"reduce_scatter_bytes\": " << m.reduce_scatter_bytes
        << ", \"all_gather_bytes\": " << m.all_gather_bytes;
   // Only steps that evaluated carry a validation loss (a reader treats absent as none).
-  if (!std::isnan(m.val_loss)) out_ << ", \"val_loss\": " << number(m.val_loss);
+  if (!std::isnan(m.val_loss)) out_ << ", \"val_loss\": " << json_number(m.val_loss);
   // A sample's text, and its prompt: a prefix of it, so a reader splits off what the model
   // wrote as sample[len(sample_prompt):].
   if (!m.sample.empty()) {

@@ -24,6 +24,7 @@
 #include "runtime/engine/data_vocabulary.h"
 #include "runtime/engine/device_selection.h"
 #include "runtime/engine/fault_injection.h"
+#include "runtime/engine/json_text.h"
 #include "runtime/engine/model_factory.h"
 #include "runtime/engine/progress_line.h"
 #include "runtime/engine/training_sample.h"
@@ -33,14 +34,6 @@
 namespace zt::engine {
 
 namespace {
-
-// A value as a config would write it: 1e-09, 0.0004 (std::to_string's six decimals show a
-// small learning rate as 0.000000).
-std::string shortest_text(double value) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.9g", value);
-  return text;
-}
 
 // Bound on one rank's memory profile (then it says it is truncated): ~20 MiB of JSON.
 constexpr std::size_t kMaxProfileEvents = 200000;
@@ -525,7 +518,7 @@ StepMetrics Trainer::run_step(const std::function<data::Batch(std::int64_t micro
   if (!std::isfinite(loss)) {
     throw Error("training diverged at step " + std::to_string(step) + ": the loss is " +
                 std::to_string(loss) + "; lower optimizer.lr (now " +
-                shortest_text(config_.optimizer.lr) + ")");
+                number_text(config_.optimizer.lr) + ")");
   }
   if (checkpointer_) {
     tracker_.set_phase("checkpoint save");
@@ -539,7 +532,7 @@ void Trainer::check_gradients_finite(std::int64_t step, double norm_squared) con
   if (std::isfinite(norm_squared)) return;
   throw Error("gradients became non-finite at step " + std::to_string(step) +
               " (precision.dtype has no loss scaling to recover); lower optimizer.lr (now " +
-              shortest_text(config_.optimizer.lr) + ") or set optimizer.max_grad_norm");
+              number_text(config_.optimizer.lr) + ") or set optimizer.max_grad_norm");
 }
 
 double Trainer::apply_gradients(std::int64_t step, float lr, double norm_squared, bool& skipped) {
@@ -659,7 +652,7 @@ void Trainer::check_loss_finite(double loss_sum, std::int64_t step, std::int64_t
               " at step " + std::to_string(step) + ", micro-batch " + std::to_string(micro) +
               " on rank " + std::to_string(comm_.rank()) +
               ": the model's output or the loss is not finite (lower optimizer.lr, now " +
-              shortest_text(config_.optimizer.lr) + ", or check the loss and the data)");
+              number_text(config_.optimizer.lr) + ", or check the loss and the data)");
 }
 
 // Note [One host wait per step]

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "data/bpe_tokenizer.h"
+#include "support/foreign_token_files.h"
 #include "support/zerotrain_cli.h"
 
 namespace zt {
@@ -61,34 +62,11 @@ void write_text(const fs::path& path, const std::string& text) {
   out << text;
 }
 
-std::string read_bytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 std::vector<std::int32_t> read_ids(const fs::path& path) {
   std::ifstream in(path);
   std::vector<std::int32_t> ids;
   for (std::int32_t id = 0; in >> id;) ids.push_back(id);
   return ids;
-}
-
-// The tokens of an llm.c token file with uint16 tokens (the vocabulary here is small).
-std::vector<std::int32_t> read_llmc_tokens(const fs::path& path) {
-  const std::string bytes = read_bytes(path);
-  std::int32_t header[3] = {};
-  if (bytes.size() < 1024) return {};
-  std::memcpy(header, bytes.data(), sizeof(header));
-  EXPECT_EQ(header[0], 20240520);
-  EXPECT_EQ(header[1], 1);
-  EXPECT_EQ(bytes.size(), 1024 + 2 * static_cast<std::size_t>(header[2]));
-  std::vector<std::int32_t> tokens;
-  for (std::size_t at = 1024; at + 2 <= bytes.size(); at += 2) {
-    std::uint16_t token = 0;
-    std::memcpy(&token, bytes.data() + at, 2);
-    tokens.push_back(token);
-  }
-  return tokens;
 }
 
 std::string tools_python() {
@@ -178,7 +156,7 @@ TEST(PrepareDataBpeReference, IdsMatchHuggingFaceTokenizers) {
       ASSERT_EQ(want.size(), 1u);
       const std::vector<std::int32_t> ids = read_ids(dir / variant.ids_file);
       want.insert(want.end(), ids.begin(), ids.end());
-      const std::vector<std::int32_t> got = read_llmc_tokens(dir / "out.bin");
+      const std::vector<std::int32_t> got = testing::read_llmc_tokens(dir / "out.bin");
       ASSERT_EQ(got.size(), want.size()) << variant.name << ", text " << k;
       for (std::size_t i = 0; i < want.size(); ++i) {
         ASSERT_EQ(got[i], want[i]) << variant.name << ", text " << k << ", token " << i;

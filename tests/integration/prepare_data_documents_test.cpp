@@ -16,6 +16,7 @@
 #include "data/byte_level_alphabet.h"
 #include "data/token_file.h"
 #include "support/byte_level_tokenizer.h"
+#include "support/foreign_token_files.h"
 #include "support/zerotrain_cli.h"
 
 namespace zt {
@@ -46,23 +47,6 @@ std::string tokenizer_json(bool eot = true) {
   "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false}, "decoder": null,
   "model": {"type": "BPE", "vocab": {)" +
          vocab + R"(}, "merges": ["a b", "Ġ t"]}})";
-}
-
-// The tokens of an llm.c token file with uint16 tokens.
-std::vector<std::int32_t> read_llmc_tokens(const fs::path& path) {
-  const std::string bytes = testing::read_text(path);
-  std::int32_t header[3] = {};
-  if (bytes.size() < 1024) return {};
-  std::memcpy(header, bytes.data(), sizeof(header));
-  EXPECT_EQ(header[0], 20240520);
-  EXPECT_EQ(bytes.size(), 1024 + 2 * static_cast<std::size_t>(header[2]));
-  std::vector<std::int32_t> tokens;
-  for (std::size_t at = 1024; at + 2 <= bytes.size(); at += 2) {
-    std::uint16_t token = 0;
-    std::memcpy(&token, bytes.data() + at, 2);
-    tokens.push_back(token);
-  }
-  return tokens;
 }
 
 std::vector<std::int32_t> read_zerotrain_tokens(const fs::path& path) {
@@ -114,7 +98,7 @@ TEST_F(PrepareDataDocuments, GlobInputsAreDocumentsInSortedOrderEachAfterEndOfTe
       prepare({"docs/*.txt", "extra.txt", "out.bin", "--tokenizer", "tokenizer.json"}, "glob");
   ASSERT_EQ(run.exit_code, 0) << run.output();
   EXPECT_NE(run.out.find("from 4 documents"), std::string::npos) << run.out;
-  EXPECT_EQ(read_llmc_tokens(dir_.path() / "out.bin"),
+  EXPECT_EQ(testing::read_llmc_tokens(dir_.path() / "out.bin"),
             eot_then({"a.txt", "b.txt", "c.txt", "extra.txt"}));
 }
 
@@ -127,8 +111,8 @@ TEST_F(PrepareDataDocuments, ValFractionWritesTheLastWholeDocumentsToTheValFile)
   const ProgramResult run = prepare(
       {"docs/*.txt", "out.bin", "--tokenizer=tokenizer.json", "--val-fraction", "0.3"}, "split");
   ASSERT_EQ(run.exit_code, 0) << run.output();
-  EXPECT_EQ(read_llmc_tokens(dir_.path() / "out.bin"), eot_then({"1.txt", "2.txt"}));
-  EXPECT_EQ(read_llmc_tokens(dir_.path() / "out_val.bin"), eot_then({"3.txt", "4.txt"}));
+  EXPECT_EQ(testing::read_llmc_tokens(dir_.path() / "out.bin"), eot_then({"1.txt", "2.txt"}));
+  EXPECT_EQ(testing::read_llmc_tokens(dir_.path() / "out_val.bin"), eot_then({"3.txt", "4.txt"}));
   EXPECT_NE(run.out.find("from 2 documents to out_val.bin"), std::string::npos) << run.out;
 
   // A fraction smaller than the last document still takes it whole; --val-out names the file.
@@ -136,8 +120,9 @@ TEST_F(PrepareDataDocuments, ValFractionWritesTheLastWholeDocumentsToTheValFile)
                                        "--val-fraction=0.01", "--val-out", "held-out.bin"},
                                       "small");
   ASSERT_EQ(small.exit_code, 0) << small.output();
-  EXPECT_EQ(read_llmc_tokens(dir_.path() / "small.bin"), eot_then({"1.txt", "2.txt", "3.txt"}));
-  EXPECT_EQ(read_llmc_tokens(dir_.path() / "held-out.bin"), eot_then({"4.txt"}));
+  EXPECT_EQ(testing::read_llmc_tokens(dir_.path() / "small.bin"),
+            eot_then({"1.txt", "2.txt", "3.txt"}));
+  EXPECT_EQ(testing::read_llmc_tokens(dir_.path() / "held-out.bin"), eot_then({"4.txt"}));
   EXPECT_FALSE(fs::exists(dir_.path() / "small_val.bin"));
 }
 
@@ -191,7 +176,7 @@ TEST_F(PrepareDataDocuments, EveryUsageErrorNamesTheArgumentAtFault) {
   const ProgramResult told =
       prepare({"docs/*.txt", "out.bin", "--tokenizer", "no-eot.json", "--eot-id", "0"}, "told");
   ASSERT_EQ(told.exit_code, 0) << told.output();
-  EXPECT_EQ(read_llmc_tokens(dir_.path() / "out.bin"),
+  EXPECT_EQ(testing::read_llmc_tokens(dir_.path() / "out.bin"),
             (std::vector<std::int32_t>{0, 256, 0, 'b', 'a'}));
 }
 

@@ -2,9 +2,14 @@
 // uint16 or uint32 tokens) and nanoGPT's (headerless uint16), byte for byte as they write them.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <string>
 #include <vector>
 
 namespace zt::testing {
@@ -44,6 +49,29 @@ inline void write_nanogpt_file(const std::filesystem::path& path,
   std::ofstream(path, std::ios::binary)
       .write(reinterpret_cast<const char*>(bytes.data()),
              static_cast<std::streamsize>(bytes.size()));
+}
+
+// The tokens of an llm.c file of uint16 tokens (version 1) as prepare-data writes it; the
+// header's magic, version and count are checked (empty, with a failure, when it is not one).
+inline std::vector<std::int32_t> read_llmc_tokens(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::int32_t header[3] = {};
+  if (bytes.size() < kLlmcTestHeaderBytes) {
+    ADD_FAILURE() << path << " is shorter than llm.c's header";
+    return {};
+  }
+  std::memcpy(header, bytes.data(), sizeof(header));
+  EXPECT_EQ(header[0], 20240520) << path;
+  EXPECT_EQ(header[1], 1) << path;
+  EXPECT_EQ(bytes.size(), kLlmcTestHeaderBytes + 2 * static_cast<std::size_t>(header[2])) << path;
+  std::vector<std::int32_t> tokens;
+  for (std::size_t at = kLlmcTestHeaderBytes; at + 2 <= bytes.size(); at += 2) {
+    std::uint16_t token = 0;
+    std::memcpy(&token, bytes.data() + at, 2);
+    tokens.push_back(token);
+  }
+  return tokens;
 }
 
 }  // namespace zt::testing
