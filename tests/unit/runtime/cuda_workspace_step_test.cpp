@@ -161,22 +161,23 @@ class RequestCheckingKernels final : public KernelBackend {
     check(d, "swiglu_backward", {}, [&] { dry_.swiglu_backward(d, gate_up, dh, d_gate_up); });
   }
   void attention_forward(DeviceContext& d, const AttentionHeads& q, const AttentionHeads& k,
-                         const AttentionHeads& v, const AttentionHeads& o,
-                         const Tensor& lse) const override {
+                         const AttentionHeads& v, const AttentionHeads& o, const Tensor& lse,
+                         const math::DropoutMask* probs_dropout) const override {
     ++attention_ops_;
     check(d, "attention_forward",
           attention_forward_workspace_request(attention_path(attention_, q, k), q, k, v, o),
-          [&] { dry_.attention_forward(d, q, k, v, o, lse); });
+          [&] { dry_.attention_forward(d, q, k, v, o, lse, probs_dropout); });
   }
   void attention_backward(DeviceContext& d, const AttentionHeads& q, const AttentionHeads& k,
                           const AttentionHeads& v, const AttentionHeads& o, const Tensor& lse,
                           const AttentionHeads& d_o, const AttentionHeads& dq,
-                          const AttentionHeads& dk, const AttentionHeads& dv) const override {
+                          const AttentionHeads& dk, const AttentionHeads& dv,
+                          const math::DropoutMask* probs_dropout) const override {
     ++attention_ops_;
     check(d, "attention_backward",
           attention_backward_workspace_request(attention_path(attention_, q, k), q, k, v, o, d_o,
                                                dq, dk, dv),
-          [&] { dry_.attention_backward(d, q, k, v, o, lse, d_o, dq, dk, dv); });
+          [&] { dry_.attention_backward(d, q, k, v, o, lse, d_o, dq, dk, dv, probs_dropout); });
   }
   void embedding_forward(DeviceContext& d, const Tensor& ids, const Tensor& wte, const Tensor& wpe,
                          const Tensor& out) const override {
