@@ -8,6 +8,7 @@
 
 #include "comm/local_address.h"
 #include "comm/store/memory_store.h"
+#include "comm/topology_exchange.h"
 #include "core/parallel_for.h"
 #include "nn/kernels/cpu/gemm_cpu.h"
 #include "runtime/engine/device_selection.h"
@@ -45,6 +46,8 @@ RankSession::RankSession(const Config& config, bool write_run_dir)
   if (world_size_ > 1) {
     rendezvous_ = std::make_unique<launch::RendezvousStore>(*env, timeout_);
     store_ = &rendezvous_->store();
+    const comm::NodeIdentity mine{env->node_rank, env->local_rank, comm::this_host_name()};
+    topology_ = comm::exchange_topology(*store_, "zerotrain/", rank_, world_size_, mine, timeout_);
   } else {
     local_store_ = std::make_unique<comm::MemoryStore>();
     store_ = local_store_.get();
