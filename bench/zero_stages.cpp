@@ -49,6 +49,13 @@ class ZeroBytesCommunicator final : public zt::comm::Communicator {
   zt::comm::CommCounters counters() const override { return {}; }
   std::chrono::milliseconds timeout() const override { return std::chrono::minutes(1); }
 
+ protected:
+  std::unique_ptr<zt::comm::Communicator> split_group(const zt::comm::SplitGroup& group) override {
+    if (group.rank < 0) return nullptr;
+    return std::make_unique<ZeroBytesCommunicator>(group.rank,
+                                                   static_cast<int>(group.members.size()));
+  }
+
  private:
   std::shared_ptr<zt::comm::Work> done() {
     auto work = std::make_shared<zt::comm::Work>(next_++, "zero-byte op", timeout());

@@ -7,11 +7,13 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include "comm/work.h"
 #include "core/tensor.h"
@@ -47,6 +49,24 @@ struct ShardRange {
 };
 ShardRange shard_range(std::int64_t count, int world_size, int rank);
 
+// One rank's part in a split (Communicator::split): ranks of one color form a group, ranked
+// by (key, rank in the communicator split). kNoColor: the rank joins no group.
+inline constexpr int kNoColor = -1;
+struct SplitRequest {
+  int color = kNoColor;
+  int key = 0;
+};
+
+// The group a split gives this rank, computed alike on every member.
+struct SplitGroup {
+  int color = kNoColor;
+  int key = 0;
+  std::vector<int> members;  // the parent's ranks of the group, in the group's rank order
+  int rank = -1;             // this rank's place in `members`; -1 when not a member
+  std::uint64_t index = 0;   // which split of the parent this is, from 0 (same on every rank)
+  std::vector<SplitRequest> requests;  // every rank's, by parent rank (decorators pass them on)
+};
+
 class Communicator {
  public:
   virtual ~Communicator() = default;
@@ -80,11 +100,38 @@ class Communicator {
   // submitted from other threads while a group is open join it.
   void group(const std::function<void()>& submit_ops);
 
+  // Collective over this communicator (Note [Splitting a communicator]): every rank calls
+  // it, in the same order relative to its other splits, with no op of its own in flight on
+  // this communicator. Ranks passing the same color >= 0 get one sub-communicator, ranked by
+  // (key, rank here); a rank passing kNoColor takes part and gets null. The sub-communicator
+  // has its own connections and queue (Gloo: its own context; NCCL: ncclCommSplit), the
+  // parent's timeout and device, and must be destroyed before the parent.
+  std::unique_ptr<Communicator> split(int color, int key);
+  // The same, with every rank's request already known (requests_by_rank[r] is rank r's,
+  // identical on every rank: derived from the Topology), so nothing is exchanged. The
+  // estimator's meta communicator, which has no peers to ask, splits only this way.
+  std::unique_ptr<Communicator> split(const std::vector<SplitRequest>& requests_by_rank);
+
  protected:
+  // Every rank's request, by rank: by default an all_gather of host int32 pairs over this
+  // communicator. A backend whose tensors cannot live on the host stages them.
+  virtual std::vector<SplitRequest> gather_split_requests(SplitRequest mine);
+  // Makes the group's communicator; on a rank outside every group (group.rank == -1) takes
+  // whatever part the backend needs and returns null.
+  virtual std::unique_ptr<Communicator> split_group(const SplitGroup& group) = 0;
+  // For decorators: the same calls on the communicator they wrap.
+  static std::vector<SplitRequest> gather_split_requests_of(Communicator& inner,
+                                                            SplitRequest mine) {
+    return inner.gather_split_requests(mine);
+  }
+
   // Open and close a group (group() pairs them, also when submit_ops throws). A backend
   // that runs ops one at a time keeps these no-ops.
   virtual void begin_group() {}
   virtual void end_group() {}
+
+ private:
+  std::atomic<std::uint64_t> splits_{0};  // splits made so far: the next SplitGroup's index
 };
 
 }  // namespace zt::comm

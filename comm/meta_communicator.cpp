@@ -9,7 +9,11 @@ namespace zt::comm {
 
 MetaCommunicator::MetaCommunicator(int rank, int world_size, MemoryTracker* scratch_tracker,
                                    MemoryTracker* nccl_device_tracker, std::size_t segment_bytes)
-    : rank_(rank), world_size_(world_size), segment_bytes_(segment_bytes) {
+    : rank_(rank),
+      world_size_(world_size),
+      segment_bytes_(segment_bytes),
+      scratch_tracker_(scratch_tracker),
+      nccl_device_tracker_(nccl_device_tracker) {
   ZT_CHECK(world_size >= 1 && rank >= 0 && rank < world_size,
            "meta communicator rank " + std::to_string(rank) + " of " + std::to_string(world_size));
   // A world of one talks to nobody: Gloo's single-rank communicator has no scratch either.
@@ -20,6 +24,19 @@ MetaCommunicator::MetaCommunicator(int rank, int world_size, MemoryTracker* scra
     nccl_barrier_buffer_ = Tensor::zeros(Shape{kNcclBarrierElements}, DType::kF32,
                                          *nccl_device_tracker, MemoryCategory::kCommBuffers);
   }
+}
+
+std::vector<SplitRequest> MetaCommunicator::gather_split_requests(SplitRequest mine) {
+  throw InternalError("the meta communicator (rank " + std::to_string(rank_) + " of " +
+                      std::to_string(world_size_) +
+                      ") cannot learn its peers' split colors (asked " + "for color " +
+                      std::to_string(mine.color) + "): split it with every rank's requests");
+}
+
+std::unique_ptr<Communicator> MetaCommunicator::split_group(const SplitGroup& group) {
+  if (group.rank < 0) return nullptr;
+  return std::make_unique<MetaCommunicator>(group.rank, static_cast<int>(group.members.size()),
+                                            scratch_tracker_, nccl_device_tracker_, segment_bytes_);
 }
 
 std::shared_ptr<Work> MetaCommunicator::completed(CollectiveKind kind, std::uint64_t bytes_sent) {

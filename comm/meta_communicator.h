@@ -38,6 +38,13 @@ class MetaCommunicator final : public Communicator {
   CommCounters counters() const override { return counters_.snapshot(); }
   std::chrono::milliseconds timeout() const override { return std::chrono::minutes(1); }
 
+ protected:
+  // A meta rank has no peers to learn their colors from: split it with every rank's
+  // requests (Note [Splitting a communicator]); asking it to gather them is a bug.
+  std::vector<SplitRequest> gather_split_requests(SplitRequest mine) override;
+  // A meta communicator of the group's size, counting where this one counts.
+  std::unique_ptr<Communicator> split_group(const SplitGroup& group) override;
+
  private:
   // A Work already completed, the op counted with `bytes_sent`.
   std::shared_ptr<Work> completed(CollectiveKind kind, std::uint64_t bytes_sent);
@@ -48,9 +55,11 @@ class MetaCommunicator final : public Communicator {
   const int rank_;
   const int world_size_;
   const std::size_t segment_bytes_;
-  std::mutex scratch_mutex_;                // ops may be submitted from several threads
-  std::unique_ptr<ScratchBuffer> scratch_;  // null when scratch is not counted; scratch_mutex_
-  Tensor nccl_barrier_buffer_;              // undefined unless NCCL's device buffer is counted
+  MemoryTracker* const scratch_tracker_;      // as given; for split groups
+  MemoryTracker* const nccl_device_tracker_;  // as given; for split groups
+  std::mutex scratch_mutex_;                  // ops may be submitted from several threads
+  std::unique_ptr<ScratchBuffer> scratch_;    // null when scratch is not counted; scratch_mutex_
+  Tensor nccl_barrier_buffer_;                // undefined unless NCCL's device buffer is counted
   std::atomic<std::uint64_t> next_sequence_number_{1};
   OpCounters counters_;
 };

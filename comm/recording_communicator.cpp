@@ -10,6 +10,23 @@ RecordingCommunicator::RecordingCommunicator(Communicator& inner,
                                              std::function<std::string()> phase)
     : inner_(inner), phase_(std::move(phase)), stream_("recording comm") {}
 
+RecordingCommunicator::RecordingCommunicator(std::unique_ptr<Communicator> inner,
+                                             std::function<std::string()> phase)
+    : owned_inner_(std::move(inner)),
+      inner_(*owned_inner_),
+      phase_(std::move(phase)),
+      stream_("recording comm") {}
+
+std::vector<SplitRequest> RecordingCommunicator::gather_split_requests(SplitRequest mine) {
+  return gather_split_requests_of(inner_, mine);
+}
+
+std::unique_ptr<Communicator> RecordingCommunicator::split_group(const SplitGroup& group) {
+  std::unique_ptr<Communicator> inner_group = inner_.split(group.requests);
+  if (inner_group == nullptr) return nullptr;
+  return std::make_unique<RecordingCommunicator>(std::move(inner_group), phase_);
+}
+
 RecordingCommunicator::~RecordingCommunicator() { release_holds(); }
 
 void RecordingCommunicator::hold_until(HoldCondition may_start, std::chrono::milliseconds bound) {

@@ -33,6 +33,8 @@ class RecordingCommunicator final : public Communicator {
  public:
   // `phase` names what the rank computes now; it is called from any thread.
   RecordingCommunicator(Communicator& inner, std::function<std::string()> phase);
+  // The same over an inner communicator it owns (a split group's).
+  RecordingCommunicator(std::unique_ptr<Communicator> inner, std::function<std::string()> phase);
   ~RecordingCommunicator() override;  // runs what is queued, then joins its thread
 
   // Ops start only once may_start(op, phase now) is true, polled until `bound` has passed;
@@ -52,12 +54,19 @@ class RecordingCommunicator final : public Communicator {
   CommCounters counters() const override { return inner_.counters(); }
   std::chrono::milliseconds timeout() const override { return inner_.timeout(); }
 
+ protected:
+  // The inner communicator exchanges the requests (unrecorded) and splits; the group's
+  // communicator is recorded too, with the same phase source and no hold.
+  std::vector<SplitRequest> gather_split_requests(SplitRequest mine) override;
+  std::unique_ptr<Communicator> split_group(const SplitGroup& group) override;
+
  private:
   using Launch = std::function<std::shared_ptr<Work>()>;
   std::shared_ptr<Work> submit(CollectiveKind kind, std::int64_t bytes, Launch launch);
   void run(std::size_t index, const Launch& launch, Work& outer);
   void wait_for_hold(std::size_t index);
 
+  std::unique_ptr<Communicator> owned_inner_;  // null unless constructed with ownership
   Communicator& inner_;
   const std::function<std::string()> phase_;
   mutable std::mutex mutex_;  // guards ops_, may_start_, bound_

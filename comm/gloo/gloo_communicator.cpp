@@ -9,7 +9,9 @@
 #include "comm/gloo/gloo_builtin_ops.h"
 #include "comm/gloo/gloo_connect.h"
 #include "comm/gloo/sigpipe_block.h"
+#include "comm/gloo/single_rank_communicator.h"
 #include "comm/rendezvous_keys.h"
+#include "comm/split_requests_internal.h"
 #include "core/error.h"
 
 namespace zt::comm {
@@ -43,6 +45,7 @@ GlooCommunicator::GlooCommunicator(Store& store, int rank, int world_size,
     : rank_(rank),
       world_size_(world_size),
       options_(options),
+      store_(store),
       scratch_(tracker_for(options, owned_tracker_)) {
   if (options.device != nullptr && options.device->device().kind != DeviceKind::kCpu) {
     staging_ = std::make_unique<DeviceStaging>(*options.device);
@@ -60,6 +63,15 @@ GlooCommunicator::GlooCommunicator(Store& store, int rank, int world_size,
 }
 
 GlooCommunicator::~GlooCommunicator() = default;
+
+std::unique_ptr<Communicator> GlooCommunicator::split_group(const SplitGroup& group) {
+  if (group.rank < 0) return nullptr;  // Gloo's contexts involve their members only
+  CommOptions options = options_;
+  options.group_name = split_group_name(options_.group_name, group);
+  const int size = static_cast<int>(group.members.size());
+  if (size == 1) return std::make_unique<SingleRankCommunicator>(options);
+  return std::make_unique<GlooCommunicator>(store_, group.rank, size, options);
+}
 
 std::shared_ptr<Work> GlooCommunicator::submit(const CollectiveRequest& request, OpBody body) {
   check_request(request, rank_, world_size_, host_and_device_home(options_.device));

@@ -32,7 +32,8 @@ namespace zt::comm {
 
 class GlooCommunicator final : public Communicator {
  public:
-  // Rendezvous of all `world_size` ranks through `store` (see create_cpu_communicator).
+  // Rendezvous of all `world_size` ranks through `store` (see create_cpu_communicator),
+  // which must outlive the communicator: split() rendezvouses its groups there too.
   GlooCommunicator(Store& store, int rank, int world_size, const CommOptions& options);
   GlooCommunicator(const GlooCommunicator&) = delete;
   GlooCommunicator& operator=(const GlooCommunicator&) = delete;
@@ -51,6 +52,11 @@ class GlooCommunicator final : public Communicator {
 
   CommCounters counters() const override { return counters_.snapshot(); }
   std::chrono::milliseconds timeout() const override { return options_.timeout; }
+
+ protected:
+  // A new context among the group's members, rendezvoused through the parent's store
+  // under split_group_name; a group of one is a SingleRankCommunicator.
+  std::unique_ptr<Communicator> split_group(const SplitGroup& group) override;
 
  private:
   // Runs on the comm thread with the op's sequence number and its request over host
@@ -71,6 +77,7 @@ class GlooCommunicator final : public Communicator {
   const int rank_;
   const int world_size_;
   const CommOptions options_;
+  Store& store_;                                  // for the rendezvous of split groups
   std::unique_ptr<MemoryTracker> owned_tracker_;  // when options_ names none
   std::shared_ptr<::gloo::Context> context_;
   OpCounters counters_;  // atomics: written by the comm thread, read anywhere

@@ -41,6 +41,14 @@ std::shared_ptr<Work> SingleRankCommunicator::complete(const CollectiveRequest& 
   return work;
 }
 
+std::unique_ptr<Communicator> SingleRankCommunicator::split_group(const SplitGroup& group) {
+  if (group.rank < 0) return nullptr;
+  CommOptions options;
+  options.timeout = timeout_;
+  options.device = device_;
+  return std::make_unique<SingleRankCommunicator>(options);
+}
+
 std::shared_ptr<Work> SingleRankCommunicator::all_reduce(Tensor tensor, ReduceOp op) {
   return complete({CollectiveKind::kAllReduce, std::move(tensor), {}, op, 0});
 }

@@ -33,6 +33,10 @@ class SingleRankCommunicator final : public Communicator {
   CommCounters counters() const override { return counters_.snapshot(); }
   std::chrono::milliseconds timeout() const override { return timeout_; }
 
+ protected:
+  // A group of one: another single-rank communicator on the same device.
+  std::unique_ptr<Communicator> split_group(const SplitGroup& group) override;
+
  private:
   std::shared_ptr<Work> complete(const CollectiveRequest& request);
 

@@ -44,7 +44,22 @@ NcclCommunicator::NcclCommunicator(Store& store, int rank, int world_size,
   comm_ = init_nccl_comm(id, rank, world_size, options.timeout, options.status_interval, who);
   // Every rank has read the id: it could not have joined the communicator otherwise.
   if (rank == 0) store.delete_key(unique_id_key(key_prefix));
+  start();
+}
 
+NcclCommunicator::NcclCommunicator(ncclComm* comm, int rank, int world_size,
+                                   const CommOptions& options)
+    : rank_(rank),
+      world_size_(world_size),
+      options_(options),
+      device_(*options.device),
+      where_(describe_place(rank, world_size, options)),
+      comm_(comm) {
+  start();
+}
+
+void NcclCommunicator::start() {
+  const int device_index = device_.device().index;
   // The destructor does not run when the rest throws: nothing else would release the comm.
   try {
     barrier_buffer_ = Tensor::zeros(Shape{kNcclBarrierElements}, DType::kF32, device_.tracker(),
@@ -52,9 +67,9 @@ NcclCommunicator::NcclCommunicator(Store& store, int rank, int world_size,
     device_.compute_stream().synchronize();  // zeros written before the comm stream reads
     stream_ = std::make_unique<CudaCommStream>(device_index, where_);
     watchdog_ = std::make_unique<NcclWatchdog>(
-        options.timeout, device_.device().to_string(), counters_, [this] { return async_error(); },
+        options_.timeout, device_.device().to_string(), counters_, [this] { return async_error(); },
         [this](const std::string& reason) { abort(reason); });
-    comm_thread_ = std::make_unique<CpuStream>("nccl comm rank " + std::to_string(rank));
+    comm_thread_ = std::make_unique<CpuStream>("nccl comm rank " + std::to_string(rank_));
   } catch (...) {
     watchdog_.reset();
     nccl_library().ncclCommAbort(comm_);

@@ -41,6 +41,8 @@ class NcclCommunicator final : public Communicator {
   // group's key namespace, then the communicator's initialization, both bounded by
   // options.timeout. options.device is a CUDA context (create_communicator checks).
   NcclCommunicator(Store& store, int rank, int world_size, const CommOptions& options);
+  // Adopts `comm`, an initialized NCCL communicator of `world_size` ranks (a split's).
+  NcclCommunicator(ncclComm* comm, int rank, int world_size, const CommOptions& options);
   NcclCommunicator(const NcclCommunicator&) = delete;
   NcclCommunicator& operator=(const NcclCommunicator&) = delete;
   // Issues what was submitted, waits for what is in flight (each bounded by the timeout),
@@ -62,6 +64,10 @@ class NcclCommunicator final : public Communicator {
  protected:
   void begin_group() override;
   void end_group() override;
+  // Through the device: NCCL moves device tensors only.
+  std::vector<SplitRequest> gather_split_requests(SplitRequest mine) override;
+  // ncclCommSplit on the parent, which every parent rank joins, members or not.
+  std::unique_ptr<Communicator> split_group(const SplitGroup& group) override;
 
  private:
   struct PendingOp {
@@ -77,6 +83,8 @@ class NcclCommunicator final : public Communicator {
   void abort(const std::string& broken_reason) noexcept;
   std::exception_ptr async_error();
   void finalize() noexcept;
+  // What both constructors do once comm_ is made: buffers, stream, threads.
+  void start();
 
   const int rank_;
   const int world_size_;

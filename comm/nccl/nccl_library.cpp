@@ -38,6 +38,7 @@ Opened open_nccl() {
   std::optional<std::string>& m = opened.missing;
   resolve(handle, "ncclGetUniqueId", l.ncclGetUniqueId, m);
   resolve(handle, "ncclCommInitRankConfig", l.ncclCommInitRankConfig, m);
+  resolve(handle, "ncclCommSplit", l.ncclCommSplit, m);  // NCCL 2.18 and later
   resolve(handle, "ncclCommGetAsyncError", l.ncclCommGetAsyncError, m);
   resolve(handle, "ncclCommFinalize", l.ncclCommFinalize, m);
   resolve(handle, "ncclCommDestroy", l.ncclCommDestroy, m);

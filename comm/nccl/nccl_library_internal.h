@@ -15,6 +15,7 @@ inline constexpr const char* kNcclLibrary = "libnccl.so.2";
 struct NcclLibrary {
   decltype(&::ncclGetUniqueId) ncclGetUniqueId = nullptr;
   decltype(&::ncclCommInitRankConfig) ncclCommInitRankConfig = nullptr;
+  decltype(&::ncclCommSplit) ncclCommSplit = nullptr;
   decltype(&::ncclCommGetAsyncError) ncclCommGetAsyncError = nullptr;
   decltype(&::ncclCommFinalize) ncclCommFinalize = nullptr;
   decltype(&::ncclCommDestroy) ncclCommDestroy = nullptr;

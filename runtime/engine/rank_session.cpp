@@ -8,6 +8,7 @@
 
 #include "comm/local_address.h"
 #include "comm/store/memory_store.h"
+#include "comm/topology_exchange.h"
 #include "core/parallel_for.h"
 #include "nn/kernels/cpu/gemm_cpu.h"
 #include "runtime/engine/device_selection.h"
@@ -77,6 +78,12 @@ RankSession::RankSession(const Config& config, bool write_run_dir)
   // One communicator per lane, so the loss reduction never waits behind bulk traffic.
   lanes_ = std::make_unique<comm::OwnedCommLanes>(
       comm::create_comm_lanes(*store_, rank_, world_size_, options));
+  // After the lanes: their rendezvous is the one a launcher watches for ranks that never
+  // come, and it names them; here every rank is known to be up.
+  if (env && world_size_ > 1) {
+    const comm::NodeIdentity mine{env->node_rank, env->local_rank, comm::this_host_name()};
+    topology_ = comm::exchange_topology(*store_, "zerotrain/", rank_, world_size_, mine, timeout_);
+  }
 }
 
 RankSession::~RankSession() = default;

@@ -12,6 +12,7 @@
 
 #include "comm/comm_lanes.h"
 #include "comm/store/store.h"
+#include "comm/topology.h"
 #include "core/config/config.h"
 #include "core/device/device_context.h"
 #include "core/memory_tracker.h"
@@ -40,6 +41,8 @@ class RankSession {
   int world_size() const { return world_size_; }
   int local_rank() const { return local_rank_; }
   int local_world_size() const { return local_world_size_; }
+  // Every rank's node and local rank, as all ranks agreed at the rendezvous.
+  const comm::Topology& topology() const { return topology_; }
   DeviceContext& device() { return *device_; }
   comm::CommLanes lanes() const { return lanes_->lanes(); }
   // run.dir as rank 0 claimed it; null on the other ranks.
@@ -77,6 +80,7 @@ class RankSession {
   int local_rank_ = 0;
   int local_world_size_ = 1;
   std::chrono::milliseconds timeout_{0};
+  comm::Topology topology_ = comm::Topology::single_node(1);
   std::unique_ptr<RunDirectory> run_directory_;
   std::unique_ptr<launch::RendezvousStore> rendezvous_;
   std::unique_ptr<comm::MemoryStore> local_store_;

@@ -3,6 +3,7 @@
 // store_location.cpp's.
 #include "runtime/launch/rank_env.h"
 
+#include <array>
 #include <charconv>
 #include <cstdlib>
 #include <limits>
@@ -28,15 +29,20 @@ struct VariableNames {
   const char* local_rank;
   const char* world_size;
   const char* local_world_size;  // nullptr: Slurm, handled apart
+  // The node's index, in order of preference; nullptr where the launcher has none.
+  std::array<const char*, 2> node_rank;
 };
 
 constexpr VariableNames kTorchrun{
-    RankEngine::kTorchrunNames, "torchrun", "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE"};
+    RankEngine::kTorchrunNames, "torchrun", "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE",
+    {"GROUP_RANK", "NODE_RANK"}};
 constexpr VariableNames kOpenMpi{RankEngine::kOpenMpi,   "Open MPI",
                                  "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
-                                 "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE"};
-constexpr VariableNames kSlurm{RankEngine::kSlurm, "Slurm",        "SLURM_PROCID",
-                               "SLURM_LOCALID",    "SLURM_NTASKS", nullptr};
+                                 "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE",
+                                 {nullptr, nullptr}};
+constexpr VariableNames kSlurm{RankEngine::kSlurm,       "Slurm",        "SLURM_PROCID",
+                               "SLURM_LOCALID",          "SLURM_NTASKS", nullptr,
+                               {"SLURM_NODEID", nullptr}};
 
 constexpr int kIntMax = std::numeric_limits<int>::max();
 
@@ -124,6 +130,13 @@ RankEnv read_with(const EnvLookup& lookup, const VariableNames& names) {
   env.local_world_size = names.local_world_size
                              ? require_int(lookup, names.local_world_size, names.source, 1)
                              : slurm_local_world_size(lookup);
+  for (const char* name : names.node_rank) {
+    if (name == nullptr) break;
+    if (std::optional<std::string> value = lookup(name)) {
+      env.node_rank = parse_int(name, *value, 0, env.world_size - 1);
+      break;
+    }
+  }
   check_consistent(env, names);
   if (names.engine == RankEngine::kSlurm) refuse_slurm_batch_step(lookup, env);
   locate_store(lookup, names.engine, env);

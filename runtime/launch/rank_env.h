@@ -23,6 +23,11 @@ struct RankEnv {
   int local_rank = 0;
   int world_size = 1;
   int local_world_size = 1;
+  // The index of this rank's node, when the launcher says: GROUP_RANK (`zerotrain launch`,
+  // torchrun; NODE_RANK when only it is set) or SLURM_NODEID. Open MPI exports none (its
+  // OMPI_COMM_WORLD_NODE_RANK is a rank on the node); comm::Topology then numbers nodes by
+  // host name.
+  std::optional<int> node_rank;
   std::string master_addr = "127.0.0.1";
   int master_port = 0;  // 0 only when world_size == 1
   // How master_addr and master_port were found, for messages: "set by MASTER_ADDR", "the
@@ -49,7 +54,8 @@ using EnvLookup = std::function<std::optional<std::string>(const std::string& na
 // WORLD_SIZE is set), then Open MPI's OMPI_COMM_WORLD_* (when OMPI_COMM_WORLD_RANK is),
 // then Slurm's SLURM_PROCID/SLURM_LOCALID/SLURM_NTASKS and SLURM_NTASKS_PER_NODE or the
 // first count of SLURM_TASKS_PER_NODE (when SLURM_PROCID is); see Note [Open MPI before
-// Slurm]. Returns nullopt when none of these is set: a single-rank run.
+// Slurm]. The node index, where the launcher gives one: GROUP_RANK or NODE_RANK, SLURM_NODEID.
+// Returns nullopt when none of these is set: a single-rank run.
 //
 // The store: with ZEROTRAIN_LAUNCHER_HOSTS_STORE the launcher serves it at MASTER_ADDR:
 // MASTER_PORT. Otherwise rank 0 does, where MASTER_ADDR and MASTER_PORT say; under Slurm

@@ -119,6 +119,24 @@ TEST(NcclWorldOfOne, GroupedOpsEachCompleteWithTheirOwnResult) {
   for (const Tensor& shard : shards) EXPECT_EQ(to_host(*device, shard), values);
 }
 
+TEST(NcclWorldOfOne, SplitGivesAGroupThatReducesAndNoColorGivesNone) {
+  ZT_SKIP_WITHOUT_GPU();
+  auto device = make_device_context(Device::cuda(0));
+  MemoryStore store;
+  auto comm = create_communicator(store, 0, 1, nccl_options(*device, "split"));
+  // The (color, key) exchange is staged through the device, then ncclCommSplit.
+  auto group = comm->split(2, 0);
+  ASSERT_NE(group, nullptr);
+  EXPECT_EQ(group->world_size(), 1);
+  const std::vector<float> values = small_integers(77, 0);
+  const Tensor tensor = to_device(*device, values, DType::kF32);
+  group->all_reduce(tensor, ReduceOp::kSum)->wait();
+  EXPECT_EQ(to_host(*device, tensor), values);
+  EXPECT_EQ(comm->split(kNoColor, 0), nullptr);
+  comm->all_reduce(tensor, ReduceOp::kSum)->wait();  // the parent still works
+  EXPECT_EQ(to_host(*device, tensor), values);
+}
+
 TEST(NcclWorldOfOne, HostTensorIsRefusedNamingTheDevice) {
   ZT_SKIP_WITHOUT_GPU();
   auto device = make_device_context(Device::cuda(0));

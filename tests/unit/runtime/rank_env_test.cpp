@@ -108,6 +108,38 @@ TEST(RankEnv, ReadsSlurmsVariablesWithTheFirstTasksPerNodeCount) {
   EXPECT_EQ(read(env)->local_world_size, 3);
 }
 
+TEST(RankEnv, NodeIndexComesFromGroupRankNodeRankOrSlurmNodeid) {
+  EXPECT_FALSE(read(kTorchrun)->node_rank.has_value());  // torchrun without GROUP_RANK
+  Env torchrun = kTorchrun;
+  torchrun["NODE_RANK"] = "1";
+  EXPECT_EQ(read(torchrun)->node_rank, 1);
+  torchrun["GROUP_RANK"] = "0";  // torchrun's own name comes first
+  EXPECT_EQ(read(torchrun)->node_rank, 0);
+  torchrun["GROUP_RANK"] = "8";
+  EXPECT_NE(usage_error(torchrun).find("GROUP_RANK='8'"), std::string::npos);
+
+  const Env slurm{{"SLURM_STEP_ID", "0"}, {"SLURM_PROCID", "5"},    {"SLURM_LOCALID", "1"},
+                  {"SLURM_NTASKS", "8"},  {"SLURM_NODEID", "2"},    {"SLURM_NTASKS_PER_NODE", "2"},
+                  {"MASTER_ADDR", "n1"},  {"MASTER_PORT", "29400"}, {"ZEROTRAIN_STORE_TOKEN", "t"}};
+  EXPECT_EQ(read(slurm)->node_rank, 2);
+}
+
+TEST(RankEnv, OpenMpiGivesNoNodeIndexEvenWithItsNodeRank) {
+  // OMPI_COMM_WORLD_NODE_RANK is the process's rank on its node, counted across jobs.
+  const Env env{{"OMPI_COMM_WORLD_RANK", "3"},
+                {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
+                {"OMPI_COMM_WORLD_SIZE", "4"},
+                {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"},
+                {"OMPI_COMM_WORLD_NODE_RANK", "1"},
+                {"MASTER_ADDR", "10.0.0.1"},
+                {"MASTER_PORT", "6000"},
+                {"ZEROTRAIN_STORE_TOKEN", "t"}};
+  const std::optional<RankEnv> rank = read(env);
+  ASSERT_TRUE(rank.has_value());
+  EXPECT_FALSE(rank->node_rank.has_value());
+  EXPECT_EQ(rank->local_rank, 1);
+}
+
 TEST(RankEnv, SlurmOnSeveralHostsWithoutMasterAddrOrNodelistNamesTheVariables) {
   const Env env{{"SLURM_PROCID", "0"},
                 {"SLURM_STEP_ID", "0"},
