@@ -97,9 +97,9 @@ Continues each prompt by N tokens with trained weights. PATH is a checkpoint (st
 directory), a checkpoint.dir (its newest checkpoint), saved at any world size and ZeRO stage,
 or a Hugging Face folder (config.json beside model.safetensors or its index). Without
 --checkpoint the weights are CONFIG's checkpoint.init_from. Without CONFIG the model is the
-checkpoint's (the config its manifest saved) or the folder's config.json's (its
-tokenizer.json, when there is one, is data.tokenizer), and --set changes either; no data is
-read. --prompt may be given several times: the prompts are one batch, of any lengths. A
+checkpoint's (the config its manifest saved) or the folder's config.json's (model.seq_len
+its positions, at most 1024: --set model.seq_len=N for more; its tokenizer.json, when there
+is one, is data.tokenizer), and --set changes either; no data is read. --prompt may be given several times: the prompts are one batch, of any lengths. A
 prompt is encoded with data.tokenizer, or, without one, read as whitespace-separated token
 ids (an added token such as <|endoftext|> written in the prompt is that token). Each prompt
 + N must fit in model.seq_len. Prints, on rank 0, one block per prompt in order: the prompt

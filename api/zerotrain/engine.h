@@ -111,7 +111,8 @@ class Engine {
   // one row of `new_tokens` ids per prompt, in order, the same on every rank. Collective:
   // every rank calls it with the same arguments. Rank 0 selects the tokens and broadcasts
   // them, drawing only ids of the data's vocabulary (model.data_vocab_size, data.tokenizer's
-  // or init_from's; never a padded row). At temperature 0 each row is its prompt's greedy
+  // or init_from's, else model.vocab_size: a model of your own needs model.vocab_size set to
+  // its logits' width; never a padded row). At temperature 0 each row is its prompt's greedy
   // continuation, as if it were decoded alone. Above 0, row r draws from its own stream keyed
   // by (seed, r), so its tokens depend on its prompt, the seed and r but not on the other
   // prompts (up to the last bits of the logits), and row 0 draws what the same prompt alone
