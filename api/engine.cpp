@@ -2,13 +2,17 @@
 #include "zerotrain/engine.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <exception>
 #include <optional>
+#include <string>
 #include <thread>
 #include <type_traits>
 
+#include "runtime/engine/data_vocabulary.h"
 #include "runtime/engine/fault_injection.h"
+#include "runtime/engine/model_factory.h"
 #include "runtime/engine/rank_session.h"
 #include "runtime/engine/trainer.h"
 #include "runtime/estimate/estimate_table.h"
@@ -27,6 +31,52 @@ Config resolved_for(const Config& config, const zt::engine::RankSession& session
   }
   return resolved;
 }
+
+// The config's model without its data (EngineOptions::load_data false): the parts
+// training_parts_from_config builds, less the sources.
+zt::engine::TrainingParts model_parts_from_config(const Config& given) {
+  const Config config = zt::engine::with_data_vocab_size(given);
+  zt::engine::TrainingParts parts;
+  parts.model = zt::engine::make_model(config);
+  parts.targets_are_tokens = zt::is_language_model(config.model.type);
+  parts.loss = zt::nn::make_softmax_cross_entropy_loss(
+      parts.targets_are_tokens ? zt::engine::data_vocabulary(config.model) : 0);
+  return parts;
+}
+
+// Error unless every id of every prompt is below `vocab`; each prompt at least one id.
+void check_prompts(const std::vector<std::vector<std::int32_t>>& prompts, std::int64_t vocab) {
+  if (prompts.empty()) throw zt::Error("generate needs at least one prompt");
+  for (std::size_t p = 0; p < prompts.size(); ++p) {
+    if (prompts[p].empty()) {
+      throw zt::Error("generate: prompt " + std::to_string(p) + " holds no token");
+    }
+    for (std::size_t i = 0; i < prompts[p].size(); ++i) {
+      const std::int32_t id = prompts[p][i];
+      if (id < 0 || id >= vocab) {
+        throw zt::Error("generate: prompt " + std::to_string(p) + " position " + std::to_string(i) +
+                        " holds token id " + std::to_string(id) +
+                        ", outside the data's vocabulary [0, " + std::to_string(vocab) + ")");
+      }
+    }
+  }
+}
+
+// The tracker's allocations counted under `phase` while this lives.
+class PhaseScope {
+ public:
+  PhaseScope(zt::MemoryTracker& tracker, std::string phase)
+      : tracker_(tracker), before_(tracker.phase()) {
+    tracker_.set_phase(std::move(phase));
+  }
+  ~PhaseScope() { tracker_.set_phase(before_); }
+  PhaseScope(const PhaseScope&) = delete;
+  PhaseScope& operator=(const PhaseScope&) = delete;
+
+ private:
+  zt::MemoryTracker& tracker_;
+  std::string before_;
+};
 
 }  // namespace
 
@@ -126,7 +176,8 @@ struct Engine::Impl {
   zt::engine::RankSession session;
   std::unique_ptr<zt::engine::Trainer> trainer;
   std::string memory_summary;
-  std::string memory_profile_page;  // rank 0, profiling: run.dir/memory.html
+  std::string memory_profile_page;         // rank 0, profiling: run.dir/memory.html
+  std::optional<std::int64_t> data_vocab;  // the ids generate() may read and draw, once found
 };
 
 namespace {
@@ -150,9 +201,12 @@ Engine::Engine(const Config& config, nn::Model model, std::unique_ptr<BatchSourc
   impl_ = std::make_unique<Impl>(*this, config, std::move(parts), std::move(options), false);
 }
 
-Engine::Engine(const Config& config, EngineOptions options)
-    : impl_(std::make_unique<Impl>(*this, config, zt::engine::training_parts_from_config(config),
-                                   std::move(options), true)) {}
+Engine::Engine(const Config& config, EngineOptions options) {
+  zt::engine::TrainingParts parts = options.load_data
+                                        ? zt::engine::training_parts_from_config(config)
+                                        : model_parts_from_config(config);
+  impl_ = std::make_unique<Impl>(*this, config, std::move(parts), std::move(options), true);
+}
 
 Engine::~Engine() {
   if (!impl_ || impl_->session.finished() || std::uncaught_exceptions() > 0) return;
@@ -182,6 +236,38 @@ double Engine::evaluate(const Batch& batch) {
 
 double Engine::validation_loss(const ValidationOutputSink& on_outputs) {
   return impl_->session.explained([&] { return impl_->trainer->validation_loss(on_outputs); });
+}
+
+std::vector<std::vector<std::int32_t>> Engine::generate(
+    const std::vector<std::vector<std::int32_t>>& prompts, std::int64_t new_tokens,
+    const SamplingOptions& sampling) {
+  zt::engine::Trainer& trainer = *impl_->trainer;
+  const Config& config = trainer.config();
+  const bool language_model = impl_->config_model ? zt::is_language_model(config.model.type)
+                                                  : impl_->options.targets_are_tokens;
+  if (!language_model) {
+    throw zt::Error(
+        "generate needs a language model (logits over token ids: model.type gpt or llama, or "
+        "EngineOptions::targets_are_tokens for a model of your own)");
+  }
+  if (new_tokens < 1) throw zt::Error("generate: new_tokens must be >= 1");
+  if (!(sampling.temperature >= 0) || !std::isfinite(sampling.temperature) || sampling.top_k < 0) {
+    throw zt::Error("generate: expected temperature >= 0 (finite) and top_k >= 0");
+  }
+  if (!impl_->data_vocab) impl_->data_vocab = zt::engine::data_vocab_size(config);
+  const std::int64_t vocab = *impl_->data_vocab;
+  check_prompts(prompts, vocab);
+  return impl_->session.explained([&] {
+    // Note [A stream per row]: row r's draws come from stream r of the seed.
+    std::vector<zt::generate::TokenSampler> row_samplers;
+    row_samplers.reserve(prompts.size());
+    for (std::size_t row = 0; row < prompts.size(); ++row) {
+      row_samplers.emplace_back(sampling, vocab, row);
+    }
+    const PhaseScope phase(impl_->session.device().tracker(), "generate");
+    zt::engine::ShardedDecoder decoder(trainer.sharded_model(), config.model.seq_len);
+    return decoder.generate(prompts, new_tokens, row_samplers);
+  });
 }
 
 void Engine::finish() {

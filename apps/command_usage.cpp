@@ -89,24 +89,40 @@ exit status: 0 success, 1 I/O failure or bad input, 2 usage error
 )";
 
 constexpr const char* kGenerateUsage =
-    R"(usage: zerotrain generate CONFIG --checkpoint PATH --prompt TEXT --max-new-tokens N
-                          [--temperature T] [--top-k K] [--seed S] [--set section.key=value]...
+    R"(usage: zerotrain generate [CONFIG] --checkpoint PATH (--prompt TEXT... | --prompts-file FILE)
+                          --max-new-tokens N [--temperature T] [--top-k K] [--seed S]
+                          [--set section.key=value]...
 
-Samples text from a GPT trained with CONFIG, in one process on runtime.device. PATH is a
-checkpoint (step-N directory) or a checkpoint.dir (its newest checkpoint), saved at any world
-size and ZeRO stage; its model must be CONFIG's. The prompt is encoded with data.tokenizer,
-or, without one, read as whitespace-separated token ids (an added token such as
-<|endoftext|> written in the prompt is that token); it is fed once, then N tokens are
-sampled one at a time through a KV cache. Prints the prompt and the new tokens, decoded
-through data.tokenizer (without one: the ids). prompt + N must fit in model.seq_len.
+Continues each prompt by N tokens with trained weights. PATH is a checkpoint (step-N
+directory), a checkpoint.dir (its newest checkpoint), saved at any world size and ZeRO stage,
+or a Hugging Face folder (config.json beside model.safetensors or its index). Without
+--checkpoint the weights are CONFIG's checkpoint.init_from. Without CONFIG the model is the
+checkpoint's (the config its manifest saved) or the folder's config.json's (model.seq_len
+its positions, at most 1024: --set model.seq_len=N for more; its tokenizer.json, when there
+is one, is data.tokenizer), and --set changes either; no data is read. --prompt may be given several times: the prompts are one batch, of any lengths. A
+prompt is encoded with data.tokenizer, or, without one, read as whitespace-separated token
+ids (an added token such as <|endoftext|> written in the prompt is that token). Each prompt
++ N must fit in model.seq_len. Prints, on rank 0, one block per prompt in order: the prompt
+and its new tokens, decoded through data.tokenizer (without one: the ids), then a newline;
+a blank line between blocks. Writes nothing: run.dir is neither claimed nor touched.
 
---temperature T   0: greedy (the most likely token); else softmax(logits / T) (default 1)
---top-k K         draw only among the K most likely tokens (default 0: every token)
---seed S          the sampling stream (default 0): the same prompt, seed and checkpoint give
-                  the same text on every machine
+options:
+  --prompt TEXT         a prompt; repeat it for a batch
+  --prompts-file FILE   the prompts, one a line (empty lines skipped), instead of --prompt
+  --max-new-tokens N    tokens to add to each prompt
+  --temperature T       0: greedy (the most likely token); else softmax(logits / T) (default 1)
+  --top-k K             draw only among the K most likely tokens (default 0: every token)
+  --seed S              the sampling streams (default 0): prompt b of a batch draws from
+                        stream (S, b), so its text does not depend on the other prompts, and
+                        the same prompts, seed and weights give the same text on every machine
+                        and at any world size
 
-exit status: 0 success, 1 run-time failure (a damaged checkpoint, or one saved from another
-model than CONFIG's), 2 usage or config error
+Alone it is one rank; on several (zero.stage=3 decodes a model no rank holds whole):
+  zerotrain launch --nproc-per-node N -- zerotrain generate --checkpoint PATH ...
+    --set zero.stage=3
+
+exit status: 0 success, 1 run-time failure (a missing or damaged checkpoint, or one saved
+from another model than CONFIG's), 2 usage or config error
 )";
 
 constexpr const char* kEvalUsage =

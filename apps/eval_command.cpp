@@ -12,7 +12,6 @@
 #include "apps/eval_logits_file.h"
 #include "apps/weights_source.h"
 #include "core/error.h"
-#include "runtime/checkpoint/hf_model_settings.h"
 #include "runtime/engine/data_vocabulary.h"
 #include "zerotrain/engine.h"
 
@@ -48,32 +47,13 @@ EvalArgs parse_eval_args(const Args& args) {
   return parsed;
 }
 
-// The settings that make a train config an evaluation: the weights from --checkpoint (or
-// init_from alone), no checkpoint saved, the validation source built (it exists only with
-// train.eval_every > 0; no step runs, so its value matters only for that), no sample, no
-// memory profile, and a constant learning rate (no step uses it; a decaying schedule would
-// warn that the checkpoint's run had another train.steps). The global batch is inferred
-// (one micro-batch per rank), so a config that fixes train.global_batch_size evaluates at any
-// world size: only train.micro_batch_size matters here, as evaluation's micro-batch. --data
-// names the validation tokens (and the training ones, when the config has none, so that no
-// synthetic corpus is made for a run that takes no step).
+// The settings that make a train config an evaluation: an inference run (inference_settings)
+// that builds the validation source (it exists only with train.eval_every > 0; no step runs,
+// so its value matters only for that). Only train.micro_batch_size matters here, as
+// evaluation's micro-batch. --data names the validation tokens (and the training ones, when
+// the config has none, so that no synthetic corpus is made for a run that takes no step).
 std::vector<std::string> eval_settings(const Config& config, const EvalArgs& args) {
-  std::vector<std::string> settings = {"checkpoint.every_steps=0",     "train.sample_every=0",
-                                       "runtime.memory_profile=false", "scheduler.type=constant",
-                                       "scheduler.warmup_steps=0",     "train.global_batch_size=0",
-                                       "train.grad_accum_steps=1"};
-  const std::string& weights = args.weights.weights;
-  if (!weights.empty() && !checkpoint::is_hf_folder(weights)) {
-    settings.push_back("checkpoint.resume=" + resolve_checkpoint_path(weights).string());
-  } else {
-    if (config.checkpoint.init_from.empty()) {
-      throw UsageError(
-          "eval needs weights: --checkpoint PATH (a step-N checkpoint, a checkpoint.dir or a "
-          "Hugging Face folder), or checkpoint.init_from in CONFIG (Hugging Face or exported "
-          "safetensors)");
-    }
-    settings.push_back("checkpoint.resume=");
-  }
+  std::vector<std::string> settings = inference_settings(config, args.weights, "eval");
   if (!args.data.empty()) {
     settings.push_back("data.val_path=" + args.data);
     settings.push_back("data.val_fraction=0");
@@ -89,11 +69,7 @@ int eval_command(const Args& args) {
   const EvalArgs eval_args = parse_eval_args(args);
   const Config config = weights_config(
       eval_args.weights, [&](const Config& given) { return eval_settings(given, eval_args); });
-  zerotrain::EngineOptions options;
-  options.write_run_dir = false;  // run.dir is neither claimed nor written
-  options.show_progress = false;
-  options.resume_weights_only = true;  // a checkpoint of any global batch: eval at any split
-  options.targets_are_tokens = is_language_model(config.model.type);
+  const zerotrain::EngineOptions options = inference_engine_options(config);
   zerotrain::Engine engine(config, options);
   const std::int64_t windows = config.train.eval_windows;
   std::unique_ptr<EvalLogitsFile> logits;

@@ -1,37 +1,35 @@
-// `zerotrain generate CONFIG --checkpoint PATH --prompt TEXT --max-new-tokens N
-// [--temperature T] [--top-k K] [--seed S] [--set section.key=value]...`: text from a trained
-// GPT or Llama: the prompt encoded (data.tokenizer, or ids), fed once through the KV cache, then N
-// tokens sampled one at a time and printed, decoded.
+// `zerotrain generate [CONFIG] --checkpoint PATH (--prompt TEXT... | --prompts-file FILE)
+// --max-new-tokens N [--temperature T] [--top-k K] [--seed S] [--set section.key=value]...`:
+// text from a trained GPT or Llama, alone or as every rank of `zerotrain launch ... --
+// zerotrain generate ...`: each prompt encoded (data.tokenizer, or ids), the batch decoded with
+// the model as the ranks shard it (zerotrain::Engine::generate), and each prompt with its new
+// tokens printed by rank 0, decoded.
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "apps/commands.h"
+#include "apps/generate_prompts.h"
+#include "apps/weights_source.h"
 #include "core/config/config_enums.h"
-#include "core/config/config_loader.h"
 #include "core/error.h"
 #include "data/bpe_tokenizer.h"
 #include "runtime/engine/data_vocabulary.h"
-#include "runtime/engine/device_selection.h"
-#include "runtime/engine/model_factory.h"
-#include "runtime/generate/decoder.h"
-#include "runtime/generate/token_sampler.h"
-#include "sharding/compute_dtype.h"
+#include "zerotrain/engine.h"
 
 namespace zt::apps {
 namespace {
 
 struct GenerateArgs {
-  ConfigArgs config;
-  std::string checkpoint;
-  std::optional<std::string> prompt;
+  WeightsArgs weights;
+  std::vector<std::string> prompts;  // each --prompt, in order
+  std::string prompts_file;          // --prompts-file; "" when not given
   std::optional<std::int64_t> max_new_tokens;
-  generate::SamplingOptions sampling;
+  zerotrain::SamplingOptions sampling;
 };
 
 template <typename Number>
@@ -48,71 +46,46 @@ Number parse_number(const std::string& flag, const std::string& text, const char
 GenerateArgs parse_generate_args(const Args& args) {
   GenerateArgs parsed;
   Args rest;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    const auto value = [&]() -> std::string {
-      if (i + 1 >= args.size()) throw UsageError(arg + " needs a value");
-      return args[++i];
-    };
-    if (arg == "--checkpoint") {
-      parsed.checkpoint = value();
-    } else if (arg == "--prompt") {
-      parsed.prompt = value();
+  parsed.weights = parse_weights_args(
+      args,
+      {"--prompt", "--prompts-file", "--max-new-tokens", "--temperature", "--top-k", "--seed"},
+      rest);
+  for (std::size_t i = 0; i < rest.size(); ++i) {
+    const std::string& arg = rest[i];
+    if (arg == "--prompt") {
+      parsed.prompts.push_back(rest[++i]);
+    } else if (arg == "--prompts-file") {
+      parsed.prompts_file = rest[++i];
+      if (parsed.prompts_file.empty()) throw UsageError("--prompts-file needs a FILE");
     } else if (arg == "--max-new-tokens") {
-      parsed.max_new_tokens = parse_number<std::int64_t>(arg, value(), "an integer >= 1");
+      parsed.max_new_tokens = parse_number<std::int64_t>(arg, rest[++i], "an integer >= 1");
       if (*parsed.max_new_tokens < 1) {
         throw UsageError("--max-new-tokens: expected an integer >= 1, got " +
                          std::to_string(*parsed.max_new_tokens));
       }
     } else if (arg == "--temperature") {
-      const std::string text = value();
+      const std::string& text = rest[++i];
       parsed.sampling.temperature = parse_number<double>(arg, text, "a number >= 0");
       if (!(parsed.sampling.temperature >= 0) || !std::isfinite(parsed.sampling.temperature)) {
         throw UsageError("--temperature: expected a number >= 0 (0: greedy), got " + text);
       }
     } else if (arg == "--top-k") {
-      const std::string text = value();
+      const std::string& text = rest[++i];
       parsed.sampling.top_k = parse_number<std::int64_t>(arg, text, "an integer >= 0");
       if (parsed.sampling.top_k < 0) {
         throw UsageError("--top-k: expected an integer >= 0 (0: every token), got " + text);
       }
     } else if (arg == "--seed") {
-      parsed.sampling.seed = parse_number<std::uint64_t>(arg, value(), "an integer >= 0");
+      parsed.sampling.seed = parse_number<std::uint64_t>(arg, rest[++i], "an integer >= 0");
     } else {
-      rest.push_back(arg);
+      throw UsageError("generate: unknown option '" + arg + "'");
     }
   }
-  parsed.config = parse_config_args(rest, 0);
-  if (parsed.checkpoint.empty()) throw UsageError("generate needs --checkpoint PATH");
-  if (!parsed.prompt) throw UsageError("generate needs --prompt TEXT");
+  if (parsed.prompts.empty() && parsed.prompts_file.empty()) {
+    throw UsageError("generate needs --prompt TEXT (once per prompt) or --prompts-file FILE");
+  }
   if (!parsed.max_new_tokens) throw UsageError("generate needs --max-new-tokens N");
   return parsed;
-}
-
-// The prompt's ids: whitespace-separated ids below `vocab_size` without a tokenizer.
-std::vector<std::int32_t> prompt_ids(const std::string& prompt, data::BpeTokenizer* tokenizer,
-                                     std::int64_t vocab_size) {
-  std::vector<std::int32_t> ids;
-  if (tokenizer != nullptr) {
-    tokenizer->encode(prompt, ids);
-  } else {
-    std::istringstream words(prompt);
-    std::string word;
-    while (words >> word) {
-      const auto id = parse_number<std::int64_t>(
-          "--prompt", word, "whitespace-separated token ids (data.tokenizer is not set)");
-      if (id < 0 || id >= vocab_size) {
-        throw UsageError("--prompt: token id " + word + " is outside the vocabulary [0, " +
-                         std::to_string(vocab_size) +
-                         ") of the data (model.data_vocab_size, else model.vocab_size)");
-      }
-      ids.push_back(static_cast<std::int32_t>(id));
-    }
-  }
-  if (ids.empty()) {
-    throw UsageError("--prompt '" + prompt + "' encodes to no tokens; give at least one");
-  }
-  return ids;
 }
 
 std::optional<data::BpeTokenizer> load_tokenizer(const Config& config) {
@@ -125,6 +98,14 @@ std::optional<data::BpeTokenizer> load_tokenizer(const Config& config) {
   return data::BpeTokenizer::load(config.data.tokenizer);
 }
 
+// The settings that make a training config a generation: an inference run with no validation
+// source (no data is read: Engine's load_data is off).
+std::vector<std::string> generate_settings(const Config& config, const WeightsArgs& weights) {
+  std::vector<std::string> settings = inference_settings(config, weights, "generate");
+  settings.push_back("train.eval_every=0");
+  return settings;
+}
+
 std::string ids_text(const std::vector<std::int32_t>& ids) {
   std::string text;
   for (const std::int32_t id : ids) text += (text.empty() ? "" : " ") + std::to_string(id);
@@ -135,7 +116,10 @@ std::string ids_text(const std::vector<std::int32_t>& ids) {
 
 int generate_command(const Args& args) {
   const GenerateArgs parsed = parse_generate_args(args);
-  const Config config = load_config_file(parsed.config.path, parsed.config.overrides);
+  const std::vector<Prompt> prompts = read_prompts(parsed.prompts, parsed.prompts_file);
+  Config config = weights_config(parsed.weights, [&](const Config& given) {
+    return generate_settings(given, parsed.weights);
+  });
   if (!is_language_model(config.model.type)) {
     throw ConfigError(where_set(config, "model.type") +
                       ": generate needs a language model (gpt or llama), got " +
@@ -149,37 +133,40 @@ int generate_command(const Args& args) {
                       "''s vocabulary of " + std::to_string(tokenizer->vocab_size()));
   }
   // The ids a prompt may hold and the sampler may draw: never a padded row (Note [Padded
-  // vocabulary]).
-  const std::int64_t vocab = engine::data_vocab_size(config, tokenizer ? &*tokenizer : nullptr);
-  const std::vector<std::int32_t> prompt =
-      prompt_ids(*parsed.prompt, tokenizer ? &*tokenizer : nullptr, vocab);
-  const auto prompt_len = static_cast<std::int64_t>(prompt.size());
-  if (prompt_len + *parsed.max_new_tokens > config.model.seq_len) {
-    throw UsageError(
-        "--prompt (" + std::to_string(prompt_len) + " tokens) + --max-new-tokens " +
-        std::to_string(*parsed.max_new_tokens) + " = " +
-        std::to_string(prompt_len + *parsed.max_new_tokens) +
-        " positions, more than model.seq_len = " + std::to_string(config.model.seq_len));
+  // vocabulary]). Resolved here once, with the tokenizer already loaded.
+  config.model.data_vocab_size = engine::data_vocab_size(config, tokenizer ? &*tokenizer : nullptr);
+  std::vector<std::vector<std::int32_t>> prompt_tokens;
+  for (const Prompt& prompt : prompts) {
+    prompt_tokens.push_back(
+        prompt_ids(prompt, tokenizer ? &*tokenizer : nullptr, config.model.data_vocab_size));
+    const auto prompt_len = static_cast<std::int64_t>(prompt_tokens.back().size());
+    if (prompt_len + *parsed.max_new_tokens > config.model.seq_len) {
+      throw UsageError(
+          prompt.name + " (" + std::to_string(prompt_len) + " tokens) + --max-new-tokens " +
+          std::to_string(*parsed.max_new_tokens) + " = " +
+          std::to_string(prompt_len + *parsed.max_new_tokens) +
+          " positions, more than model.seq_len = " + std::to_string(config.model.seq_len));
+    }
   }
 
-  const std::unique_ptr<DeviceContext> device = make_device_context(engine::rank_device(config, 0));
-  nn::Model model = engine::make_model(config);
-  const checkpoint::CheckpointReader reader(resolve_checkpoint_path(parsed.checkpoint));
-  const generate::ModelWeights weights = generate::ModelWeights::from_checkpoint(
-      model, reader, zero::compute_dtype(config), *device, parsed.config.path);
-  generate::Decoder decoder(model, weights, *device, config.model.seq_len);
-  generate::TokenSampler sampler(parsed.sampling, vocab);
-
-  std::vector<std::int32_t> text = prompt;
-  std::vector<float> logits = decoder.feed(prompt);
-  for (std::int64_t i = 0; i < *parsed.max_new_tokens; ++i) {
-    const std::int32_t next = sampler.sample(logits);
-    text.push_back(next);
-    if (i + 1 < *parsed.max_new_tokens) logits = decoder.feed(std::span(&text.back(), 1));
+  zerotrain::EngineOptions options = inference_engine_options(config);
+  options.load_data = false;  // the weights alone: no corpus is opened
+  zerotrain::Engine engine(config, options);
+  const std::vector<std::vector<std::int32_t>> continuations =
+      engine.generate(prompt_tokens, *parsed.max_new_tokens, parsed.sampling);
+  engine.finish();
+  if (engine.rank() != 0) return 0;
+  // One block per prompt, in order: the prompt and its new tokens, then a newline; a blank
+  // line between blocks.
+  for (std::size_t b = 0; b < prompt_tokens.size(); ++b) {
+    std::vector<std::int32_t> text = prompt_tokens[b];
+    text.insert(text.end(), continuations[b].begin(), continuations[b].end());
+    const std::string out =
+        (b == 0 ? "" : "\n") + (tokenizer ? tokenizer->decode(text) : ids_text(text));
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    std::fputc('\n', stdout);
   }
-  const std::string out = tokenizer ? tokenizer->decode(text) : ids_text(text);
-  std::fwrite(out.data(), 1, out.size(), stdout);
-  std::fputc('\n', stdout);
+  std::fflush(stdout);
   return 0;
 }
 

@@ -33,9 +33,12 @@ usage:
                    [--names zerotrain|hf] [--overwrite]
                                         its full weights, under the model's parameter names
                                         or Hugging Face's (with config.json)
-  zerotrain generate CONFIG --checkpoint PATH --prompt TEXT --max-new-tokens N
-                   [--temperature T] [--top-k K] [--seed S] [--set ...]
-                                        text from a trained GPT (KV cache, one process)
+  zerotrain generate [CONFIG] --checkpoint PATH (--prompt TEXT... | --prompts-file FILE)
+                   --max-new-tokens N [--temperature T] [--top-k K] [--seed S] [--set ...]
+                                        a batch of prompts continued by a checkpoint, a
+                                        Hugging Face folder or checkpoint.init_from; any
+                                        world size and ZeRO stage (launch ... -- zerotrain
+                                        generate)
   zerotrain eval [CONFIG] [--checkpoint PATH] [--data FILE] [--logits FILE.npy] [--set ...]
                                         the validation loss (and logits) of a checkpoint, a
                                         Hugging Face folder or checkpoint.init_from on the

@@ -108,4 +108,33 @@ Config weights_config(
   return parse(base, settings);
 }
 
+std::vector<std::string> inference_settings(const Config& config, const WeightsArgs& args,
+                                            const std::string& command) {
+  std::vector<std::string> settings = {"checkpoint.every_steps=0",     "train.sample_every=0",
+                                       "runtime.memory_profile=false", "scheduler.type=constant",
+                                       "scheduler.warmup_steps=0",     "train.global_batch_size=0",
+                                       "train.grad_accum_steps=1"};
+  if (!args.weights.empty() && !checkpoint::is_hf_folder(args.weights)) {
+    settings.push_back("checkpoint.resume=" + resolve_checkpoint_path(args.weights).string());
+    return settings;
+  }
+  if (config.checkpoint.init_from.empty()) {
+    throw UsageError(command +
+                     " needs weights: --checkpoint PATH (a step-N checkpoint, a checkpoint.dir "
+                     "or a Hugging Face folder), or checkpoint.init_from in CONFIG (Hugging Face "
+                     "or exported safetensors)");
+  }
+  settings.push_back("checkpoint.resume=");
+  return settings;
+}
+
+zerotrain::EngineOptions inference_engine_options(const Config& config) {
+  zerotrain::EngineOptions options;
+  options.write_run_dir = false;
+  options.show_progress = false;
+  options.resume_weights_only = true;
+  options.targets_are_tokens = is_language_model(config.model.type);
+  return options;
+}
+
 }  // namespace zt::apps

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/config/config.h"
+#include "zerotrain/engine.h"
 
 namespace zt::apps {
 
@@ -42,5 +43,21 @@ WeightsArgs parse_weights_args(const std::vector<std::string>& args,
 Config weights_config(
     const WeightsArgs& args,
     const std::function<std::vector<std::string>(const Config&)>& command_settings_for);
+
+// The settings that make a training config an inference run of `command` ("eval",
+// "generate"), for weights_config's `command_settings_for`: the weights from --checkpoint (as
+// checkpoint.resume; a Hugging Face folder is already checkpoint.init_from) or
+// checkpoint.init_from alone, no checkpoint saved, no sample, no memory profile, and a constant
+// learning rate (no step uses it; a decaying schedule would warn that the checkpoint's run had
+// another train.steps). The global batch is inferred (one micro-batch per rank), so a config
+// that fixes train.global_batch_size runs at any world size. UsageError naming `command` when
+// there are no weights.
+std::vector<std::string> inference_settings(const Config& config, const WeightsArgs& args,
+                                            const std::string& command);
+
+// The Engine options of an inference run: run.dir neither claimed nor written, no progress
+// line, checkpoint.resume loading weights only (a checkpoint of any global batch: any split),
+// the targets tokens for a language model.
+zerotrain::EngineOptions inference_engine_options(const Config& config);
 
 }  // namespace zt::apps

@@ -18,6 +18,7 @@
 
 #include "runtime/engine/step_metrics.h"
 #include "runtime/engine/validation_outputs.h"
+#include "runtime/generate/token_sampler.h"
 #include "zerotrain/config.h"
 #include "zerotrain/data.h"
 #include "zerotrain/errors.h"
@@ -35,6 +36,10 @@ using StepMetrics = zt::engine::StepMetrics;
 // language model), f32, row-major, window after window.
 using ValidationOutputs = zt::engine::ValidationOutputs;
 using ValidationOutputSink = zt::engine::ValidationOutputSink;
+// How generate() picks each new token: temperature 0 is greedy (the first id of the largest
+// logit); above 0 a draw from softmax(logits / temperature) over the top_k most likely ids
+// (0: every id of the data's vocabulary), from the seed's counter-based streams.
+using SamplingOptions = zt::generate::SamplingOptions;
 
 class Engine;
 
@@ -49,6 +54,11 @@ struct EngineOptions {
   // checkpoint saved with any global batch loads, though train() would then not continue
   // its data order. For evaluation only.
   bool resume_weights_only = false;
+  // The Engine(config) constructor builds the config's data sources; false builds its model
+  // alone, for a run that only generates: a Hugging Face model's vocabulary has no synthetic
+  // corpus, and a checkpoint's training data may not be on this machine. train() and
+  // validation_loss() then have no data to read.
+  bool load_data = true;
   // Called on every rank after every optimizer step, train() and step() alike: log, or
   // evaluate (evaluate() is collective: call it on every rank at the same steps).
   std::function<void(Engine& engine, const StepMetrics& metrics)> on_step;
@@ -95,6 +105,22 @@ class Engine {
   // that rank evaluates (its even share, in micro-batches), before their loss: `zerotrain
   // eval --logits` writes them to a file.
   double validation_loss(const ValidationOutputSink& on_outputs = {});
+  // New tokens after each of `prompts` (token ids, each prompt at least one, any lengths; at
+  // most model.seq_len with its new tokens), decoded with the model as it is sharded (at
+  // ZeRO stage 3 one block gathered at a time, so a model no rank could hold alone decodes):
+  // one row of `new_tokens` ids per prompt, in order, the same on every rank. Collective:
+  // every rank calls it with the same arguments. Rank 0 selects the tokens and broadcasts
+  // them, drawing only ids of the data's vocabulary (model.data_vocab_size, data.tokenizer's
+  // or init_from's, else model.vocab_size: a model of your own needs model.vocab_size set to
+  // its logits' width; never a padded row). At temperature 0 each row is its prompt's greedy
+  // continuation, as if it were decoded alone. Above 0, row r draws from its own stream keyed
+  // by (seed, r), so its tokens depend on its prompt, the seed and r but not on the other
+  // prompts (up to the last bits of the logits), and row 0 draws what the same prompt alone
+  // draws with the same seed. Error for a model that is not a language model (logits over
+  // token ids), an id outside the data's vocabulary, or a prompt that does not fit.
+  std::vector<std::vector<std::int32_t>> generate(
+      const std::vector<std::vector<std::int32_t>>& prompts, std::int64_t new_tokens,
+      const SamplingOptions& sampling);
   // Writes memory.json (unless this run made no step: then an earlier run's is kept) and
   // leaves the job together with every rank. Collective; once.
   void finish();

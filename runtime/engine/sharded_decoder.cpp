@@ -95,9 +95,34 @@ void ShardedDecoder::broadcast_ids(std::vector<std::int32_t>& ids, const Tensor&
   device.compute_stream().synchronize();
 }
 
+// Note [A stream per row]
+// One sampler shared by a batch draws its numbers in row order, so a row's draws would depend
+// on how many rows come before it and on when they finish. With a sampler per row
+// (zerotrain::Engine::generate keys row b's by (seed, b): TokenSampler's `stream`), row b's
+// n-th token is drawn with the n-th number of its own stream from its own logits, whatever the
+// other rows hold: the same prompt at the same row index and seed draws the same tokens in any
+// batch (up to the last bits of the logits, which a prefill of another length may round
+// otherwise: Note [Decoding the sharded model]), and row 0 draws what that prompt alone draws.
 std::vector<std::vector<std::int32_t>> ShardedDecoder::generate(
     const std::vector<std::vector<std::int32_t>>& prompts, std::int64_t new_tokens,
     generate::TokenSampler& sampler) {
+  return decode(prompts, new_tokens,
+                [&](std::size_t, std::span<const float> logits) { return sampler.sample(logits); });
+}
+
+std::vector<std::vector<std::int32_t>> ShardedDecoder::generate(
+    const std::vector<std::vector<std::int32_t>>& prompts, std::int64_t new_tokens,
+    std::span<generate::TokenSampler> row_samplers) {
+  ZT_CHECK(sharded_.comm.rank() != 0 || row_samplers.size() == prompts.size(),
+           "decoding needs one sampler per prompt on rank 0");
+  return decode(prompts, new_tokens, [&](std::size_t row, std::span<const float> logits) {
+    return row_samplers[row].sample(logits);
+  });
+}
+
+std::vector<std::vector<std::int32_t>> ShardedDecoder::decode(
+    const std::vector<std::vector<std::int32_t>>& prompts, std::int64_t new_tokens,
+    const SelectToken& select) {
   const auto rows = static_cast<std::int64_t>(prompts.size());
   ZT_CHECK(rows > 0 && new_tokens > 0, "decoding needs a prompt and a token to generate");
   std::size_t shortest = prompts.front().size();
@@ -146,7 +171,7 @@ std::vector<std::vector<std::int32_t>> ShardedDecoder::generate(
         if (position < static_cast<std::int64_t>(prompts[b].size())) {
           next[b] = prompts[b][static_cast<std::size_t>(position)];
         } else if (std::ssize(generated[b]) < new_tokens) {
-          next[b] = sampler.sample(std::span(last).subspan(b * vocab, vocab));
+          next[b] = select(b, std::span(last).subspan(b * vocab, vocab));
         }  // else a finished row: fed its last token again, its result unread
       }
     } else {

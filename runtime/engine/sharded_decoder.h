@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <vector>
 
 #include "comm/communicator.h"
@@ -37,8 +39,19 @@ class ShardedDecoder {
   std::vector<std::vector<std::int32_t>> generate(
       const std::vector<std::vector<std::int32_t>>& prompts, std::int64_t new_tokens,
       generate::TokenSampler& sampler);
+  // As above, row b's tokens selected by `row_samplers[b]` (one per prompt; read on rank 0
+  // only, where it must hold one per prompt): a row's draws then depend on its own prompt
+  // and sampler alone, not on the other rows (Note [A stream per row]).
+  std::vector<std::vector<std::int32_t>> generate(
+      const std::vector<std::vector<std::int32_t>>& prompts, std::int64_t new_tokens,
+      std::span<generate::TokenSampler> row_samplers);
 
  private:
+  // Row `row`'s next token from its logits (rank 0).
+  using SelectToken = std::function<std::int32_t(std::size_t row, std::span<const float> logits)>;
+  std::vector<std::vector<std::int32_t>> decode(
+      const std::vector<std::vector<std::int32_t>>& prompts, std::int64_t new_tokens,
+      const SelectToken& select);
   // The model over `ids` (B, T) i32 on the device at the state's next positions, block by
   // block through the strategy's hooks; the logits (B, T, V) in the compute dtype.
   Tensor forward(const Tensor& ids, nn::DecodeState& state);

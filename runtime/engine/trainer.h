@@ -27,6 +27,7 @@
 #include "runtime/engine/fault_injection.h"
 #include "runtime/engine/metrics_log.h"
 #include "runtime/engine/run_directory.h"
+#include "runtime/engine/sharded_decoder.h"
 #include "runtime/engine/supported_config.h"
 #include "runtime/engine/validation_outputs.h"
 #include "sharding/zero_strategy.h"
@@ -145,6 +146,8 @@ class Trainer {
   // counted as activations, on an accelerator, whose batches are copied over).
   MemoryTracker& batch_tracker() { return host_batches_ ? *host_batches_ : tracker_; }
   zero::ZeroStrategy& strategy() { return *strategy_; }
+  // The model as this rank holds it under the strategy, for decoding (ShardedDecoder).
+  ShardedModel sharded_model() { return {model_, *strategy_, device_, comm_}; }
   const Config& config() const { return config_; }
   // The device tracker now, with host_offload from the offloaded optimizer's host tracker.
   MemorySnapshot memory_snapshot() const;

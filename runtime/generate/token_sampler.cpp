@@ -19,10 +19,11 @@ constexpr std::uint64_t kSamplingStream = 0x73616d706c65ull;  // "sample"
 
 }  // namespace
 
-TokenSampler::TokenSampler(const SamplingOptions& options, std::int64_t vocab_limit)
+TokenSampler::TokenSampler(const SamplingOptions& options, std::int64_t vocab_limit,
+                           std::uint64_t stream)
     : options_(options),
       vocab_limit_(vocab_limit),
-      key_(random_key(options.seed, kSamplingStream)) {
+      key_(random_key(options.seed, kSamplingStream, stream)) {
   ZT_CHECK(vocab_limit > 0, "TokenSampler needs a vocabulary");
   ZT_CHECK(options.temperature >= 0 && std::isfinite(options.temperature) && options.top_k >= 0,
            "TokenSampler: temperature and top_k are checked by the caller");

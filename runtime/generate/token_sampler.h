@@ -18,11 +18,13 @@ struct SamplingOptions {
 class TokenSampler {
  public:
   // Only ids below `vocab_limit` are ever drawn (the tokenizer's vocabulary: the model's
-  // padded rows past it are never real tokens).
-  TokenSampler(const SamplingOptions& options, std::int64_t vocab_limit);
+  // padded rows past it are never real tokens). `stream` picks one of the seed's independent
+  // streams of draws (a batch's row index: Note [A stream per row]); stream 0 is the one a
+  // single prompt draws from.
+  TokenSampler(const SamplingOptions& options, std::int64_t vocab_limit, std::uint64_t stream = 0);
 
   // The next id after `logits` (at least vocab_limit entries). Each call draws the next
-  // number of the seed's stream.
+  // number of the stream.
   std::int32_t sample(std::span<const float> logits);
 
  private:

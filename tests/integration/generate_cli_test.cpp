@@ -1,8 +1,10 @@
 // `zerotrain generate` as a user runs it, from a checkpoint of the tiny GPT trained by
 // `zerotrain launch` on 2 ranks at ZeRO stage 3: the same seed gives the same text, another
-// seed other text, greedy decoding through the KV cache equals an argmax over full forwards,
-// a byte-level BPE tokenizer encodes the prompt and decodes the output, and each bad input
-// exits non-zero naming what is wrong.
+// seed other text, greedy decoding equals an argmax over full forwards, a byte-level BPE
+// tokenizer encodes the prompt and decodes the output, the model comes from the checkpoint's
+// manifest or a Hugging Face folder without a CONFIG, a batch of prompts prints one block per
+// prompt whatever the world size and stage, and each bad input exits non-zero naming what is
+// wrong.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -21,9 +23,13 @@
 #include "nn/kernels/cpu/gemm_cpu.h"
 #include "runtime/checkpoint/checkpoint_format.h"
 #include "runtime/checkpoint/checkpoint_reader.h"
+#include "runtime/checkpoint/hf_model_settings.h"
+#include "runtime/checkpoint/hf_weights.h"
 #include "runtime/engine/model_factory.h"
 #include "runtime/generate/decoder.h"
 #include "runtime/generate/model_weights.h"
+#include "sharding/flat_layout.h"
+#include "support/hf_llama_fixture.h"
 #include "support/zerotrain_cli.h"
 
 namespace zt {
@@ -68,6 +74,21 @@ class GenerateCli : public ::testing::Test {
                                     checkpoint_.string()};
     all.insert(all.end(), kModel.begin(), kModel.end());
     all.insert(all.end(), args.begin(), args.end());
+    return testing::zerotrain(*dir_, all, name);
+  }
+
+  // `zerotrain generate ARGS...` with nothing added, under `zerotrain launch --nproc-per-node
+  // ranks --` when `ranks` > 1.
+  static ProgramResult generate_on(int ranks, const std::vector<std::string>& args,
+                                   const std::string& name) {
+    std::vector<std::string> all;
+    if (ranks > 1) {
+      all = {"launch", "--nproc-per-node", std::to_string(ranks), "--",
+             testing::zerotrain_binary()};
+    }
+    all.push_back("generate");
+    all.insert(all.end(), args.begin(), args.end());
+    if (ranks > 1) all.insert(all.end(), {"--set", "runtime.comm_timeout_s=30"});
     return testing::zerotrain(*dir_, all, name);
   }
 
@@ -170,6 +191,10 @@ struct BadInput {
 TEST_F(GenerateCli, EachBadInputExitsNonZeroNamingIt) {
   write_text(dir_->path() / "wordpiece.json", byte_tokenizer_json("WordPiece"));
   const std::string wordpiece = "data.tokenizer=" + (dir_->path() / "wordpiece.json").string();
+  const fs::path empty = dir_->path() / "empty.txt";
+  write_text(empty, "\n\n");
+  const fs::path bad_line = dir_->path() / "bad_line.txt";
+  write_text(bad_line, "1 2\n\n3 999\n");
   const std::vector<BadInput> cases = {
       {"empty prompt", {"--prompt", " ", "--max-new-tokens", "4"}, 2, {"--prompt", "no tokens"}},
       {"past seq_len",
@@ -188,7 +213,7 @@ TEST_F(GenerateCli, EachBadInputExitsNonZeroNamingIt) {
       {"another model",
        {"--prompt", "1", "--max-new-tokens", "4", "--set", "model.d_model=32"},
        1,
-       {"saved from another model", "tiny.toml"}},
+       {"saved from another model", "manifest.toml"}},
       {"negative temperature",
        {"--prompt", "1", "--max-new-tokens", "4", "--temperature", "-1"},
        2,
@@ -206,6 +231,31 @@ TEST_F(GenerateCli, EachBadInputExitsNonZeroNamingIt) {
        {"--set", wordpiece, "--prompt", "hi", "--max-new-tokens", "4"},
        1,
        {"wordpiece.json", "WordPiece"}},
+      {"no prompt", {"--max-new-tokens", "4"}, 2, {"--prompt TEXT", "--prompts-file FILE"}},
+      {"an empty prompts file",
+       {"--prompts-file", empty.string(), "--max-new-tokens", "4"},
+       2,
+       {"empty.txt", "holds no prompt"}},
+      {"a prompts file that is a directory",
+       {"--prompts-file", dir_->path().string(), "--max-new-tokens", "4"},
+       1,
+       {dir_->path().string(), "prompts file"}},
+      {"a prompts file that is a device",
+       {"--prompts-file", "/dev/zero", "--max-new-tokens", "4"},
+       1,
+       {"/dev/zero", "prompts file"}},
+      {"a prompt and a prompts file",
+       {"--prompt", "1", "--prompts-file", empty.string(), "--max-new-tokens", "4"},
+       2,
+       {"--prompt", "--prompts-file", "not both"}},
+      {"a bad id on a prompts file's line",
+       {"--prompts-file", bad_line.string(), "--max-new-tokens", "4"},
+       2,
+       {"bad_line.txt:3", "token id 999"}},
+      {"the longer prompt of a batch past seq_len",
+       {"--prompt", "1", "--prompt", "1 2 3 4 5", "--max-new-tokens", "28"},
+       2,
+       {"--prompt 2 (5 tokens)", "model.seq_len = 32"}},
   };
   int k = 0;
   for (const BadInput& c : cases) {
@@ -218,6 +268,130 @@ TEST_F(GenerateCli, EachBadInputExitsNonZeroNamingIt) {
           << run.err;
     }
   }
+}
+
+// Rank 0's stdout under launch without the "[rank 0] " its lines are relayed with.
+std::string without_rank_prefix(const std::string& out) {
+  const std::string prefix = "[rank 0] ";
+  std::string text;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(prefix, 0) == 0) line.erase(0, prefix.size());
+    text += line + "\n";
+  }
+  return text;
+}
+
+// The blocks of generate's output: one per prompt, a blank line between them.
+std::vector<std::string> blocks_of(const std::string& out) {
+  std::vector<std::string> blocks;
+  std::size_t begin = 0;
+  while (begin < out.size()) {
+    std::size_t end = out.find("\n\n", begin);
+    if (end == std::string::npos) end = out.size();
+    blocks.push_back(out.substr(begin, end - begin + 1));  // with its newline
+    begin = end + 2;
+  }
+  return blocks;
+}
+
+// Without CONFIG the model is the one the checkpoint's manifest saved: the same text as with
+// the training CONFIG, greedy and sampled.
+TEST_F(GenerateCli, WithoutAConfigTheCheckpointsManifestGivesTheSameText) {
+  for (const char* temperature : {"0", "1"}) {
+    const std::vector<std::string> args = {"--prompt",      "5 9",       "--max-new-tokens", "12",
+                                           "--temperature", temperature, "--seed",           "3"};
+    const ProgramResult with_config = generate(args, std::string("with-config-") + temperature);
+    ASSERT_EQ(with_config.exit_code, 0) << with_config.output();
+    std::vector<std::string> bare = {"--checkpoint", checkpoint_.string()};
+    bare.insert(bare.end(), args.begin(), args.end());
+    const ProgramResult without = generate_on(1, bare, std::string("no-config-") + temperature);
+    ASSERT_EQ(without.exit_code, 0) << without.output();
+    EXPECT_EQ(without.out, with_config.out) << "temperature " << temperature;
+    EXPECT_EQ(ids_of(without.out).size(), 14u) << without.out;
+  }
+}
+
+// A Hugging Face folder without CONFIG: model.* from its config.json, its weights through
+// checkpoint.init_from; greedy tokens equal generate::Decoder's over the fixture's weights.
+TEST_F(GenerateCli, AHuggingFaceFolderGeneratesWithoutAConfig) {
+  const fs::path folder = testing::hf_llama_fixture();
+  const ProgramResult run = generate_on(1,
+                                        {"--checkpoint", folder.string(), "--prompt", "3 1 4 1 5",
+                                         "--max-new-tokens", "10", "--temperature", "0"},
+                                        "hf-folder");
+  ASSERT_EQ(run.exit_code, 0) << run.output();
+  const std::vector<std::int32_t> printed = ids_of(run.out);
+
+  nn::cpu::set_blas_threads(1);
+  const Config config =
+      parse_config_text("", "config.json", checkpoint::hf_model_settings(folder / "config.json"));
+  const std::unique_ptr<DeviceContext> device = make_cpu_device_context();
+  nn::Model model = engine::make_model(config);
+  const zero::FlatLayout layout = zero::make_flat_layout(model, 1);
+  const std::vector<float> full = testing::expected_from_hf_llama(
+      checkpoint::HfWeights(folder), checkpoint::describe_parameters(layout), layout.numel);
+  const generate::ModelWeights weights(model, full, DType::kF32, *device);
+  generate::Decoder decoder(model, weights, *device, config.model.seq_len);
+  std::vector<std::int32_t> expected = {3, 1, 4, 1, 5};
+  std::vector<float> logits = decoder.feed(expected);
+  while (expected.size() < 15) {
+    const auto best = std::max_element(logits.begin(), logits.begin() + 32) - logits.begin();
+    expected.push_back(static_cast<std::int32_t>(best));
+    logits = decoder.feed(std::span(&expected.back(), 1));
+  }
+  EXPECT_EQ(printed, expected) << run.output();
+}
+
+// A batch of 3 prompts of different lengths: 2 ranks at ZeRO stage 3 print exactly what 1
+// rank prints, greedy and sampled; greedily each block is the prompt generated alone; sampled,
+// a row's text does not change with another row's prompt (Note [A stream per row]), and the
+// first row draws what its prompt alone draws. --prompts-file gives the same batch.
+TEST_F(GenerateCli, ABatchPrintsOneBlockPerPromptAtAnyWorldSize) {
+  const std::vector<std::string> prompts = {"1 2 3", "5", "7 8 9 10 11"};
+  const auto run = [&](int ranks, const std::vector<std::string>& batch,
+                       const std::string& temperature, const std::string& name) {
+    std::vector<std::string> args = {
+        "--checkpoint",  checkpoint_.string(), "--max-new-tokens", "10",
+        "--temperature", temperature,          "--seed",           "5",
+        "--set",         "zero.stage=3"};
+    for (const std::string& prompt : batch) args.insert(args.end(), {"--prompt", prompt});
+    const ProgramResult result = generate_on(ranks, args, name);
+    EXPECT_EQ(result.exit_code, 0) << result.output();
+    return ranks > 1 ? without_rank_prefix(result.out) : result.out;
+  };
+  for (const std::string temperature : {"0", "1"}) {
+    const std::string one = run(1, prompts, temperature, "batch1-" + temperature);
+    const std::vector<std::string> blocks = blocks_of(one);
+    ASSERT_EQ(blocks.size(), 3u) << one;
+    for (std::size_t b = 0; b < blocks.size(); ++b) {
+      EXPECT_EQ(blocks[b].rfind(prompts[b] + " ", 0), 0u) << blocks[b];
+      EXPECT_EQ(ids_of(blocks[b]).size(), ids_of(prompts[b]).size() + 10) << blocks[b];
+    }
+    EXPECT_EQ(run(2, prompts, temperature, "batch2-" + temperature), one);
+    if (temperature == "0") {
+      for (std::size_t b = 0; b < prompts.size(); ++b) {
+        EXPECT_EQ(run(1, {prompts[b]}, temperature, "alone-" + std::to_string(b)), blocks[b]);
+      }
+    } else {
+      EXPECT_EQ(run(1, {prompts[0]}, temperature, "alone-sampled"), blocks[0]);
+      const std::string changed =
+          run(1, {prompts[0], prompts[1], "4 4 4 4 4 4"}, temperature, "changed-sampled");
+      const std::vector<std::string> changed_blocks = blocks_of(changed);
+      ASSERT_EQ(changed_blocks.size(), 3u) << changed;
+      EXPECT_EQ(changed_blocks[0], blocks[0]);
+      EXPECT_EQ(changed_blocks[1], blocks[1]);
+    }
+  }
+
+  write_text(dir_->path() / "prompts.txt", "1 2 3\r\n5\n\n7 8 9 10 11");
+  const ProgramResult from_file = generate_on(
+      1,
+      {"--checkpoint", checkpoint_.string(), "--prompts-file",
+       (dir_->path() / "prompts.txt").string(), "--max-new-tokens", "10", "--temperature", "0"},
+      "prompts-file");
+  ASSERT_EQ(from_file.exit_code, 0) << from_file.output();
+  EXPECT_EQ(from_file.out, run(1, prompts, "0", "batch-again"));
 }
 
 }  // namespace

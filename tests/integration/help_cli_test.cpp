@@ -43,8 +43,9 @@ TEST(TopLevelHelp, ListsTheExportAndPrepareDataOptions) {
   const TempDir dir;
   const ProgramResult run = testing::zerotrain(dir, {"--help"}, "help");
   EXPECT_EQ(run.exit_code, 0) << run.output();
-  for (const char* option : {"--names zerotrain|hf", "--dtype fp32|bf16|fp16", "--tokenizer PATH",
-                             "--val-fraction F", "--overwrite", "zerotrain eval"}) {
+  for (const char* option :
+       {"--names zerotrain|hf", "--dtype fp32|bf16|fp16", "--tokenizer PATH", "--val-fraction F",
+        "--overwrite", "zerotrain eval", "--prompts-file FILE"}) {
     EXPECT_NE(run.out.find(option), std::string::npos) << option << "\n" << run.out;
   }
 }
@@ -57,7 +58,8 @@ INSTANTIATE_TEST_SUITE_P(
         std::vector<std::string>{"checkpoint"}, std::vector<std::string>{"checkpoint", "inspect"},
         std::vector<std::string>{"checkpoint", "export"}, std::vector<std::string>{"config"},
         std::vector<std::string>{"config", "docs"}, std::vector<std::string>{"config", "show"},
-        std::vector<std::string>{"prepare-data"}, std::vector<std::string>{"eval"}),
+        std::vector<std::string>{"prepare-data"}, std::vector<std::string>{"eval"},
+        std::vector<std::string>{"generate"}),
     test_name);
 
 }  // namespace

@@ -105,6 +105,22 @@ TEST(TokenSampler, NeverDrawsPaddedIdsAndASeedRepeatsItsDraws) {
       << "every real id drawn over 200 draws, no padded one";
 }
 
+// Note [A stream per row]: stream 0 is the sampler's default, another stream draws otherwise.
+TEST(TokenSampler, StreamZeroIsTheDefaultAndAnotherStreamDrawsOtherwise) {
+  const std::vector<float> logits(8, 0.0f);  // uniform: each draw is the stream's number
+  TokenSampler plain({1.0, 0, 5}, 8);
+  TokenSampler zero({1.0, 0, 5}, 8, 0);
+  TokenSampler one({1.0, 0, 5}, 8, 1);
+  std::vector<std::int32_t> plain_ids, zero_ids, one_ids;
+  for (int i = 0; i < 32; ++i) {
+    plain_ids.push_back(plain.sample(logits));
+    zero_ids.push_back(zero.sample(logits));
+    one_ids.push_back(one.sample(logits));
+  }
+  EXPECT_EQ(zero_ids, plain_ids);
+  EXPECT_NE(one_ids, plain_ids);
+}
+
 TEST(TokenSampler, TopKDrawsOnlyTheKMostLikely) {
   TokenSampler sampler({2.0, 2, 3}, 5);
   const std::vector<float> logits{0.0f, 1.0f, 0.5f, 3.0f, 0.9f};
