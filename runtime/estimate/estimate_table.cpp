@@ -315,9 +315,15 @@ std::string report_text(const EstimateReport& report, const Config& config) {
                   on ? "" : " on every block", format_approximate_bytes(peak_of(with)).c_str());
     text += line;
   }
+  std::string by_node;  // on several nodes: where the collectives' bytes go
+  if (first.node_count > 1) {
+    by_node = " (" + format_approximate_bytes(first.intra_node_bytes_per_step) +
+              " inside its node, " + format_approximate_bytes(first.cross_node_bytes_per_step) +
+              " across nodes; " + std::to_string(first.node_count) + " nodes)";
+  }
   std::snprintf(line, sizeof(line),
-                "bytes moved per step by rank 0: %s by collectives, %s host <-> device\n",
-                format_approximate_bytes(first.comm_bytes_per_step).c_str(),
+                "bytes moved per step by rank 0: %s by collectives%s, %s host <-> device\n",
+                format_approximate_bytes(first.comm_bytes_per_step).c_str(), by_node.c_str(),
                 format_approximate_bytes(first.offload_bytes_per_step).c_str());
   text += line;
   std::snprintf(line, sizeof(line),
@@ -387,6 +393,7 @@ std::string report_json(const EstimateReport& report, const Config& config) {
   std::string json =
       "{\"format\": \"zerotrain-estimate/1\", \"parameters\": " + std::to_string(first.parameters) +
       ", \"world_size\": " + std::to_string(first.world_size) +
+      ", \"nodes\": " + std::to_string(first.node_count) +
       ", \"stage\": " + std::to_string(config.zero.stage) +
       ", \"dtype\": " + json_string(config_name(config.precision.dtype)) +
       ", \"device\": " + json_string(config_name(config.runtime.device)) +
@@ -402,6 +409,8 @@ std::string report_json(const EstimateReport& report, const Config& config) {
             ", \"category_peaks\": " + categories_json(r.memory.peak_bytes) +
             ", \"after_step_1\": " + categories_json(r.after_first_step.current_bytes) +
             ", \"comm_bytes_per_step\": " + std::to_string(r.comm_bytes_per_step) +
+            ", \"intra_node_bytes_per_step\": " + std::to_string(r.intra_node_bytes_per_step) +
+            ", \"cross_node_bytes_per_step\": " + std::to_string(r.cross_node_bytes_per_step) +
             ", \"offload_bytes_per_step\": " + std::to_string(r.offload_bytes_per_step) +
             ", \"checkpoint_file_bytes\": " + std::to_string(r.checkpoint_file_bytes) +
             ", \"checkpoint_save_host_bytes\": " + std::to_string(r.checkpoint_save_host_bytes) +
