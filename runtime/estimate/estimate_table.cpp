@@ -326,6 +326,18 @@ std::string report_text(const EstimateReport& report, const Config& config) {
                 format_approximate_bytes(first.comm_bytes_per_step).c_str(), by_node.c_str(),
                 format_approximate_bytes(first.offload_bytes_per_step).c_str());
   text += line;
+  if (first.node_count > 1) {
+    // Rank 0 may send nothing across (its ring neighbour shares its node): name the rank
+    // that sends the most, which the slow link waits for.
+    const RankEstimate* most = &first;
+    for (const RankEstimate& r : report.ranks) {
+      if (r.cross_node_bytes_per_step > most->cross_node_bytes_per_step) most = &r;
+    }
+    std::snprintf(line, sizeof(line),
+                  "across nodes, rank %d sends the most of the ranks above: %s per step\n",
+                  most->rank, format_approximate_bytes(most->cross_node_bytes_per_step).c_str());
+    text += line;
+  }
   std::snprintf(line, sizeof(line),
                 "checkpoints of rank 0: a %s file per save; %s of host memory while it is "
                 "written (one copy of its fp32 masters and optimizer states); %s of host "

@@ -73,11 +73,12 @@ TEST(TwoNodeTestbed, RankZeroSendsAcrossNodesOnlyWhenItsNeighbourIsOnTheOtherNod
   ASSERT_EQ(single.exit_code, 0) << single.out << single.err;
   const std::vector<StepBytes> inside = step_bytes((dir.path() / "one" / "metrics.jsonl").string());
   ASSERT_EQ(inside.size(), 3u);
-  for (std::size_t i = 0; i < inside.size(); ++i) {
-    EXPECT_EQ(inside[i].cross_node, 0u);
-    EXPECT_EQ(inside[i].intra_node, inside[i].collectives);
-    // The same job sends the same bytes wherever its ranks run.
-    EXPECT_EQ(inside[i].collectives, across[i].collectives) << "step " << i + 1;
+  // (Which step a parameter lane's prefetch lands in depends on timing, so the two runs'
+  // steps need not send the same bytes; each step's split must hold.)
+  for (const StepBytes& step : inside) {
+    EXPECT_GT(step.collectives, 0u);
+    EXPECT_EQ(step.cross_node, 0u);
+    EXPECT_EQ(step.intra_node, step.collectives);
   }
 }
 
