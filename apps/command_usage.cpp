@@ -19,7 +19,8 @@ exit status: 0 success, 1 run-time failure, 2 usage or config error
 )";
 
 constexpr const char* kEstimateUsage =
-    R"(usage: zerotrain estimate CONFIG [--set section.key=value]... [--world N] [--json]
+    R"(usage: zerotrain estimate CONFIG [--set section.key=value]... [--world N]
+                          [--nproc-per-node R] [--json]
 
 Estimates every byte a rank of CONFIG allocates, per category (parameters, gradients,
 optimizer states, activations, comm buffers, workspace, host offload), and the peak with
@@ -27,6 +28,9 @@ its phase, by running two training steps of the real code on a meta device that 
 memory (fast for any model size). Then the same for ZeRO stages 0-3 x offload choices x
 world sizes 1..64, and, with runtime.device_memory_limit set, the cheapest configuration
 that fits (fewest bytes moved per step). --world N: the number of ranks (default 1).
+--nproc-per-node R: ranks per node, as `zerotrain launch` places them (ranks 0..R-1 on the
+first node, and so on; default: every rank on one node); with more than one node the bytes
+per step are split into those sent inside a node and across nodes.
 --json: the report as JSON (format zerotrain-estimate/1).
 
 exit status: 0 report, 1 nothing fits in runtime.device_memory_limit, 2 usage or config error

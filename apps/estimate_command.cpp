@@ -1,5 +1,5 @@
-// `zerotrain estimate CONFIG [--set k=v]... [--world N] [--json]`: the memory estimator's
-// report (runtime/estimate), allocating no model memory.
+// `zerotrain estimate CONFIG [--set k=v]... [--world N] [--nproc-per-node R] [--json]`: the
+// memory estimator's report (runtime/estimate), allocating no model memory.
 #include <cstdio>
 
 #include "apps/commands.h"
@@ -12,7 +12,8 @@ namespace {
 
 constexpr int kLargestWorld = 1 << 20;
 
-int parse_world(const std::string& text) {
+// A count from 1 to kLargestWorld given to `flag` ("--world", "--nproc-per-node").
+int parse_ranks(const std::string& flag, const std::string& text) {
   std::size_t used = 0;
   long long value = 0;
   try {
@@ -21,7 +22,7 @@ int parse_world(const std::string& text) {
     used = 0;
   }
   if (used != text.size() || text.empty() || value < 1 || value > kLargestWorld) {
-    throw UsageError("--world: expected a number of ranks from 1 to " +
+    throw UsageError(flag + ": expected a number of ranks from 1 to " +
                      std::to_string(kLargestWorld) + ", got '" + text + "'");
   }
   return static_cast<int>(value);
@@ -31,6 +32,7 @@ int parse_world(const std::string& text) {
 
 int estimate_command(const Args& args) {
   int world_size = 1;
+  estimate::EstimateOptions options;  // ranks_per_node 0: one node unless --nproc-per-node
   bool json = false;
   Args rest;
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -38,16 +40,21 @@ int estimate_command(const Args& args) {
       json = true;
     } else if (args[i] == "--world") {
       if (i + 1 >= args.size()) throw UsageError("--world needs a number of ranks");
-      world_size = parse_world(args[++i]);
+      world_size = parse_ranks("--world", args[++i]);
     } else if (args[i].rfind("--world=", 0) == 0) {
-      world_size = parse_world(args[i].substr(8));
+      world_size = parse_ranks("--world", args[i].substr(8));
+    } else if (args[i] == "--nproc-per-node") {
+      if (i + 1 >= args.size()) throw UsageError("--nproc-per-node needs a number of ranks");
+      options.ranks_per_node = parse_ranks("--nproc-per-node", args[++i]);
+    } else if (args[i].rfind("--nproc-per-node=", 0) == 0) {
+      options.ranks_per_node = parse_ranks("--nproc-per-node", args[i].substr(17));
     } else {
       rest.push_back(args[i]);
     }
   }
   const ConfigArgs config_args = parse_config_args(rest, 0);
   const Config config = load_config_file(config_args.path, config_args.overrides);
-  const estimate::EstimateReport report = estimate::estimate_report(config, world_size);
+  const estimate::EstimateReport report = estimate::estimate_report(config, world_size, options);
   const std::string text =
       json ? estimate::report_json(report, config) : estimate::report_text(report, config);
   std::fputs(text.c_str(), stdout);

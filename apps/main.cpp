@@ -21,7 +21,7 @@ usage:
                    CONFIG [--set section.key=value]...
   zerotrain launch --nproc-per-node N [options] -- PROGRAM [ARGS...]
                                         each rank runs PROGRAM (a program using libzerotrain)
-  zerotrain estimate CONFIG [--set ...] [--world N] [--json]
+  zerotrain estimate CONFIG [--set ...] [--world N] [--nproc-per-node R] [--json]
                                         per-rank memory by category, a table over ZeRO
                                         stages x offload x world sizes, what fits
   zerotrain profile CONFIG [--set ...]  trains runtime.memory_profile_steps steps recording

@@ -46,10 +46,10 @@ class ZeroBytesCommunicator final : public zt::comm::Communicator {
   std::shared_ptr<zt::comm::Work> all_gather(zt::Tensor, zt::Tensor) override { return done(); }
   std::shared_ptr<zt::comm::Work> broadcast(zt::Tensor, int) override { return done(); }
   std::shared_ptr<zt::comm::Work> barrier() override { return done(); }
-  zt::comm::CommCounters counters() const override { return {}; }
   std::chrono::milliseconds timeout() const override { return std::chrono::minutes(1); }
 
  protected:
+  zt::comm::PeerCounters peer_counters() const override { return {}; }
   std::unique_ptr<zt::comm::Communicator> split_group(const zt::comm::SplitGroup& group) override {
     if (group.rank < 0) return nullptr;
     return std::make_unique<ZeroBytesCommunicator>(group.rank,

@@ -17,13 +17,13 @@ CommCounters CommLanes::counters() const {
     for (int i = 0; i < count; ++i) repeated = repeated || seen[i] == lane;
     if (repeated) continue;
     seen[count++] = lane;
-    const CommCounters lane_counters = lane->counters();
-    for (std::size_t k = 0; k < kCollectiveKindCount; ++k) {
-      total.bytes_sent[k] += lane_counters.bytes_sent[k];
-      total.ops[k] += lane_counters.ops[k];
-    }
+    total += lane->counters();
   }
   return total;
+}
+
+void CommLanes::place_ranks(const std::vector<int>& node_of_rank) const {
+  for (Communicator* lane : {&control, &parameters, &gradients}) lane->place_ranks(node_of_rank);
 }
 
 OwnedCommLanes::OwnedCommLanes(std::unique_ptr<Communicator> control,

@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "comm/communicator.h"
 #include "comm/communicator_factory.h"
@@ -24,8 +25,11 @@ struct CommLanes {
   static CommLanes single(Communicator& comm) { return {comm, comm, comm}; }
   int rank() const { return control.rank(); }
   int world_size() const { return control.world_size(); }
-  // Bytes sent and ops per kind, summed over the distinct communicators.
+  // Bytes sent (inside the node and across nodes) and ops per kind, summed over the
+  // distinct communicators.
   CommCounters counters() const;
+  // Communicator::place_ranks on every lane (each a communicator of the whole world).
+  void place_ranks(const std::vector<int>& node_of_rank) const;
 };
 
 // One communicator per lane, owned.

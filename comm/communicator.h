@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string_view>
 #include <vector>
 
@@ -32,13 +33,34 @@ enum class CollectiveKind : std::uint8_t {
 inline constexpr std::size_t kCollectiveKindCount = 5;
 std::string_view collective_name(CollectiveKind kind);
 
-// Bytes this rank sent (payload only, not headers) and ops completed, per op kind.
+// Bytes this rank sent (payload only, not headers) and ops completed, per op kind. Bytes
+// to ranks of its own node and to ranks of other nodes are told apart (Note [Counting bytes
+// by node]): bytes_sent is their sum.
 struct CommCounters {
   std::array<std::uint64_t, kCollectiveKindCount> bytes_sent{};
+  std::array<std::uint64_t, kCollectiveKindCount> cross_node_bytes_sent{};
   std::array<std::uint64_t, kCollectiveKindCount> ops{};
   std::uint64_t bytes(CollectiveKind kind) const {
     return bytes_sent[static_cast<std::size_t>(kind)];
   }
+  std::uint64_t cross_node_bytes(CollectiveKind kind) const {
+    return cross_node_bytes_sent[static_cast<std::size_t>(kind)];
+  }
+  std::uint64_t intra_node_bytes(CollectiveKind kind) const {
+    return bytes(kind) - cross_node_bytes(kind);
+  }
+  // Over every kind.
+  std::uint64_t total_bytes() const;
+  std::uint64_t total_cross_node_bytes() const;
+  std::uint64_t total_intra_node_bytes() const { return total_bytes() - total_cross_node_bytes(); }
+  CommCounters& operator+=(const CommCounters& other);
+};
+
+// What a backend counts: bytes sent to each peer (by its rank in the communicator) and ops
+// completed, per op kind. Communicator::counters() sorts the bytes by the peers' nodes.
+struct PeerCounters {
+  std::vector<std::array<std::uint64_t, kCollectiveKindCount>> bytes_to_rank;  // [peer][kind]
+  std::array<std::uint64_t, kCollectiveKindCount> ops{};
 };
 
 // How `count` elements split into world_size parts: the first count % world_size parts get
@@ -88,7 +110,15 @@ class Communicator {
   virtual std::shared_ptr<Work> broadcast(Tensor tensor, int root) = 0;
   virtual std::shared_ptr<Work> barrier() = 0;
 
-  virtual CommCounters counters() const = 0;
+  // What this rank sent, inside its node and across nodes, and the ops completed.
+  CommCounters counters() const;
+  // Which node each rank of this communicator runs on (node_of_rank[r] for rank r), so that
+  // counters() tells bytes sent inside the node from bytes sent across nodes. Until placed,
+  // every rank counts as on this rank's node. May be called at any time, from any thread;
+  // a split's communicator is placed from its parent's nodes (Note [Counting bytes by node]).
+  void place_ranks(std::vector<int> node_of_rank);
+  // As placed; empty when never placed.
+  std::vector<int> rank_nodes() const;
   // Bound on every op's wait() unless the caller passes its own.
   virtual std::chrono::milliseconds timeout() const = 0;
 
@@ -124,6 +154,10 @@ class Communicator {
                                                             SplitRequest mine) {
     return inner.gather_split_requests(mine);
   }
+  static PeerCounters peer_counters_of(const Communicator& inner) { return inner.peer_counters(); }
+
+  // Bytes sent to each peer and ops completed, as the backend counted them (OpCounters).
+  virtual PeerCounters peer_counters() const = 0;
 
   // Open and close a group (group() pairs them, also when submit_ops throws). A backend
   // that runs ops one at a time keeps these no-ops.
@@ -132,6 +166,8 @@ class Communicator {
 
  private:
   std::atomic<std::uint64_t> splits_{0};  // splits made so far: the next SplitGroup's index
+  mutable std::mutex placement_mutex_;
+  std::vector<int> node_of_rank_;  // guarded by placement_mutex_; empty: not placed
 };
 
 }  // namespace zt::comm

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 #include <tuple>
+#include <utility>
 
 #include "comm/communicator.h"
 #include "comm/split_requests_internal.h"
@@ -72,6 +73,14 @@ std::unique_ptr<Communicator> Communicator::split(
   }
   std::unique_ptr<Communicator> sub = split_group(group);
   ZT_CHECK((sub != nullptr) == (group.rank >= 0), "split_group's result does not match membership");
+  // The group's ranks run where the parent's members do (Note [Counting bytes by node]).
+  const std::vector<int> parent_nodes = rank_nodes();
+  if (sub != nullptr && !parent_nodes.empty()) {
+    std::vector<int> group_nodes;
+    for (int member : group.members)
+      group_nodes.push_back(parent_nodes[static_cast<std::size_t>(member)]);
+    sub->place_ranks(std::move(group_nodes));
+  }
   return sub;
 }
 

@@ -2,6 +2,7 @@
 #include "comm/meta_communicator.h"
 
 #include "comm/communicator_factory.h"
+#include "comm/gloo/gloo_builtin_ops.h"
 #include "comm/gloo/ring.h"
 #include "core/error.h"
 
@@ -13,7 +14,8 @@ MetaCommunicator::MetaCommunicator(int rank, int world_size, MemoryTracker* scra
       world_size_(world_size),
       segment_bytes_(segment_bytes),
       scratch_tracker_(scratch_tracker),
-      nccl_device_tracker_(nccl_device_tracker) {
+      nccl_device_tracker_(nccl_device_tracker),
+      counters_(world_size) {
   ZT_CHECK(world_size >= 1 && rank >= 0 && rank < world_size,
            "meta communicator rank " + std::to_string(rank) + " of " + std::to_string(world_size));
   // A world of one talks to nobody: Gloo's single-rank communicator has no scratch either.
@@ -39,17 +41,26 @@ std::unique_ptr<Communicator> MetaCommunicator::split_group(const SplitGroup& gr
                                             scratch_tracker_, nccl_device_tracker_, segment_bytes_);
 }
 
-std::shared_ptr<Work> MetaCommunicator::completed(CollectiveKind kind, std::uint64_t bytes_sent) {
+std::shared_ptr<Work> MetaCommunicator::completed(CollectiveKind kind,
+                                                  const std::vector<PeerBytes>& sent) {
   auto work = std::make_shared<Work>(next_sequence_number_++,
                                      std::string(collective_name(kind)) + " (meta)", timeout());
-  counters_.add(kind, world_size_ > 1 ? bytes_sent : 0);
+  if (world_size_ > 1) {
+    counters_.add(kind, sent);
+  } else {
+    counters_.add(kind, {});
+  }
   work->mark_completed();
   return work;
 }
 
-std::uint64_t MetaCommunicator::ring_pass_bytes(std::int64_t bytes) const {
-  return static_cast<std::uint64_t>(bytes) * static_cast<std::uint64_t>(world_size_ - 1) /
-         static_cast<std::uint64_t>(world_size_);
+std::shared_ptr<Work> MetaCommunicator::completed(CollectiveKind kind, std::uint64_t bytes_sent) {
+  return completed(kind, std::vector<PeerBytes>{{right_neighbour(), bytes_sent}});
+}
+
+std::uint64_t MetaCommunicator::ring_pass_bytes(const Tensor& tensor, int skipped_owner) const {
+  const std::int64_t skipped = shard_range(tensor.numel(), world_size_, skipped_owner).count;
+  return static_cast<std::uint64_t>(tensor.numel() - skipped) * dtype_size(tensor.dtype());
 }
 
 void MetaCommunicator::reserve_scratch(const Tensor& input) {
@@ -61,24 +72,33 @@ void MetaCommunicator::reserve_scratch(const Tensor& input) {
 
 std::shared_ptr<Work> MetaCommunicator::all_reduce(Tensor tensor, ReduceOp) {
   reserve_scratch(tensor);
+  // Reduce-scatter, then all-gather, as Gloo's ring (and NCCL's, as counted) does.
   return completed(CollectiveKind::kAllReduce,
-                   2 * ring_pass_bytes(static_cast<std::int64_t>(tensor.nbytes())));
+                   ring_pass_bytes(tensor, rank_) + ring_pass_bytes(tensor, right_neighbour()));
 }
 
 std::shared_ptr<Work> MetaCommunicator::reduce_scatter(Tensor input, Tensor, ReduceOp) {
   reserve_scratch(input);
-  return completed(CollectiveKind::kReduceScatter,
-                   ring_pass_bytes(static_cast<std::int64_t>(input.nbytes())));
+  return completed(CollectiveKind::kReduceScatter, ring_pass_bytes(input, rank_));
 }
 
 std::shared_ptr<Work> MetaCommunicator::all_gather(Tensor, Tensor output) {
-  return completed(CollectiveKind::kAllGather,
-                   ring_pass_bytes(static_cast<std::int64_t>(output.nbytes())));
+  return completed(CollectiveKind::kAllGather, ring_pass_bytes(output, right_neighbour()));
 }
 
-std::shared_ptr<Work> MetaCommunicator::broadcast(Tensor tensor, int) {
-  return completed(CollectiveKind::kBroadcast,
-                   ring_pass_bytes(static_cast<std::int64_t>(tensor.nbytes())));
+std::shared_ptr<Work> MetaCommunicator::broadcast(Tensor tensor, int root) {
+  const auto bytes = static_cast<std::uint64_t>(tensor.nbytes());
+  if (nccl_device_tracker_ != nullptr) {
+    // NCCL's broadcast, as counted: pipelined along the ring from the root, which the rank
+    // before the root does not send on.
+    return completed(CollectiveKind::kBroadcast, right_neighbour() == root ? 0 : bytes);
+  }
+  std::vector<PeerBytes> sent;
+  if (bytes > 0) {
+    for (int peer : binomial_broadcast_peers(rank_, world_size_, root))
+      sent.push_back({peer, bytes});
+  }
+  return completed(CollectiveKind::kBroadcast, sent);
 }
 
 std::shared_ptr<Work> MetaCommunicator::barrier() { return completed(CollectiveKind::kBarrier, 0); }

@@ -1,7 +1,8 @@
 // MetaCommunicator: the communicator of the memory estimator (Note [Meta devices]). It
 // plays one rank of a world of any size without peers: every op completes at once, moves
-// nothing, counts the bytes the ring algorithms would send, and reserves the scratch that
-// Gloo's ring would (when Gloo's scratch is counted, as on a CPU rank).
+// nothing, counts the bytes the backend would send to each peer (Gloo's; NCCL's when it
+// plays an NCCL rank: Note [Counting bytes by node]), and reserves the scratch that Gloo's
+// ring would (when Gloo's scratch is counted, as on a CPU rank).
 #pragma once
 
 #include <atomic>
@@ -9,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "comm/communicator.h"
 #include "comm/gloo/op_counters.h"
@@ -35,7 +37,6 @@ class MetaCommunicator final : public Communicator {
   std::shared_ptr<Work> all_gather(Tensor input, Tensor output) override;
   std::shared_ptr<Work> broadcast(Tensor tensor, int root) override;
   std::shared_ptr<Work> barrier() override;
-  CommCounters counters() const override { return counters_.snapshot(); }
   std::chrono::milliseconds timeout() const override { return std::chrono::minutes(1); }
 
  protected:
@@ -44,13 +45,18 @@ class MetaCommunicator final : public Communicator {
   std::vector<SplitRequest> gather_split_requests(SplitRequest mine) override;
   // A meta communicator of the group's size, counting where this one counts.
   std::unique_ptr<Communicator> split_group(const SplitGroup& group) override;
+  PeerCounters peer_counters() const override { return counters_.snapshot(); }
 
  private:
-  // A Work already completed, the op counted with `bytes_sent`.
+  // A Work already completed, the op counted with `bytes_sent` to the right-hand
+  // neighbour (a ring op's), or with `sent` (to whom the op sends).
   std::shared_ptr<Work> completed(CollectiveKind kind, std::uint64_t bytes_sent);
-  // What one ring pass over `bytes` sends from this rank: (n - 1) / n of it.
-  std::uint64_t ring_pass_bytes(std::int64_t bytes) const;
+  std::shared_ptr<Work> completed(CollectiveKind kind, const std::vector<PeerBytes>& sent);
+  // What one ring pass over `tensor` sends from this rank: every shard but `skipped_owner`'s
+  // (Note [Ring collectives]).
+  std::uint64_t ring_pass_bytes(const Tensor& tensor, int skipped_owner) const;
   void reserve_scratch(const Tensor& input);
+  int right_neighbour() const { return (rank_ + 1) % world_size_; }
 
   const int rank_;
   const int world_size_;

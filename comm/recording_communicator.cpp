@@ -8,14 +8,23 @@ namespace zt::comm {
 
 RecordingCommunicator::RecordingCommunicator(Communicator& inner,
                                              std::function<std::string()> phase)
-    : inner_(inner), phase_(std::move(phase)), stream_("recording comm") {}
+    : inner_(inner), phase_(std::move(phase)), stream_("recording comm") {
+  place_as_inner();
+}
 
 RecordingCommunicator::RecordingCommunicator(std::unique_ptr<Communicator> inner,
                                              std::function<std::string()> phase)
     : owned_inner_(std::move(inner)),
       inner_(*owned_inner_),
       phase_(std::move(phase)),
-      stream_("recording comm") {}
+      stream_("recording comm") {
+  place_as_inner();
+}
+
+void RecordingCommunicator::place_as_inner() {
+  std::vector<int> nodes = inner_.rank_nodes();
+  if (!nodes.empty()) place_ranks(std::move(nodes));
+}
 
 std::vector<SplitRequest> RecordingCommunicator::gather_split_requests(SplitRequest mine) {
   return gather_split_requests_of(inner_, mine);

@@ -51,7 +51,6 @@ class RecordingCommunicator final : public Communicator {
   std::shared_ptr<Work> all_gather(Tensor input, Tensor output) override;
   std::shared_ptr<Work> broadcast(Tensor tensor, int root) override;
   std::shared_ptr<Work> barrier() override;
-  CommCounters counters() const override { return inner_.counters(); }
   std::chrono::milliseconds timeout() const override { return inner_.timeout(); }
 
  protected:
@@ -59,12 +58,16 @@ class RecordingCommunicator final : public Communicator {
   // communicator is recorded too, with the same phase source and no hold.
   std::vector<SplitRequest> gather_split_requests(SplitRequest mine) override;
   std::unique_ptr<Communicator> split_group(const SplitGroup& group) override;
+  // The inner communicator's; sorted by node as this one is placed (as the inner one was
+  // when the decorator was made, and as place_ranks says after).
+  PeerCounters peer_counters() const override { return peer_counters_of(inner_); }
 
  private:
   using Launch = std::function<std::shared_ptr<Work>()>;
   std::shared_ptr<Work> submit(CollectiveKind kind, std::int64_t bytes, Launch launch);
   void run(std::size_t index, const Launch& launch, Work& outer);
   void wait_for_hold(std::size_t index);
+  void place_as_inner();  // this decorator's nodes from the inner communicator's
 
   std::unique_ptr<Communicator> owned_inner_;  // null unless constructed with ownership
   Communicator& inner_;

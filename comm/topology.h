@@ -36,6 +36,8 @@ class Topology {
   bool same_node(int rank_a, int rank_b) const { return node_of(rank_a) == node_of(rank_b); }
   // The ranks on `node`, in local-rank order.
   const std::vector<int>& ranks_on(int node) const;
+  // Every rank's node, by rank (what Communicator::place_ranks takes for the world).
+  const std::vector<int>& nodes_by_rank() const { return node_of_rank_; }
   int ranks_per_node(int node) const { return static_cast<int>(ranks_on(node).size()); }
   // Whether every node holds the same number of ranks (hybrid sharding needs it).
   bool equal_nodes() const;

@@ -10,28 +10,28 @@
 
 namespace zt::comm {
 
-int binomial_broadcast_sends(int rank, int world_size, int root) {
+std::vector<int> binomial_broadcast_peers(int rank, int world_size, int root) {
   // Mirrors gloo::broadcast: virtual rank 0 is the root; in round i, ranks whose low i+1
   // bits (but bit i) are clear exchange with the peer across bit i, the lower one sending.
   const int vrank = (rank - root + world_size) % world_size;
   int dims = 0;
   while ((1 << dims) < world_size) ++dims;
   int mask = (1 << dims) - 1;
-  int sends = 0;
+  std::vector<int> peers;
   for (int i = 0; i < dims; ++i) {
     mask ^= 1 << i;
     if ((vrank & mask) != 0) continue;
     const int vpeer = vrank ^ (1 << i);
     if (vpeer >= world_size) continue;
-    if ((vrank & (1 << i)) == 0) ++sends;
+    if ((vrank & (1 << i)) == 0) peers.push_back((vpeer + root) % world_size);
   }
-  return sends;
+  return peers;
 }
 
-std::uint64_t gloo_broadcast(const std::shared_ptr<::gloo::Context>& context, void* data,
-                             std::size_t bytes, int root, std::uint32_t tag,
-                             std::chrono::milliseconds timeout) {
-  if (bytes == 0) return 0;  // every rank has the same size, so every rank skips
+std::vector<PeerBytes> gloo_broadcast(const std::shared_ptr<::gloo::Context>& context, void* data,
+                                      std::size_t bytes, int root, std::uint32_t tag,
+                                      std::chrono::milliseconds timeout) {
+  if (bytes == 0) return {};  // every rank has the same size, so every rank skips
   try {
     ::gloo::BroadcastOptions options(context);
     options.setOutput(static_cast<std::uint8_t*>(data), bytes);
@@ -42,8 +42,11 @@ std::uint64_t gloo_broadcast(const std::shared_ptr<::gloo::Context>& context, vo
   } catch (...) {
     rethrow_as_comm_error("broadcasting from rank " + std::to_string(root));
   }
-  return static_cast<std::uint64_t>(binomial_broadcast_sends(context->rank, context->size, root)) *
-         bytes;
+  std::vector<PeerBytes> sent;
+  for (int peer : binomial_broadcast_peers(context->rank, context->size, root)) {
+    sent.push_back({peer, static_cast<std::uint64_t>(bytes)});
+  }
+  return sent;
 }
 
 void gloo_barrier(const std::shared_ptr<::gloo::Context>& context, std::uint32_t tag,

@@ -7,6 +7,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
+
+#include "comm/gloo/op_counters.h"
 
 namespace gloo {
 class Context;
@@ -14,14 +17,15 @@ class Context;
 
 namespace zt::comm {
 
-// How many times `rank` sends the whole buffer in Gloo's binomial-tree broadcast from
-// `root` (gloo/broadcast.cc): the root sends ceil(log2 n) times, leaves never; n-1 in all.
-int binomial_broadcast_sends(int rank, int world_size, int root);
+// The ranks `rank` sends the whole buffer to in Gloo's binomial-tree broadcast from `root`
+// (gloo/broadcast.cc): the root sends to ceil(log2 n) ranks, leaves to none; n-1 in all.
+std::vector<int> binomial_broadcast_peers(int rank, int world_size, int root);
 
-// Overwrites `bytes` at `data` with root's; returns the payload bytes this rank sent.
-std::uint64_t gloo_broadcast(const std::shared_ptr<::gloo::Context>& context, void* data,
-                             std::size_t bytes, int root, std::uint32_t tag,
-                             std::chrono::milliseconds timeout);
+// Overwrites `bytes` at `data` with root's; returns the payload bytes this rank sent to
+// each peer.
+std::vector<PeerBytes> gloo_broadcast(const std::shared_ptr<::gloo::Context>& context, void* data,
+                                      std::size_t bytes, int root, std::uint32_t tag,
+                                      std::chrono::milliseconds timeout);
 
 void gloo_barrier(const std::shared_ptr<::gloo::Context>& context, std::uint32_t tag,
                   std::chrono::milliseconds timeout);

@@ -46,6 +46,7 @@ GlooCommunicator::GlooCommunicator(Store& store, int rank, int world_size,
       world_size_(world_size),
       options_(options),
       store_(store),
+      counters_(world_size),
       scratch_(tracker_for(options, owned_tracker_)) {
   if (options.device != nullptr && options.device->device().kind != DeviceKind::kCpu) {
     staging_ = std::make_unique<DeviceStaging>(*options.device);
@@ -91,15 +92,16 @@ std::shared_ptr<Work> GlooCommunicator::submit(const CollectiveRequest& request,
   return work;
 }
 
-std::uint64_t GlooCommunicator::run_body(std::uint64_t sequence_number,
-                                         const CollectiveRequest& request, const OpBody& body) {
+std::vector<PeerBytes> GlooCommunicator::run_body(std::uint64_t sequence_number,
+                                                  const CollectiveRequest& request,
+                                                  const OpBody& body) {
   if (staging_ == nullptr || request_device(request).kind == DeviceKind::kCpu) {
     return body(sequence_number, request);
   }
   const CollectiveRequest host = staging_->stage_in(request);
-  const std::uint64_t bytes_sent = body(sequence_number, host);
+  std::vector<PeerBytes> sent = body(sequence_number, host);
   staging_->stage_out(request, host);
-  return bytes_sent;
+  return sent;
 }
 
 void GlooCommunicator::execute(Work& work, CollectiveRequest& request,
@@ -115,8 +117,8 @@ void GlooCommunicator::execute(Work& work, CollectiveRequest& request,
   }
   try {
     inputs_ready.synchronize();
-    const std::uint64_t bytes_sent = run_body(work.sequence_number(), request, body);
-    counters_.add(request.kind, bytes_sent);
+    const std::vector<PeerBytes> sent = run_body(work.sequence_number(), request, body);
+    counters_.add(request.kind, sent);
     request = CollectiveRequest{};
     work.mark_completed();
   } catch (...) {
@@ -139,6 +141,10 @@ void GlooCommunicator::mark_broken(const Work& failed, const std::exception_ptr&
   }
 }
 
+std::vector<PeerBytes> GlooCommunicator::to_right_neighbour(std::uint64_t bytes) const {
+  return {{(rank_ + 1) % world_size_, bytes}};
+}
+
 RingOp GlooCommunicator::ring_op(std::uint64_t sequence_number) const {
   return {*context_, rank_, world_size_, sequence_number, options_.timeout, options_.segment_bytes};
 }
@@ -155,7 +161,7 @@ std::shared_ptr<Work> GlooCommunicator::all_reduce(Tensor tensor, ReduceOp op) {
     std::uint64_t bytes =
         ring_reduce_scatter(ring, data.data(), shard, count, data.dtype(), host.op, scratch_, 0);
     bytes += ring_all_gather(ring, shard, data.data(), count, data.dtype(), world_size_ - 1);
-    return bytes;
+    return to_right_neighbour(bytes);
   });
 }
 
@@ -163,8 +169,9 @@ std::shared_ptr<Work> GlooCommunicator::reduce_scatter(Tensor input, Tensor outp
   CollectiveRequest request{CollectiveKind::kReduceScatter, std::move(input), std::move(output), op,
                             0};
   return submit(request, [this](std::uint64_t sequence_number, const CollectiveRequest& host) {
-    return ring_reduce_scatter(ring_op(sequence_number), host.input.data(), host.output.data(),
-                               host.input.numel(), host.input.dtype(), host.op, scratch_, 0);
+    return to_right_neighbour(ring_reduce_scatter(ring_op(sequence_number), host.input.data(),
+                                                  host.output.data(), host.input.numel(),
+                                                  host.input.dtype(), host.op, scratch_, 0));
   });
 }
 
@@ -172,8 +179,9 @@ std::shared_ptr<Work> GlooCommunicator::all_gather(Tensor input, Tensor output) 
   CollectiveRequest request{CollectiveKind::kAllGather, std::move(input), std::move(output),
                             ReduceOp::kSum, 0};
   return submit(request, [this](std::uint64_t sequence_number, const CollectiveRequest& host) {
-    return ring_all_gather(ring_op(sequence_number), host.input.data(), host.output.data(),
-                           host.output.numel(), host.output.dtype(), 0);
+    return to_right_neighbour(ring_all_gather(ring_op(sequence_number), host.input.data(),
+                                              host.output.data(), host.output.numel(),
+                                              host.output.dtype(), 0));
   });
 }
 
@@ -188,9 +196,10 @@ std::shared_ptr<Work> GlooCommunicator::broadcast(Tensor tensor, int root) {
 
 std::shared_ptr<Work> GlooCommunicator::barrier() {
   return submit(
-      {}, [this](std::uint64_t sequence_number, const CollectiveRequest&) -> std::uint64_t {
+      {},
+      [this](std::uint64_t sequence_number, const CollectiveRequest&) -> std::vector<PeerBytes> {
         gloo_barrier(context_, static_cast<std::uint32_t>(sequence_number), options_.timeout);
-        return 0;
+        return {};
       });
 }
 

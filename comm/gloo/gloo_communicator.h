@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "comm/communicator.h"
 #include "comm/communicator_factory.h"
@@ -50,27 +51,29 @@ class GlooCommunicator final : public Communicator {
   std::shared_ptr<Work> broadcast(Tensor tensor, int root) override;
   std::shared_ptr<Work> barrier() override;
 
-  CommCounters counters() const override { return counters_.snapshot(); }
   std::chrono::milliseconds timeout() const override { return options_.timeout; }
 
  protected:
   // A new context among the group's members, rendezvoused through the parent's store
   // under split_group_name; a group of one is a SingleRankCommunicator.
   std::unique_ptr<Communicator> split_group(const SplitGroup& group) override;
+  PeerCounters peer_counters() const override { return counters_.snapshot(); }
 
  private:
   // Runs on the comm thread with the op's sequence number and its request over host
   // memory (staged when the request's tensors are on a device); returns the payload bytes
-  // sent.
-  using OpBody =
-      std::function<std::uint64_t(std::uint64_t sequence_number, const CollectiveRequest& host)>;
+  // sent to each peer.
+  using OpBody = std::function<std::vector<PeerBytes>(std::uint64_t sequence_number,
+                                                      const CollectiveRequest& host)>;
 
   std::shared_ptr<Work> submit(const CollectiveRequest& request, OpBody body);
   // Runs the op and clears `request` (its tensors) before completing `work`.
   void execute(Work& work, CollectiveRequest& request, const DeviceEvent& inputs_ready,
                const OpBody& body);
-  std::uint64_t run_body(std::uint64_t sequence_number, const CollectiveRequest& request,
-                         const OpBody& body);
+  std::vector<PeerBytes> run_body(std::uint64_t sequence_number, const CollectiveRequest& request,
+                                  const OpBody& body);
+  // A ring op's bytes: all to the right-hand neighbour (Note [Ring collectives]).
+  std::vector<PeerBytes> to_right_neighbour(std::uint64_t bytes) const;
   void mark_broken(const Work& failed, const std::exception_ptr& error) noexcept;
   RingOp ring_op(std::uint64_t sequence_number) const;
 

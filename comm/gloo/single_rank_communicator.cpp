@@ -36,7 +36,7 @@ std::shared_ptr<Work> SingleRankCommunicator::complete(const CollectiveRequest& 
   auto work =
       std::make_shared<Work>(sequence_number, describe_request(request, sequence_number, 0, 1),
                              timeout_, std::chrono::milliseconds(0), compute);
-  counters_.add(request.kind, 0);
+  counters_.add(request.kind, {});
   work->mark_completed();
   return work;
 }

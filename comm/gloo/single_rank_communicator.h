@@ -30,12 +30,12 @@ class SingleRankCommunicator final : public Communicator {
   std::shared_ptr<Work> broadcast(Tensor tensor, int root) override;
   std::shared_ptr<Work> barrier() override;
 
-  CommCounters counters() const override { return counters_.snapshot(); }
   std::chrono::milliseconds timeout() const override { return timeout_; }
 
  protected:
   // A group of one: another single-rank communicator on the same device.
   std::unique_ptr<Communicator> split_group(const SplitGroup& group) override;
+  PeerCounters peer_counters() const override { return counters_.snapshot(); }
 
  private:
   std::shared_ptr<Work> complete(const CollectiveRequest& request);
@@ -43,7 +43,7 @@ class SingleRankCommunicator final : public Communicator {
   const std::chrono::milliseconds timeout_;
   DeviceContext* const device_;                         // null: host tensors only
   std::atomic<std::uint64_t> next_sequence_number_{1};  // callers may submit from any thread
-  OpCounters counters_;                                 // ops counted; bytes stay 0
+  OpCounters counters_{1};                              // ops counted; bytes stay 0
 };
 
 }  // namespace zt::comm

@@ -29,7 +29,8 @@ NcclCommunicator::NcclCommunicator(Store& store, int rank, int world_size,
       world_size_(world_size),
       options_(options),
       device_(*options.device),
-      where_(describe_place(rank, world_size, options)) {
+      where_(describe_place(rank, world_size, options)),
+      counters_(world_size) {
   ZT_CHECK(device_.device().kind == DeviceKind::kCuda,
            "an NCCL communicator on " + device_.device().to_string());
   const int device_index = device_.device().index;
@@ -54,6 +55,7 @@ NcclCommunicator::NcclCommunicator(ncclComm* comm, int rank, int world_size,
       options_(options),
       device_(*options.device),
       where_(describe_place(rank, world_size, options)),
+      counters_(world_size),
       comm_(comm) {
   start();
 }
@@ -194,8 +196,8 @@ void NcclCommunicator::launch(const std::vector<PendingOp>& batch) {
     const auto now = std::chrono::steady_clock::now();
     for (const PendingOp& op : batch) {
       op.work->mark_enqueued(done);
-      watchdog_->watch(
-          {op.work, op.request.kind, nccl_bytes_sent(op.request, rank_, world_size_), done, now});
+      watchdog_->watch({op.work, op.request.kind, (rank_ + 1) % world_size_,
+                        nccl_bytes_sent(op.request, rank_, world_size_), done, now});
     }
   } catch (...) {
     const std::exception_ptr error = std::current_exception();

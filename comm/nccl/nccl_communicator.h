@@ -58,7 +58,6 @@ class NcclCommunicator final : public Communicator {
   std::shared_ptr<Work> broadcast(Tensor tensor, int root) override;
   std::shared_ptr<Work> barrier() override;
 
-  CommCounters counters() const override { return counters_.snapshot(); }
   std::chrono::milliseconds timeout() const override { return options_.timeout; }
 
  protected:
@@ -68,6 +67,7 @@ class NcclCommunicator final : public Communicator {
   std::vector<SplitRequest> gather_split_requests(SplitRequest mine) override;
   // ncclCommSplit on the parent, which every parent rank joins, members or not.
   std::unique_ptr<Communicator> split_group(const SplitGroup& group) override;
+  PeerCounters peer_counters() const override { return counters_.snapshot(); }
 
  private:
   struct PendingOp {

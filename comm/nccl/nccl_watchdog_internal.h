@@ -25,6 +25,7 @@ namespace zt::comm {
 struct InFlightOp {
   std::shared_ptr<Work> work;
   CollectiveKind kind = CollectiveKind::kBarrier;
+  int peer = 0;  // the rank it sent to: its right-hand neighbour (Note [Counting bytes by node])
   std::uint64_t bytes_sent = 0;
   DeviceEvent done;  // recorded on the comm stream after the op (shared by a group's ops)
   std::chrono::steady_clock::time_point enqueued_at;

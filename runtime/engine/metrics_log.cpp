@@ -50,7 +50,9 @@ void MetricsLog::append(const StepMetrics& m) {
        << ", \"skipped\": " << (m.skipped ? "true" : "false")
        << ", \"all_reduce_bytes\": " << m.all_reduce_bytes
        << ", \"reduce_scatter_bytes\": " << m.reduce_scatter_bytes
-       << ", \"all_gather_bytes\": " << m.all_gather_bytes;
+       << ", \"all_gather_bytes\": " << m.all_gather_bytes
+       << ", \"intra_node_bytes\": " << m.intra_node_bytes
+       << ", \"cross_node_bytes\": " << m.cross_node_bytes;
   // Only steps that evaluated carry a validation loss (a reader treats absent as none).
   if (!std::isnan(m.val_loss)) out_ << ", \"val_loss\": " << json_number(m.val_loss);
   // A sample's text, and its prompt: a prefix of it, so a reader splits off what the model

@@ -83,6 +83,8 @@ RankSession::RankSession(const Config& config, bool write_run_dir)
   if (env && world_size_ > 1) {
     const comm::NodeIdentity mine{env->node_rank, env->local_rank, comm::this_host_name()};
     topology_ = comm::exchange_topology(*store_, "zerotrain/", rank_, world_size_, mine, timeout_);
+    // The lanes count bytes by node from here on (Note [Counting bytes by node]).
+    lanes_->lanes().place_ranks(topology_.nodes_by_rank());
   }
 }
 

@@ -26,6 +26,11 @@ struct StepMetrics {
   std::uint64_t all_reduce_bytes = 0;
   std::uint64_t reduce_scatter_bytes = 0;
   std::uint64_t all_gather_bytes = 0;
+  // Every collective's bytes (the three above, and a sample's broadcasts) split by where
+  // they went: to ranks on this rank's node and to ranks on other nodes (Note [Counting
+  // bytes by node]). A one-node job sends nothing across nodes.
+  std::uint64_t intra_node_bytes = 0;
+  std::uint64_t cross_node_bytes = 0;
   // The validation loss measured after this step (train.eval_every); NaN on steps that do
   // not evaluate (metrics.jsonl then has no val_loss field).
   double val_loss = std::numeric_limits<double>::quiet_NaN();

@@ -500,6 +500,10 @@ StepMetrics Trainer::run_step(const std::function<data::Batch(std::int64_t micro
   metrics.all_reduce_bytes = sent(comm::CollectiveKind::kAllReduce);
   metrics.reduce_scatter_bytes = sent(comm::CollectiveKind::kReduceScatter);
   metrics.all_gather_bytes = sent(comm::CollectiveKind::kAllGather);
+  metrics.cross_node_bytes =
+      counters.total_cross_node_bytes() - counters_before_.total_cross_node_bytes();
+  metrics.intra_node_bytes =
+      counters.total_intra_node_bytes() - counters_before_.total_intra_node_bytes();
   metrics.val_loss = val_loss;
   metrics.sample = std::move(sample.text);
   metrics.sample_prompt = std::move(sample.prompt);

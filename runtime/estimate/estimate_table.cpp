@@ -315,11 +315,29 @@ std::string report_text(const EstimateReport& report, const Config& config) {
                   on ? "" : " on every block", format_approximate_bytes(peak_of(with)).c_str());
     text += line;
   }
+  std::string by_node;  // on several nodes: where the collectives' bytes go
+  if (first.node_count > 1) {
+    by_node = " (" + format_approximate_bytes(first.intra_node_bytes_per_step) +
+              " inside its node, " + format_approximate_bytes(first.cross_node_bytes_per_step) +
+              " across nodes; " + std::to_string(first.node_count) + " nodes)";
+  }
   std::snprintf(line, sizeof(line),
-                "bytes moved per step by rank 0: %s by collectives, %s host <-> device\n",
-                format_approximate_bytes(first.comm_bytes_per_step).c_str(),
+                "bytes moved per step by rank 0: %s by collectives%s, %s host <-> device\n",
+                format_approximate_bytes(first.comm_bytes_per_step).c_str(), by_node.c_str(),
                 format_approximate_bytes(first.offload_bytes_per_step).c_str());
   text += line;
+  if (first.node_count > 1) {
+    // Rank 0 may send nothing across (its ring neighbour shares its node): name the rank
+    // that sends the most, which the slow link waits for.
+    const RankEstimate* most = &first;
+    for (const RankEstimate& r : report.ranks) {
+      if (r.cross_node_bytes_per_step > most->cross_node_bytes_per_step) most = &r;
+    }
+    std::snprintf(line, sizeof(line),
+                  "across nodes, rank %d sends the most of the ranks above: %s per step\n",
+                  most->rank, format_approximate_bytes(most->cross_node_bytes_per_step).c_str());
+    text += line;
+  }
   std::snprintf(line, sizeof(line),
                 "checkpoints of rank 0: a %s file per save; %s of host memory while it is "
                 "written (one copy of its fp32 masters and optimizer states); %s of host "
@@ -387,6 +405,7 @@ std::string report_json(const EstimateReport& report, const Config& config) {
   std::string json =
       "{\"format\": \"zerotrain-estimate/1\", \"parameters\": " + std::to_string(first.parameters) +
       ", \"world_size\": " + std::to_string(first.world_size) +
+      ", \"nodes\": " + std::to_string(first.node_count) +
       ", \"stage\": " + std::to_string(config.zero.stage) +
       ", \"dtype\": " + json_string(config_name(config.precision.dtype)) +
       ", \"device\": " + json_string(config_name(config.runtime.device)) +
@@ -402,6 +421,8 @@ std::string report_json(const EstimateReport& report, const Config& config) {
             ", \"category_peaks\": " + categories_json(r.memory.peak_bytes) +
             ", \"after_step_1\": " + categories_json(r.after_first_step.current_bytes) +
             ", \"comm_bytes_per_step\": " + std::to_string(r.comm_bytes_per_step) +
+            ", \"intra_node_bytes_per_step\": " + std::to_string(r.intra_node_bytes_per_step) +
+            ", \"cross_node_bytes_per_step\": " + std::to_string(r.cross_node_bytes_per_step) +
             ", \"offload_bytes_per_step\": " + std::to_string(r.offload_bytes_per_step) +
             ", \"checkpoint_file_bytes\": " + std::to_string(r.checkpoint_file_bytes) +
             ", \"checkpoint_save_host_bytes\": " + std::to_string(r.checkpoint_save_host_bytes) +

@@ -2,9 +2,11 @@
 #include "runtime/estimate/memory_estimator.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <vector>
 
 #include "comm/meta_communicator.h"
+#include "comm/topology.h"
 #include "core/config/batch_size.h"
 #include "core/device/meta_device.h"
 #include "data/batch.h"
@@ -77,6 +79,12 @@ Config simulated_config(const Config& config, int world_size, bool record_timeli
   return simulated;
 }
 
+// The nodes the estimated world runs on: blocks of options.ranks_per_node ranks, or one.
+comm::Topology estimated_topology(int world_size, const EstimateOptions& options) {
+  if (options.ranks_per_node <= 0) return comm::Topology::single_node(world_size);
+  return comm::Topology::blocks(world_size, std::min(options.ranks_per_node, world_size));
+}
+
 // What a meta run of `simulated` fills in: the memory figures (and the checkpoint sizes),
 // the bytes moved per step, or both.
 struct Figures {
@@ -102,6 +110,12 @@ void simulate(const Config& config, const Config& simulated, int world_size, int
   comm::MetaCommunicator control(rank, world_size, scratch, nccl);
   comm::MetaCommunicator parameters(rank, world_size, scratch, nccl);
   comm::MetaCommunicator gradients(rank, world_size, scratch, nccl);
+  const comm::Topology topology = estimated_topology(world_size, options);
+  estimate.node_count = topology.node_count();
+  for (comm::Communicator* lane :
+       std::initializer_list<comm::Communicator*>{&control, &parameters, &gradients}) {
+    lane->place_ranks(topology.nodes_by_rank());
+  }
 
   engine::TrainingParts parts;
   parts.model = options.make_model ? options.make_model() : engine::make_model(simulated);
@@ -125,6 +139,8 @@ void simulate(const Config& config, const Config& simulated, int world_size, int
     const engine::StepMetrics& last = result.metrics.back();
     estimate.comm_bytes_per_step =
         last.all_reduce_bytes + last.reduce_scatter_bytes + last.all_gather_bytes;
+    estimate.intra_node_bytes_per_step = static_cast<std::int64_t>(last.intra_node_bytes);
+    estimate.cross_node_bytes_per_step = static_cast<std::int64_t>(last.cross_node_bytes);
     estimate.offload_bytes_per_step = copied_after_step.back() - copied_after_step.front();
   }
   if (!figures.memory) return;

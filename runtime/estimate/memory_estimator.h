@@ -24,15 +24,23 @@ struct EstimateOptions {
   bool count_comm_scratch = true;
   // Record the meta tracker's timeline (for the memory profile's estimate line).
   bool record_timeline = false;
+  // Ranks per node, nodes holding consecutive ranks as `zerotrain launch --nproc-per-node`
+  // places them (comm::Topology::blocks); 0: every rank on one node. The bytes per step
+  // are split by node from it (Note [Counting bytes by node]).
+  int ranks_per_node = 0;
 };
 
 struct RankEstimate {
   int rank = 0;
   int world_size = 1;
-  std::int64_t parameters = 0;              // Ψ
-  MemorySnapshot memory;                    // as Trainer::memory_snapshot() at the end of a run
-  MemorySnapshot after_first_step;          // memory.json's after_step_1
-  std::int64_t comm_bytes_per_step = 0;     // this rank's collectives' payload, one step
+  std::int64_t parameters = 0;           // Ψ
+  MemorySnapshot memory;                 // as Trainer::memory_snapshot() at the end of a run
+  MemorySnapshot after_first_step;       // memory.json's after_step_1
+  std::int64_t comm_bytes_per_step = 0;  // this rank's collectives' payload, one step
+  // The same split by where it goes: to ranks of this rank's node, to ranks of others.
+  std::int64_t intra_node_bytes_per_step = 0;
+  std::int64_t cross_node_bytes_per_step = 0;
+  int node_count = 1;  // of the world estimated (EstimateOptions::ranks_per_node)
   std::int64_t offload_bytes_per_step = 0;  // host <-> device copies, one step
   std::vector<MemoryEvent> timeline;        // with record_timeline: initialization and two steps
   std::int64_t micro_batch_size = 0;

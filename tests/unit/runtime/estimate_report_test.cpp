@@ -90,6 +90,39 @@ TEST(EstimateReport, BatchSizesThatDoNotDivideMakeACellNotRunnable) {
   }
 }
 
+// With ranks per node (zerotrain estimate --nproc-per-node) the bytes per step split by node:
+// on 2 nodes of 2, rank 0's ring neighbour shares its node and rank 1's does not, and the
+// report says so; on one node nothing crosses and the report says nothing of nodes.
+TEST(EstimateReport, RanksPerNodeSplitTheBytesPerStepByNode) {
+  const Config config = tiny({"zero.stage=3", "train.global_batch_size=8"});
+  EstimateOptions two_per_node;
+  two_per_node.ranks_per_node = 2;
+  const EstimateReport report = estimate_report(config, 4, two_per_node);
+  ASSERT_EQ(report.ranks.size(), 4u);
+  for (const RankEstimate& r : report.ranks) {
+    EXPECT_EQ(r.node_count, 2);
+    EXPECT_GT(r.comm_bytes_per_step, 0);
+    EXPECT_EQ(r.intra_node_bytes_per_step + r.cross_node_bytes_per_step, r.comm_bytes_per_step);
+    const bool last_of_its_node = r.rank % 2 == 1;
+    EXPECT_EQ(r.cross_node_bytes_per_step, last_of_its_node ? r.comm_bytes_per_step : 0)
+        << "rank " << r.rank;
+  }
+  const std::string text = report_text(report, config);
+  EXPECT_NE(text.find("across nodes; 2 nodes)"), std::string::npos) << text;
+  // Ranks 1 and 3 send across; padding may make either the larger.
+  const int most =
+      report.ranks[3].cross_node_bytes_per_step > report.ranks[1].cross_node_bytes_per_step ? 3 : 1;
+  EXPECT_NE(text.find("across nodes, rank " + std::to_string(most) + " sends the most"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(report_json(report, config).find("\"cross_node_bytes_per_step\": "), std::string::npos);
+
+  const EstimateReport one_node = estimate_report(config, 4);
+  EXPECT_EQ(one_node.ranks[1].node_count, 1);
+  EXPECT_EQ(one_node.ranks[1].cross_node_bytes_per_step, 0);
+  EXPECT_EQ(report_text(one_node, config).find("across nodes"), std::string::npos);
+}
+
 TEST(EstimateRank, StageThreeShardsShrinkWithTheWorld) {
   const Config config = tiny({"zero.stage=3"});
   const auto states = [&](int world) {

@@ -82,6 +82,27 @@ TEST(MetricsLog, SkippedStepAndAbsentTokensAreExplicit) {
   EXPECT_CONTAINS(line, "\"skipped\": true");
 }
 
+// Bytes inside the node and across nodes are written apart (Note [Counting bytes by node]).
+TEST(MetricsLog, BytesInsideAndAcrossNodesAreWrittenApart) {
+  const zt::testing::TempDir dir;
+  StepMetrics m = step_metrics();
+  m.all_reduce_bytes = 0;
+  m.reduce_scatter_bytes = 3000;
+  m.all_gather_bytes = 2000;
+  m.intra_node_bytes = 3500;
+  m.cross_node_bytes = 1500;
+  {
+    MetricsLog log(dir / "metrics.jsonl");
+    log.append(m);
+  }
+  std::ifstream in(dir / "metrics.jsonl");
+  std::string line;
+  std::getline(in, line);
+  EXPECT_CONTAINS(line, "\"intra_node_bytes\": 3500");
+  EXPECT_CONTAINS(line, "\"cross_node_bytes\": 1500");
+  EXPECT_CONTAINS(line, "\"reduce_scatter_bytes\": 3000");
+}
+
 // A step that sampled carries the text and its prompt (a prefix of it), so that a reader
 // splits off what the model wrote; other steps carry neither.
 TEST(MetricsLog, ASampleCarriesItsPrompt) {
