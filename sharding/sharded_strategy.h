@@ -46,6 +46,11 @@ class ShardedStrategy final : public ZeroStrategy {
   void zero_gradients() override;
   std::vector<float> full_parameters() override;
   StateShard state_shard() const override;
+  int checkpoint_files(int) const override { return groups_.group_size(); }
+  std::optional<int> checkpoint_file(int) const override {
+    if (!groups_.in_first_replica()) return std::nullopt;
+    return groups_.rank_in_group();
+  }
   std::vector<std::string> extra_state_names() const override;
   void export_states(std::span<float* const> out) override;
   void import_states(std::span<const float* const> in) override;
