@@ -3,9 +3,14 @@
 
 namespace zt::zero {
 
-GradientReducer::GradientReducer(comm::Communicator& comm, const ShardPlan& plan,
-                                 ShardBuffer grad_shard, DeviceContext& device)
-    : comm_(comm), plan_(plan), grad_shard_(std::move(grad_shard)), device_(device) {}
+GradientReducer::GradientReducer(comm::Communicator& comm, comm::Communicator* replicas,
+                                 const ShardPlan& plan, ShardBuffer grad_shard,
+                                 DeviceContext& device)
+    : comm_(comm),
+      replicas_(replicas),
+      plan_(plan),
+      grad_shard_(std::move(grad_shard)),
+      device_(device) {}
 
 void GradientReducer::reduce_block(std::size_t block, Tensor block_grads, bool accumulate,
                                    bool last_micro_batch) {
@@ -43,6 +48,7 @@ void GradientReducer::complete_oldest() {
   InFlight flight = std::move(in_flight_.front());
   in_flight_.pop_front();
   for (const auto& work : flight.works) work->wait();
+  if (replicas_ != nullptr) reduce_across_replicas(flight);
   if (flight.via_scratch) {
     std::int64_t scratch_offset = 0;
     for (const Segment& segment : plan_.segments(flight.block)) {
@@ -54,6 +60,24 @@ void GradientReducer::complete_oldest() {
     }
   }
   if (flight.last_micro_batch && on_block_reduced_) on_block_reduced_(flight.block);
+}
+
+void GradientReducer::reduce_across_replicas(const InFlight& flight) {
+  // The reduce-scatters ran on another queue: they are waited for first (above), so the
+  // all-reduce reads their result (a device wait orders the compute stream, which the
+  // all-reduce's submission follows: Note [Waiting on a collective] in comm/work.h). The
+  // result is the sum over the world, as a flat reduce-scatter's, in fp32 where it went
+  // through scratch.
+  std::vector<std::shared_ptr<comm::Work>> works;
+  std::int64_t scratch_offset = 0;
+  for (const Segment& segment : plan_.segments(flight.block)) {
+    const std::int64_t slice = plan_.slice_numel(segment);
+    const Tensor reduced = flight.via_scratch ? flight.scratch.view(scratch_offset, Shape{slice})
+                                              : grad_shard_.slice(segment);
+    works.push_back(replicas_->all_reduce(reduced, comm::ReduceOp::kSum));
+    scratch_offset += slice;
+  }
+  for (const auto& work : works) work->wait();
 }
 
 void GradientReducer::drain() {

@@ -2,7 +2,9 @@
 // soon as the block's backward is done, while backward continues on the caller's thread.
 // With accumulation, later micro-batches reduce into scratch and are added on completion.
 // A shard in place in the reduced buffer (stage 1's full gradients) receives its slices
-// where they lie, so the shard costs no second copy.
+// where they lie, so the shard costs no second copy. Under hybrid sharding (Note [Hybrid
+// sharding] in sharding/shard_groups.h) the reduce-scatter runs inside the shard group and
+// the reduced slices are then all-reduced across the replicas.
 #pragma once
 
 #include <deque>
@@ -19,9 +21,11 @@ namespace zt::zero {
 
 class GradientReducer {
  public:
-  // Scratch comes from `device`'s tracker; results are applied with its ops.
-  GradientReducer(comm::Communicator& comm, const ShardPlan& plan, ShardBuffer grad_shard,
-                  DeviceContext& device);
+  // Scratch comes from `device`'s tracker; results are applied with its ops. `comm`
+  // reduce-scatters (the shard group); `replicas`, when not null, all-reduces each reduced
+  // slice across the groups that hold the same shard.
+  GradientReducer(comm::Communicator& comm, comm::Communicator* replicas, const ShardPlan& plan,
+                  ShardBuffer grad_shard, DeviceContext& device);
 
   // Reduce-scatters `block_grads` (the block's padded region, f32). With `accumulate` the
   // result is added to the shard; otherwise it replaces the shard's slice. Keeps
@@ -50,11 +54,15 @@ class GradientReducer {
     bool last_micro_batch = true;
   };
   void complete_oldest();
+  // Hybrid sharding: all-reduces the flight's reduced slices (where the reduce-scatter put
+  // them) across the replicas, once the reduce-scatters are done, and waits.
+  void reduce_across_replicas(const InFlight& flight);
 
   // Bound on reductions in flight, so transient gradient buffers cannot pile up.
   static constexpr std::size_t kMaxInFlight = 4;
 
   comm::Communicator& comm_;
+  comm::Communicator* replicas_;  // null: one group holds every shard
   const ShardPlan& plan_;
   ShardBuffer grad_shard_;
   DeviceContext& device_;

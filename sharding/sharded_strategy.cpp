@@ -24,14 +24,16 @@ Tensor zeros(std::int64_t numel, MemoryTracker& tracker, MemoryCategory category
 ShardedStrategy::ShardedStrategy(const StrategyInputs& inputs, int stage)
     : dtype_(compute_dtype(inputs.config)),
       grad_dtype_(gradient_dtype(inputs.config)),
-      lanes_(inputs.lanes),
+      groups_(inputs.lanes, static_cast<int>(inputs.config.zero.shard_group_size)),
       optimizer_(inputs.optimizer),
       device_(inputs.device),
       config_(inputs.config.zero),
-      layout_(make_flat_layout(inputs.model, lanes_.world_size(), BlockPadding::kEachBlock)),
-      plan_(layout_, lanes_.world_size(), lanes_.rank(), segment_elements(inputs.config)),
+      // Each shard group is a ZeRO world of its own (Note [Hybrid sharding]).
+      layout_(make_flat_layout(inputs.model, groups_.group_size(), BlockPadding::kEachBlock)),
+      plan_(layout_, groups_.group_size(), groups_.rank_in_group(),
+            segment_elements(inputs.config)),
       memory_plan_(
-          plan_memory({stage, dtype_, grad_dtype_, lanes_.world_size(), layout_.padded_numel,
+          plan_memory({stage, dtype_, grad_dtype_, groups_.group_size(), layout_.padded_numel,
                        plan_.shard_numel(), inputs.optimizer.states_per_element(),
                        inputs.config.train.grad_accum_steps,
                        inputs.config.offload.optimizer != OffloadTarget::kNone,
@@ -48,7 +50,7 @@ ShardedStrategy::ShardedStrategy(const StrategyInputs& inputs, int stage)
   }
   allocate();
   initialize(static_cast<std::uint64_t>(inputs.config.run.seed));
-  reducer_.emplace(lanes_.gradients, plan_, grad_shard_, device_);
+  reducer_.emplace(groups_.gradients(), groups_.replicas(), plan_, grad_shard_, device_);
   if (offloaded_) {
     // Each block's reduced slices go to the host as soon as they are final, while backward
     // goes on with the blocks before it.
@@ -70,8 +72,8 @@ ShardedStrategy::ShardedStrategy(const StrategyInputs& inputs, int stage)
       param_views_.push_back(block_views(layout_, b, full_params_));
     }
   } else {
-    gatherer_.emplace(lanes_.parameters, layout_, plan_, param_shard_.storage(), device_, config_,
-                      memory_plan_.offloaded_parameters);
+    gatherer_.emplace(groups_.parameters(), layout_, plan_, param_shard_.storage(), device_,
+                      config_, memory_plan_.offloaded_parameters);
   }
   publish_masters();  // the gathers overlap with the first forward
   if (!memory_plan_.transient_block_gradients) {
@@ -300,7 +302,7 @@ GradientNormSquared ShardedStrategy::finish_gradients() {
   grad_shard_.for_each_slice([&](const Segment&, const Tensor& slice) {
     slice_squares_.push_back(device_.ops().sum_of_squares(slice));
   });
-  return {sum_of_slice_squares(), true};
+  return shard_norm_squared(sum_of_slice_squares());
 }
 
 GradientNormSquared ShardedStrategy::finish_gradients_and_update(
@@ -313,12 +315,18 @@ GradientNormSquared ShardedStrategy::finish_gradients_and_update(
   // prefetch is submitted.
   slice_squares_.clear();
   update(step, lr, &slice_squares_);
-  return {sum_of_slice_squares(), true};
+  return shard_norm_squared(sum_of_slice_squares());
 }
 
 void ShardedStrategy::wait_for_reductions() {
   full_folds_.check_all_folded();
   reducer_->drain();
+}
+
+GradientNormSquared ShardedStrategy::shard_norm_squared(double local) const {
+  // The caller sums the parts over the world; the replicas' shards are copies of the first
+  // group's, so only its ranks' parts count (adding zeros is exact).
+  return {groups_.in_first_replica() ? local : 0.0, true};
 }
 
 double ShardedStrategy::sum_of_slice_squares() {
@@ -443,8 +451,8 @@ std::vector<std::shared_ptr<comm::Work>> ShardedStrategy::all_gather_block(std::
                                                                            const Tensor& flat) {
   std::vector<std::shared_ptr<comm::Work>> works;
   for (const Segment& segment : plan_.segments(block)) {
-    works.push_back(lanes_.parameters.all_gather(shard.slice(segment),
-                                                 flat.view(segment.offset, Shape{segment.numel})));
+    works.push_back(groups_.parameters().all_gather(
+        shard.slice(segment), flat.view(segment.offset, Shape{segment.numel})));
   }
   return works;
 }

@@ -4,6 +4,8 @@
 // keeps only its parameter shard and all-gathers each block around its forward and
 // backward (ParameterGatherer). Which buffers stand, and where shards lie inside them, is
 // the MemoryPlan's decision: a shard in place in a full buffer costs no second copy.
+// Under hybrid sharding (zero.shard_group_size) all of this happens inside the rank's shard
+// group, and the reduced gradient shards are all-reduced across the groups (ShardGroups).
 #pragma once
 
 #include <memory>
@@ -17,6 +19,7 @@
 #include "sharding/memory_plan.h"
 #include "sharding/parameter_gatherer.h"
 #include "sharding/shard_buffer.h"
+#include "sharding/shard_groups.h"
 #include "sharding/shard_plan.h"
 #include "sharding/zero_strategy.h"
 
@@ -43,10 +46,15 @@ class ShardedStrategy final : public ZeroStrategy {
   void zero_gradients() override;
   std::vector<float> full_parameters() override;
   StateShard state_shard() const override;
+  int checkpoint_files(int) const override { return groups_.group_size(); }
+  std::optional<int> checkpoint_file(int) const override {
+    if (!groups_.in_first_replica()) return std::nullopt;
+    return groups_.rank_in_group();
+  }
   std::vector<std::string> extra_state_names() const override;
   void export_states(std::span<float* const> out) override;
   void import_states(std::span<const float* const> in) override;
-  comm::CommCounters comm_counters() const override { return lanes_.counters(); }
+  comm::CommCounters comm_counters() const override { return groups_.counters(); }
   std::int64_t peak_gathered_parameter_bytes() const override {
     return gatherer_ ? gatherer_->peak_live_bytes() : 0;
   }
@@ -90,7 +98,7 @@ class ShardedStrategy final : public ZeroStrategy {
 
   const DType dtype_;       // compute dtype of parameter copies
   const DType grad_dtype_;  // standing gradients (precision.grad_dtype)
-  comm::CommLanes lanes_;
+  ShardGroups groups_;      // where each collective goes (Note [Hybrid sharding])
   const optim::Optimizer& optimizer_;
   DeviceContext& device_;  // allocates and computes every buffer here
   const ZeroConfig config_;
@@ -115,6 +123,8 @@ class ShardedStrategy final : public ZeroStrategy {
   void wait_for_reductions();
   // Σ slice_squares_ in slice order, after one wait for the device.
   double sum_of_slice_squares();
+  // This rank's part of the world's gradient norm squared, from its shard's Σg².
+  GradientNormSquared shard_norm_squared(double local) const;
   // optimizer_step; with `slice_squares` the update also returns each slice's Σg² there, in
   // slice order (Note [The gradient norm in the update's pass]).
   void update(std::int64_t step, float lr, std::vector<HostScalar>* slice_squares);

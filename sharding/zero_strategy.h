@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -99,6 +100,13 @@ class ZeroStrategy {
   // widened to f32). export_states writes them after the states; import_states takes them
   // when the checkpoint has them, and rebuilds the parameters from the masters otherwise.
   virtual std::vector<std::string> extra_state_names() const { return {}; }
+  // How many files a checkpoint's states go to, given the ranks of the world, and which of
+  // them this rank writes (nullopt: none). Every rank its own by default; under hybrid
+  // sharding one group's ranks (the others hold copies of its shards: Note [Hybrid
+  // sharding]), so a checkpoint is saved once and reads like one of a world of the group's
+  // size, at any world size and group size.
+  virtual int checkpoint_files(int world_size) const { return world_size; }
+  virtual std::optional<int> checkpoint_file(int rank) const { return rank; }
   // What this rank loads: its state shard, or (DDP) every element.
   virtual StateShard load_shard() const { return state_shard(); }
   // Copies this rank's state shard into host memory: out[0] the fp32 masters, out[1 + i]

@@ -156,6 +156,7 @@ struct ZeroConfig {
   std::int64_t prefetch_blocks = 0;           // stage 3: blocks gathered ahead of compute
   std::int64_t param_persistence_threshold_bytes = 0;  // stage 3: smaller blocks stay gathered
   std::int64_t max_live_parameters_bytes = 0;          // stage 3: cap on gathered parameter bytes
+  std::int64_t shard_group_size = 0;  // stages 1-3: ranks a shard spans; 0 = the world
 
   friend bool operator==(const ZeroConfig&, const ZeroConfig&) = default;
 };

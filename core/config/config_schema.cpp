@@ -383,6 +383,14 @@ void add_precision_zero_runtime(std::vector<SectionSpec>& schema) {
             Range::at_least(0),
             "Stage 3: prefetching stops while gathered parameters would exceed this many "
             "bytes (the block being computed is always gathered).");
+  zero.integer("shard_group_size", &ZeroConfig::shard_group_size, 0, Range::at_least(0), "ranks",
+               "Stages 1-3, hybrid sharding (HSDP, MiCS): shard model states inside groups of "
+               "this many contiguous ranks (a node when it equals the ranks per node) and "
+               "replicate them across the groups: gradients are reduce-scattered inside the "
+               "group, then the shard is all-reduced across the groups; parameter all-gathers "
+               "stay inside the group. Must divide the world size; 0 = the world size (one "
+               "group). Stage 0 replicates everything: there it must be 0 or the world size.",
+               {"mics_shard_size"});
 
   auto offload = section(schema, "offload", &Config::offload,
                          "Model states kept off the device (ZeRO-Offload, ZeRO-Infinity).");

@@ -92,7 +92,9 @@ Checkpointer::~Checkpointer() = default;  // the writer waits for a write in fli
 Manifest Checkpointer::manifest_for(const TrainerState& state) const {
   Manifest m;
   m.trainer = state;
-  m.world_size = world_size_;
+  // The files' world: the ranks that wrote (one group's under hybrid sharding), which is
+  // the world a reader reshards from.
+  m.world_size = strategy_.checkpoint_files(world_size_);
   m.zero_stage = static_cast<int>(config_.zero.stage);
   m.precision = std::string(config_name(config_.precision.dtype));
   m.optimizer = std::string(config_name(config_.optimizer.type));
@@ -185,11 +187,18 @@ void Checkpointer::start_save(const TrainerState& state) {
     throw Error("checkpoint save after step " + std::to_string(state.step) +
                 ": rank 0 could not prepare " + data::quoted_path(partial));
   }
+  const std::optional<int> file = strategy_.checkpoint_file(rank_);
+  if (!file) {
+    // This rank's states are copies of another's (hybrid sharding): it writes nothing, and
+    // only takes part in agreeing when the save is done.
+    pending_ = Pending{state, partial, started, seconds_since(started), true, nullptr};
+    return;
+  }
   const zero::StateShard shard = strategy_.state_shard();
   ShardWrite write;
   write.directory = partial;
-  write.header.rank = static_cast<std::uint32_t>(rank_);
-  write.header.world_size = static_cast<std::uint32_t>(world_size_);
+  write.header.rank = static_cast<std::uint32_t>(*file);
+  write.header.world_size = static_cast<std::uint32_t>(strategy_.checkpoint_files(world_size_));
   write.header.step = state.step;
   write.header.shard_numel = shard.numel;
   write.header.run_count = static_cast<std::int64_t>(shard.runs.size());
@@ -241,14 +250,15 @@ void Checkpointer::commit() {
   if (rank_ == 0) {
     try {
       Manifest manifest = manifest_for(pending.state);
+      const int files = manifest.world_size;
       std::uint64_t bytes = 0;
-      for (int r = 0; r < world_size_; ++r) {
-        manifest.files.push_back(read_done_record(pending.partial, r, world_size_));
+      for (int r = 0; r < files; ++r) {
+        manifest.files.push_back(read_done_record(pending.partial, r, files));
         bytes += manifest.files.back().bytes;
       }
       std::error_code ec;
-      for (int r = 0; r < world_size_; ++r) {
-        fs::remove(pending.partial / (rank_file_name(r, world_size_) + ".done"), ec);
+      for (int r = 0; r < files; ++r) {
+        fs::remove(pending.partial / (rank_file_name(r, files) + ".done"), ec);
       }
       const std::int64_t step = pending.state.step;
       const fs::path saved = commit_partial(pending.partial, step, manifest_to_toml(manifest),
@@ -260,7 +270,7 @@ void Checkpointer::commit() {
       std::fprintf(stderr,
                    "zerotrain: checkpoint %s saved: %d file%s, %s; training waited %.3f s for "
                    "the host copy, the files took %.3f s%s\n",
-                   data::quoted_path(saved).c_str(), world_size_, world_size_ == 1 ? "" : "s",
+                   data::quoted_path(saved).c_str(), files, files == 1 ? "" : "s",
                    format_approximate_bytes(static_cast<std::int64_t>(bytes)).c_str(),
                    pending.staging_seconds, seconds_since(pending.started),
                    removed.empty() ? ""

@@ -64,4 +64,25 @@ void check_supported(const Config& config, bool check_files) {
   }
 }
 
+void check_shard_group_size(const Config& config, int world_size) {
+  const std::int64_t group = config.zero.shard_group_size;
+  if (group == 0 || group == world_size) return;
+  const std::string setting = where_set(config, "zero.shard_group_size") +
+                              ": zero.shard_group_size = " + std::to_string(group);
+  if (config.zero.stage == 0) {
+    throw ConfigError(setting + " shards inside groups of " + std::to_string(group) +
+                      " ranks, and zero.stage = 0 shards nothing (every rank of the " +
+                      std::to_string(world_size) +
+                      " holds every model state); set zero.stage = "
+                      "1, 2 or 3, or zero.shard_group_size = 0");
+  }
+  if (world_size % group != 0) {
+    throw ConfigError(setting + " does not divide the world size " + std::to_string(world_size) +
+                      " (" + std::to_string(world_size) + " ranks would leave " +
+                      std::to_string(world_size % group) +
+                      " outside every group); set it to a divisor of " +
+                      std::to_string(world_size) + ", or 0 for one group of all ranks");
+  }
+}
+
 }  // namespace zt::engine

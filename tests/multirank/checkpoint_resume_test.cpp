@@ -290,6 +290,9 @@ TEST_P(ReshardingResume, ContinuesWithTheSameLossesWithinRoundOff) {
 const std::vector<std::string> kSgd{"optimizer.type=sgd", "optimizer.momentum=0.9"};
 const std::vector<std::string> kSgdOverlap{"optimizer.type=sgd", "optimizer.momentum=0.9",
                                            "offload.optimizer=cpu", "offload.overlap_step=true"};
+const std::vector<std::string> kSgdHybrid{"optimizer.type=sgd", "optimizer.momentum=0.9",
+                                          "zero.shard_group_size=2"};
+const std::vector<std::string> kAdamHybrid{"zero.shard_group_size=2"};
 const std::vector<std::string> kSgdOffload{"optimizer.type=sgd", "optimizer.momentum=0.9",
                                            "offload.optimizer=cpu"};
 
@@ -303,7 +306,33 @@ INSTANTIATE_TEST_SUITE_P(
                       Reshard{RunShape{3, 2, kSgd}, RunShape{3, 1, kSgdOffload}},
                       Reshard{RunShape{2, 4, {}}, RunShape{0, 1, {}}},
                       // overlap_step's saved parameters in use reshard like the masters.
-                      Reshard{RunShape{2, 2, kSgdOverlap}, RunShape{2, 4, kSgdOverlap}}));
+                      Reshard{RunShape{2, 2, kSgdOverlap}, RunShape{2, 4, kSgdOverlap}},
+                      // Hybrid sharding saves one group's shards, which read like a world of
+                      // the group's size: into a flat world, another group size, and back.
+                      Reshard{RunShape{2, 4, kSgdHybrid}, RunShape{2, 2, kSgd}},
+                      Reshard{RunShape{3, 4, kSgdHybrid}, RunShape{3, 4, kSgd}},
+                      Reshard{RunShape{1, 4, kSgd}, RunShape{3, 4, kSgdHybrid}},
+                      Reshard{RunShape{2, 4, kAdamHybrid}, RunShape{1, 1, {}}}));
+
+// Hybrid sharding writes a checkpoint once: the first group's 2 ranks write a file each, as a
+// world of 2 would, and the manifest names that world; the other group's ranks write nothing.
+TEST(HybridShardingCheckpoint, OneGroupWritesTheStatesOnce) {
+  const RunShape setup{2, 4, kAdamHybrid};
+  const testing::TempDir dir;
+  const fs::path checkpoints = dir / "checkpoints";
+  train(setup, config_for(setup, checkpoints, kSaveEvery, ""));
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(step_dir(checkpoints, 3))) {
+    names.push_back(entry.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"manifest.toml", checkpoint::rank_file_name(0, 2),
+                                             checkpoint::rank_file_name(1, 2)}));
+  std::ifstream manifest(step_dir(checkpoints, 3) / "manifest.toml");
+  const std::string text{std::istreambuf_iterator<char>(manifest),
+                         std::istreambuf_iterator<char>()};
+  EXPECT_NE(text.find("world_size = 2"), std::string::npos) << text;
+}
 
 // ---- Refusals: a damaged or foreign checkpoint is named, and nothing is overwritten.
 

@@ -1,0 +1,81 @@
+// ShardGroups: splitting the lanes into shard groups and replica groups.
+#include "sharding/shard_groups.h"
+
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+
+namespace zt::zero {
+namespace {
+
+int resolved_group_size(const comm::CommLanes& lanes, int group_size) {
+  const int world = lanes.world_size();
+  const int size = group_size == 0 ? world : group_size;
+  ZT_CHECK(size > 0 && world % size == 0,
+           "shard group size " + std::to_string(size) + " does not divide the world of " +
+               std::to_string(world) + " ranks (check_shard_group_size refuses it)");
+  return size;
+}
+
+// Every rank's request, the same on every rank, so the split exchanges nothing (and the
+// estimator's meta communicator can make it): groups of contiguous ranks...
+std::vector<comm::SplitRequest> shard_group_requests(int world, int group_size) {
+  std::vector<comm::SplitRequest> requests(static_cast<std::size_t>(world));
+  for (int r = 0; r < world; ++r) requests[static_cast<std::size_t>(r)] = {r / group_size, r};
+  return requests;
+}
+
+// ... and the ranks of one place in every group.
+std::vector<comm::SplitRequest> replica_requests(int world, int group_size) {
+  std::vector<comm::SplitRequest> requests(static_cast<std::size_t>(world));
+  for (int r = 0; r < world; ++r) requests[static_cast<std::size_t>(r)] = {r % group_size, r};
+  return requests;
+}
+
+void add_counters(const comm::CommCounters& part, comm::CommCounters& total) {
+  for (std::size_t k = 0; k < comm::kCollectiveKindCount; ++k) {
+    total.bytes_sent[k] += part.bytes_sent[k];
+    total.ops[k] += part.ops[k];
+  }
+}
+
+}  // namespace
+
+ShardGroups::ShardGroups(comm::CommLanes lanes, int group_size)
+    : lanes_(lanes),
+      group_size_(resolved_group_size(lanes, group_size)),
+      rank_in_group_(lanes.rank() % group_size_),
+      replica_count_(lanes.world_size() / group_size_),
+      replica_(lanes.rank() / group_size_),
+      group_parameters_(
+          hybrid() ? lanes.parameters.split(shard_group_requests(lanes.world_size(), group_size_))
+                   : nullptr),
+      // Lanes that are one communicator stay one queue inside the group too.
+      group_gradients_(
+          hybrid() && &lanes.gradients != &lanes.parameters
+              ? lanes.gradients.split(shard_group_requests(lanes.world_size(), group_size_))
+              : nullptr),
+      replicas_(hybrid() ? lanes.gradients.split(replica_requests(lanes.world_size(), group_size_))
+                         : nullptr),
+      parameters_(group_parameters_ ? *group_parameters_ : lanes.parameters),
+      gradients_(group_gradients_    ? *group_gradients_
+                 : group_parameters_ ? *group_parameters_
+                                     : lanes.gradients) {
+  if (hybrid()) {
+    ZT_CHECK(parameters_.world_size() == group_size_ && parameters_.rank() == rank_in_group_,
+             "the shard group's split does not match the mesh");
+    ZT_CHECK(replicas_->world_size() == replica_count_ && replicas_->rank() == replica_,
+             "the replica group's split does not match the mesh");
+  }
+}
+
+comm::CommCounters ShardGroups::counters() const {
+  comm::CommCounters total = lanes_.counters();
+  for (const auto* split : {&group_parameters_, &group_gradients_, &replicas_}) {
+    if (*split) add_counters((*split)->counters(), total);
+  }
+  return total;
+}
+
+}  // namespace zt::zero
