@@ -24,6 +24,7 @@
 #include "nn/kernels/attention_heads.h"
 #include "nn/kernels/cpu/attention_cpu.h"
 #include "nn/kernels/cpu/attention_dropout_cpu.h"
+#include "nn/kernels/cpu/attention_rows_cpu.h"
 #include "nn/kernels/math/attention_dropout_math.h"
 
 namespace {
@@ -162,6 +163,17 @@ void loop_table(const zt::nn::math::DropoutMask& mask, int rounds) {
                      },
                      {}});
   }
+  // what a pass over the block costs without a hash: the bound on fusing the mask into the
+  // softmax's loops (Note [Vector dropout masks])
+  cases.push_back(
+      {"no-dropout dS pass on " + std::string(zt::vector_isa_name(zt::widest_vector_isa())),
+       [&] {
+         for (std::int64_t block = 0; block < kBlocks; ++block) {
+           zt::nn::cpu::attention_score_gradient_rows(p.data(), dp.data(), kKeys, kRows, kKeys,
+                                                      d.data());
+         }
+       },
+       {}});
   run_round_robin(cases, rounds);
   const double elements = static_cast<double>(kRows * kKeys * kBlocks);
   std::printf("mask loops alone, one thread, (%lld, %lld) blocks:\n", static_cast<long long>(kRows),
@@ -169,7 +181,7 @@ void loop_table(const zt::nn::math::DropoutMask& mask, int rounds) {
   std::printf("  %-26s %12s %12s\n", "loop", "ns/element", "/ baseline");
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const double ns = cases[i].median_ms() * 1e6 / elements;
-    const double baseline_ns = cases[i % 2].median_ms() * 1e6 / elements;
+    const double baseline_ns = cases[i % 2].median_ms() * 1e6 / elements;  // same direction
     std::printf("  %-26s %12.3f %12.3f\n", cases[i].what.c_str(), ns, ns / baseline_ns);
   }
 }

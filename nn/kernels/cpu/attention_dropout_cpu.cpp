@@ -12,15 +12,20 @@ namespace {
 
 // Note [Vector dropout masks]
 // The hash of every element (two 64-bit multiplies and three xor-shifts of splitmix64) is most
-// of dropout's cost: scalar, about 3 ns an element, a sixth of a small model's step. The row
-// loops below are the shared math's own (attention_dropout_row, ..._score_gradient_row)
-// instantiated in functions compiled for AVX-512, for AVX2 with FMA and for the baseline, as
-// Note [One loop, three instruction sets] in gelu_cpu.cpp does: the compiler vectorizes the
-// hash over 64-bit lanes (AVX2 and AVX-512F have no 64-bit multiply: it is built from 32-bit
-// vpmuludq products, exact modulo 2^64) and blends the kept products with zeros. Integer
-// arithmetic is exact and the float work is one product per element, so every path keeps the
-// elements dropout_keep keeps and gives the scalar loop's bits
-// (tests/unit/nn/attention_dropout_cpu_test.cpp).
+// of dropout's cost. The row loops below are the shared math's own (attention_dropout_row,
+// attention_dropout_score_gradient_row) instantiated in functions compiled for AVX-512, for
+// AVX2 with FMA and for the baseline, as Note [One loop, three instruction sets] in gelu_cpu.cpp
+// does: the compiler vectorizes the hash over 64-bit lanes and blends the kept products with
+// zeros. The loops step the hash state by an add (dropout_next_counter) rather than
+// multiplying the index by splitmix64's gamma, which leaves two 64-bit multiplies an element.
+// AVX-512 runs them as AVX512DQ's vpmullq where the CPU has it (every AVX-512 CPU but Xeon
+// Phi), which takes two thirds of the time of AVX-512F's 32-bit vpmuludq products; AVX2 and
+// the baseline (SSE2) build them from vpmuludq/pmuludq, exact modulo 2^64. Integer arithmetic
+// is exact and the float work is one product per element, so every path keeps the elements
+// dropout_keep keeps and gives the scalar loop's bits
+// (tests/unit/nn/attention_dropout_cpu_test.cpp). Fusing the mask into the softmax's row
+// loops (attention_rows_cpu.cpp) would save one pass over a cache-resident block, a fifth of
+// the hash's time at most (bench_attention_dropout prints both), so the loops stay apart.
 
 [[gnu::always_inline]] inline void dropout_rows(const math::AttentionDropoutHead& mask,
                                                 std::int64_t first_query, std::int64_t first_key,
@@ -70,8 +75,7 @@ struct Avx2 {
   }
 };
 
-// AVX-512 in two builds: with AVX512DQ's 64-bit multiply (vpmullq), which runs the hash in
-// two thirds of the time of AVX-512F's vpmuludq products; and without it for the AVX-512 CPUs
+// AVX-512 in two builds: with AVX512DQ's 64-bit multiply, and without it for the AVX-512 CPUs
 // that lack DQ (Xeon Phi).
 template <bool kDq>
 struct Avx512;
