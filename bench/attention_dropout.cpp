@@ -44,6 +44,14 @@ std::string cpuinfo_field(std::string_view key) {
   return "unknown";
 }
 
+// The 1, 5 and 15 minute load averages: these figures are only as quiet as the machine.
+std::string load_average() {
+  std::ifstream loadavg("/proc/loadavg");
+  std::string one, five, fifteen;
+  loadavg >> one >> five >> fifteen;
+  return one + " " + five + " " + fifteen;
+}
+
 struct Case {
   std::string what;
   std::function<void()> run;
@@ -208,7 +216,10 @@ int main(int argc, char** argv) {
   const zt::nn::math::DropoutMask mask{
       zt::nn::math::dropout_stream(1234, 7, 0, zt::nn::math::DropoutSite::kAttentionProbs), 0,
       zt::nn::math::dropout_threshold(p), 1.0f / (1.0f - p)};
+  const std::string load_before = load_average();
   attention_table(mask, rounds);
   loop_table(mask, rounds);
+  std::printf("load average (1, 5, 15 min) before %s, after %s\n", load_before.c_str(),
+              load_average().c_str());
   return 0;
 }
