@@ -162,6 +162,13 @@ std::int64_t query_blocks(const AttentionShape& shape) {
   return (shape.seq_len + block - 1) / block;
 }
 
+// Dropout on the probabilities as the tiles run it: forward's mask (null: none) and the vector
+// instruction set of its loops.
+struct ProbsDropout {
+  const math::DropoutMask* mask;
+  VectorIsa isa;
+};
+
 // The largest query block (256) bounds the per-row statistics kept on the stack.
 constexpr std::int64_t kMaxQueryBlock = 256;
 
@@ -170,9 +177,9 @@ struct ForwardOperands {
   const F32Heads& k;
   const F32Heads& v;
   const F32Heads& o;
-  float* lse;     // (B, nh, T)
-  float* scores;  // (chunks, block_q, block_k) workspace: one score block per chunk
-  const math::DropoutMask* dropout;  // on the probabilities; null: none
+  float* lse;            // (B, nh, T)
+  float* scores;         // (chunks, block_q, block_k) workspace: one score block per chunk
+  ProbsDropout dropout;  // on the probabilities
 };
 
 // Query rows [t0, t0 + rows) of query head h of batch row b (Note [Tiled attention]), with
@@ -203,9 +210,9 @@ void forward_query_block(const AttentionShape& shape, const ForwardOperands& x, 
     const ScoreBlock p{s, ld_s, rows, n, first_position - j0 + 1};
     attention_forward_rows(p, state.data(), o, ld_o, hs);
     // P -> P ∘ Z after the row statistics took the undropped P in
-    if (x.dropout != nullptr) {
-      attention_dropout_rows(math::attention_dropout_head(*x.dropout, b, h, shape.seq_len), t0, j0,
-                             p);
+    if (x.dropout.mask != nullptr) {
+      attention_dropout_rows(math::attention_dropout_head(*x.dropout.mask, b, h, shape.seq_len), t0,
+                             j0, p, x.dropout.isa);
     }
     // acc (rows, hs) += P_blk (rows, n) · v_blk (n, hs); the first key block writes acc (every
     // row sees key 0, and the rows above left o alone until then: beta 0 ignores what it held)
@@ -246,9 +253,9 @@ struct BackwardOperands {
   const F32Heads& dq;
   const F32Heads& dk;
   const F32Heads& dv;
-  float* p;   // (chunks, block_q, block_k) workspace: one P block per chunk
-  float* ds;  // (chunks, block_q, block_k) workspace: one dP, then dS, block per chunk
-  const math::DropoutMask* dropout;  // forward's, on the probabilities; null: none
+  float* p;              // (chunks, block_q, block_k) workspace: one P block per chunk
+  float* ds;             // (chunks, block_q, block_k) workspace: one dP, then dS, block per chunk
+  ProbsDropout dropout;  // forward's, on the probabilities
 };
 
 // The beta of a backward query block's dk and dv tiles: 0 when the block writes them, which
@@ -259,19 +266,19 @@ float kv_tile_beta(const AttentionShape& shape, std::int64_t keys_seen, bool wri
   return writes_kv ? 0.0f : 1.0f;
 }
 
-// The backward's dS over a (rows, n) block of query head h of batch row b, queries t0 on and
-// keys j0 on, in place over dp (which holds dP): P ∘ (dP - D), or with dropout P ∘ (Z dPd - D),
-// which also turns p into P ∘ Z (Note [Attention dropout]).
-void score_gradient_rows(const AttentionShape& shape, const math::DropoutMask* dropout,
-                         std::int64_t b, std::int64_t h, std::int64_t t0, std::int64_t j0, float* p,
-                         float* dp, std::int64_t ld, std::int64_t rows, std::int64_t n,
-                         const float* d) {
-  if (dropout == nullptr) {
-    attention_score_gradient_rows(p, dp, ld, rows, n, d);
+// The backward's dS over the block p of query head h of batch row b (queries t0 on, keys j0
+// on), in place over dp (which holds dP, p's shape and row stride): P ∘ (dP - D), or with
+// dropout P ∘ (Z dPd - D), which also turns p into P ∘ Z (Note [Attention dropout]).
+void score_gradient_rows(const AttentionShape& shape, const ProbsDropout& dropout, std::int64_t b,
+                         std::int64_t h, std::int64_t t0, std::int64_t j0, const ScoreBlock& p,
+                         float* dp, const float* d) {
+  if (dropout.mask == nullptr) {
+    attention_score_gradient_rows(p.data, dp, p.ld, p.rows, p.n, d);
     return;
   }
-  attention_dropout_score_gradient_rows(math::attention_dropout_head(*dropout, b, h, shape.seq_len),
-                                        t0, j0, p, dp, ld, rows, n, d);
+  attention_dropout_score_gradient_rows(
+      math::attention_dropout_head(*dropout.mask, b, h, shape.seq_len), t0, j0, p, dp, d,
+      dropout.isa);
 }
 
 // Query rows [t0, t0 + rows) of query head h (of kv head kv) of batch row b (Note [Tiled
@@ -306,11 +313,12 @@ void backward_query_block(const AttentionShape& shape, const BackwardOperands& x
     const float* v_blk = v + j0 * x.v.ld();
     // P (rows, n) = exp(scale q_blk k_blk^T - lse), masked
     gemm_f32(false, true, rows, n, hs, shape.scale(), q, x.q.ld(), k_blk, x.k.ld(), 0.0f, p, ld_p);
-    attention_probability_rows({p, ld_p, rows, n, first_position - j0 + 1}, lse);
+    const ScoreBlock p_blk{p, ld_p, rows, n, first_position - j0 + 1};
+    attention_probability_rows(p_blk, lse);
     // dP (rows, n) = dO_blk · v_blk^T;  dS = P ∘ (dP - D) (with dropout: P ∘ (Z dPd - D), and
     // P becomes P ∘ Z for dv)
     gemm_f32(false, true, rows, n, hs, 1.0f, d_o, x.d_o.ld(), v_blk, x.v.ld(), 0.0f, ds, ld_p);
-    score_gradient_rows(shape, x.dropout, b, h, t0, j0, p, ds, ld_p, rows, n, d.data());
+    score_gradient_rows(shape, x.dropout, b, h, t0, j0, p_blk, ds, d.data());
     // dv_blk (n, hs) += P^T (n, rows) · dO_blk (rows, hs)
     gemm_f32(true, false, n, hs, rows, 1.0f, p, ld_p, d_o, x.d_o.ld(), kv_beta, dv + j0 * x.dv.ld(),
              x.dv.ld());
@@ -422,8 +430,8 @@ void split_rows(const float* from, std::int64_t ld_from, const SplitTile& to, st
 
 struct Bf16ForwardOperands {
   Bf16HeadRows q, k, v, o;
-  float* lse;                        // (B, nh, T)
-  const math::DropoutMask* dropout;  // on the probabilities; null: none
+  float* lse;            // (B, nh, T)
+  ProbsDropout dropout;  // on the probabilities
 };
 
 // One chunk's forward workspace: the f32 score block, P as two bf16 tiles, and the query
@@ -457,9 +465,9 @@ void forward_query_block_bf16(const AttentionShape& shape, const Bf16ForwardOper
     scale_rows(tiles.scores, ld_s, rows, n, shape.scale());
     const ScoreBlock p{tiles.scores, ld_s, rows, n, first_position - j0 + 1};
     attention_forward_rows(p, state.data(), tiles.acc, hs, hs);
-    if (x.dropout != nullptr) {
-      attention_dropout_rows(math::attention_dropout_head(*x.dropout, b, h, shape.seq_len), t0, j0,
-                             p);
+    if (x.dropout.mask != nullptr) {
+      attention_dropout_rows(math::attention_dropout_head(*x.dropout.mask, b, h, shape.seq_len), t0,
+                             j0, p, x.dropout.isa);
     }
     split_rows(tiles.scores, ld_s, tiles.p, ld_s, rows, n);
     gemm_bf16(false, false, rows, hs, n, 1.0f, tiles.p.hi, ld_s, v + j0 * x.v.ld(), x.v.ld(),
@@ -474,7 +482,7 @@ void forward_query_block_bf16(const AttentionShape& shape, const Bf16ForwardOper
 
 void forward_bf16(const AttentionHeads& q, const AttentionHeads& k, const AttentionHeads& v,
                   const AttentionHeads& o, const Tensor& lse, const AttentionShape& shape,
-                  const math::DropoutMask* dropout, MemoryTracker& tracker) {
+                  const ProbsDropout& dropout, MemoryTracker& tracker) {
   const std::int64_t units = forward_units(shape), blocks = query_blocks(shape);
   const std::int64_t block_q = query_block(shape.seq_len), ld_s = score_row_stride(shape.kv_len);
   const std::int64_t chunks = attention_chunks(units);
@@ -506,7 +514,7 @@ struct Bf16BackwardOperands {
   Bf16HeadRows q, k, v, o;
   const float* lse;  // (B, nh, T)
   Bf16HeadRows d_o, dq, dk, dv;
-  const math::DropoutMask* dropout;  // forward's, on the probabilities; null: none
+  ProbsDropout dropout;  // forward's, on the probabilities
 };
 
 // One chunk's backward workspace: P and dS in f32 and as two bf16 tiles (block_q, ld), the
@@ -553,11 +561,12 @@ void backward_query_block_bf16(const AttentionShape& shape, const Bf16BackwardOp
     const BF16* v_blk = v + j0 * x.v.ld();
     gemm_bf16(false, true, rows, n, hs, 1.0f, q, x.q.ld(), k_blk, x.k.ld(), 0.0f, tiles.p, ld_p);
     scale_rows(tiles.p, ld_p, rows, n, shape.scale());
-    attention_probability_rows({tiles.p, ld_p, rows, n, first_position - j0 + 1}, lse);
+    const ScoreBlock p_blk{tiles.p, ld_p, rows, n, first_position - j0 + 1};
+    attention_probability_rows(p_blk, lse);
     gemm_bf16(false, true, rows, n, hs, 1.0f, d_o, x.d_o.ld(), v_blk, x.v.ld(), 0.0f, tiles.ds,
               ld_p);
     // with dropout P becomes P ∘ Z here, for dv
-    score_gradient_rows(shape, x.dropout, b, h, t0, j0, tiles.p, tiles.ds, ld_p, rows, n, d.data());
+    score_gradient_rows(shape, x.dropout, b, h, t0, j0, p_blk, tiles.ds, d.data());
     split_rows(tiles.p, ld_p, tiles.p16, ld_p, rows, n);
     gemm_bf16(true, false, n, hs, rows, 1.0f, tiles.p16.hi, ld_p, d_o, x.d_o.ld(), kv_beta,
               tiles.dv + j0 * hs, hs);
@@ -581,7 +590,7 @@ void backward_query_block_bf16(const AttentionShape& shape, const Bf16BackwardOp
 void backward_bf16(const AttentionHeads& q, const AttentionHeads& k, const AttentionHeads& v,
                    const AttentionHeads& o, const Tensor& lse, const AttentionHeads& d_o,
                    const AttentionHeads& dq, const AttentionHeads& dk, const AttentionHeads& dv,
-                   const AttentionShape& shape, const math::DropoutMask* dropout,
+                   const AttentionShape& shape, const ProbsDropout& dropout,
                    MemoryTracker& tracker) {
   const std::int64_t pairs = shape.batch * shape.n_kv_head, chunks = attention_chunks(pairs);
   const std::int64_t hs = shape.head_dim, block_q = query_block(shape.seq_len);
@@ -642,11 +651,13 @@ bool bf16_products(const AttentionHeads& q, Bf16AttentionProducts products) {
 
 void attention_forward(const AttentionHeads& q, const AttentionHeads& k, const AttentionHeads& v,
                        const AttentionHeads& o, const Tensor& lse, MemoryTracker& tracker,
-                       Bf16AttentionProducts products, const math::DropoutMask* probs_dropout) {
+                       Bf16AttentionProducts products, const math::DropoutMask* probs_dropout,
+                       VectorIsa dropout_isa) {
   const AttentionShape shape = attention_shape_of(q, k, v, o, lse);
   check_attention_dropout(shape, probs_dropout);
+  const ProbsDropout dropout{probs_dropout, dropout_isa};
   if (bf16_products(q, products)) {
-    forward_bf16(q, k, v, o, lse, shape, probs_dropout, tracker);
+    forward_bf16(q, k, v, o, lse, shape, dropout, tracker);
     return;
   }
   // the f32 workspace lives only while the heads are computed
@@ -658,7 +669,7 @@ void attention_forward(const AttentionHeads& q, const AttentionHeads& k, const A
                     DType::kF32, tracker, MemoryCategory::kWorkspace);
   if (lse.device().meta) return;  // Note [Dry kernels] in cpu_kernel_backend.cpp
   forward_heads(shape,
-                {q32, k32, v32, o32, lse.data_as<float>(), scores.data_as<float>(), probs_dropout});
+                {q32, k32, v32, o32, lse.data_as<float>(), scores.data_as<float>(), dropout});
   o32.store();
 }
 
@@ -666,12 +677,14 @@ void attention_backward(const AttentionHeads& q, const AttentionHeads& k, const 
                         const AttentionHeads& o, const Tensor& lse, const AttentionHeads& d_o,
                         const AttentionHeads& dq, const AttentionHeads& dk,
                         const AttentionHeads& dv, MemoryTracker& tracker,
-                        Bf16AttentionProducts products, const math::DropoutMask* probs_dropout) {
+                        Bf16AttentionProducts products, const math::DropoutMask* probs_dropout,
+                        VectorIsa dropout_isa) {
   const AttentionShape shape = attention_shape_of(q, k, v, o, lse);
   check_attention_gradients(shape, d_o, dq, dk, dv);
   check_attention_dropout(shape, probs_dropout);
+  const ProbsDropout dropout{probs_dropout, dropout_isa};
   if (bf16_products(q, products)) {
-    backward_bf16(q, k, v, o, lse, d_o, dq, dk, dv, shape, probs_dropout, tracker);
+    backward_bf16(q, k, v, o, lse, d_o, dq, dk, dv, shape, dropout, tracker);
     return;
   }
   const F32Heads q32(q, true, tracker), k32(k, true, tracker), v32(v, true, tracker);
@@ -692,7 +705,7 @@ void attention_backward(const AttentionHeads& q, const AttentionHeads& k, const 
                            dv32,
                            p.data_as<float>(),
                            ds.data_as<float>(),
-                           probs_dropout};
+                           dropout};
   const std::int64_t block = query_block(shape.seq_len) * score_row_stride(shape.kv_len);
   parallel_for_chunks(pairs, attention_grain(pairs),
                       [&](std::int64_t chunk, std::int64_t first, std::int64_t last) {

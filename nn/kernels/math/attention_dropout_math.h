@@ -46,6 +46,10 @@ struct AttentionDropoutHead {
   ZT_HOST_DEVICE bool keep(std::int64_t query, std::int64_t key) const {
     return dropout_keep(row, attention_dropout_index(head, query, key, seq_len), threshold);
   }
+  // The hash state of P(query, key); key + 1's is dropout_next_counter of it.
+  ZT_HOST_DEVICE std::uint64_t counter(std::int64_t query, std::int64_t key) const {
+    return dropout_counter(row, attention_dropout_index(head, query, key, seq_len));
+  }
 };
 
 // The mask of batch row b (of the micro-batch `mask` describes) and query head `head`.
@@ -57,11 +61,15 @@ ZT_HOST_DEVICE AttentionDropoutHead attention_dropout_head(const DropoutMask& ma
 }
 
 // The forward, in place over n probabilities of query `query` from key `first_key` on:
-// P -> Pd = P ∘ Z.
+// P -> Pd = P ∘ Z. The row loops step the hash state by an add (dropout_next_counter), which
+// keeps a vectorized loop to splitmix64's two multiplies an element (Note [Vector dropout
+// masks] in nn/kernels/cpu/attention_dropout_cpu.cpp).
 ZT_HOST_DEVICE void attention_dropout_row(const AttentionDropoutHead& mask, std::int64_t query,
                                           std::int64_t first_key, float* p, std::int64_t n) {
+  std::uint64_t counter = mask.counter(query, first_key);
   for (std::int64_t j = 0; j < n; ++j) {
-    p[j] = dropout_apply(p[j], mask.keep(query, first_key + j), mask.scale);
+    p[j] = dropout_apply(p[j], dropout_keep_counter(counter, mask.threshold), mask.scale);
+    counter = dropout_next_counter(counter);
   }
 }
 
@@ -80,9 +88,11 @@ ZT_HOST_DEVICE void attention_dropout_score_gradient_row(const AttentionDropoutH
                                                          std::int64_t query, std::int64_t first_key,
                                                          float* p, float* dp, float d,
                                                          std::int64_t n) {
+  std::uint64_t counter = mask.counter(query, first_key);
   for (std::int64_t j = 0; j < n; ++j) {
-    dp[j] = attention_dropout_score_gradient(p[j], dp[j], d, mask.keep(query, first_key + j),
-                                             mask.scale);
+    dp[j] = attention_dropout_score_gradient(
+        p[j], dp[j], d, dropout_keep_counter(counter, mask.threshold), mask.scale);
+    counter = dropout_next_counter(counter);
   }
 }
 

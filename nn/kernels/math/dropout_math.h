@@ -51,12 +51,24 @@ ZT_HOST_DEVICE std::uint64_t dropout_row(std::uint64_t stream, std::int64_t samp
   return splitmix64_mix(stream ^ splitmix64_mix(static_cast<std::uint64_t>(sample) + 1));
 }
 
-// Whether element `index` of the row is kept: p 2^32 <= its top 32 bits (threshold from
-// dropout_threshold).
+// splitmix64's state at element `index` of the row: row + (index + 1) gamma, so element
+// index + 1's is dropout_next_counter of it (a row loop adds instead of multiplying).
+ZT_HOST_DEVICE std::uint64_t dropout_counter(std::uint64_t row, std::int64_t index) {
+  return row + (static_cast<std::uint64_t>(index) + 1) * kSplitMixGamma;
+}
+ZT_HOST_DEVICE std::uint64_t dropout_next_counter(std::uint64_t counter) {
+  return counter + kSplitMixGamma;
+}
+
+// Whether the element of splitmix64 state `counter` is kept: p 2^32 <= the top 32 bits of its
+// output (threshold from dropout_threshold).
+ZT_HOST_DEVICE bool dropout_keep_counter(std::uint64_t counter, std::uint32_t threshold) {
+  return static_cast<std::uint32_t>(splitmix64_mix(counter) >> 32) >= threshold;
+}
+
+// Whether element `index` of the row is kept.
 ZT_HOST_DEVICE bool dropout_keep(std::uint64_t row, std::int64_t index, std::uint32_t threshold) {
-  const std::uint64_t bits =
-      splitmix64_mix(row + (static_cast<std::uint64_t>(index) + 1) * kSplitMixGamma);
-  return static_cast<std::uint32_t>(bits >> 32) >= threshold;
+  return dropout_keep_counter(dropout_counter(row, index), threshold);
 }
 
 // p 2^32 rounded down, for p in [0, 1): a kept fraction of 1 - p within 2^-32.
