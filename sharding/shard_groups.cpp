@@ -33,13 +33,6 @@ std::vector<comm::SplitRequest> replica_requests(int world, int group_size) {
   return requests;
 }
 
-void add_counters(const comm::CommCounters& part, comm::CommCounters& total) {
-  for (std::size_t k = 0; k < comm::kCollectiveKindCount; ++k) {
-    total.bytes_sent[k] += part.bytes_sent[k];
-    total.ops[k] += part.ops[k];
-  }
-}
-
 }  // namespace
 
 ShardGroups::ShardGroups(comm::CommLanes lanes, int group_size)
@@ -73,7 +66,7 @@ ShardGroups::ShardGroups(comm::CommLanes lanes, int group_size)
 comm::CommCounters ShardGroups::counters() const {
   comm::CommCounters total = lanes_.counters();
   for (const auto* split : {&group_parameters_, &group_gradients_, &replicas_}) {
-    if (*split) add_counters((*split)->counters(), total);
+    if (*split) total += (*split)->counters();
   }
   return total;
 }
