@@ -2,7 +2,6 @@
 #include "runtime/checkpoint/hf_model_settings.h"
 
 #include <algorithm>
-#include <charconv>
 #include <system_error>
 
 #include "core/error.h"
@@ -10,21 +9,12 @@
 #include "data/safe_file.h"
 #include "runtime/checkpoint/checkpoint_format.h"
 #include "runtime/checkpoint/hf_config.h"
+#include "runtime/engine/json_text.h"
 
 namespace zt::checkpoint {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Shortest text that reads back as `value` in TOML ("1e-05", "500000.0").
-std::string real_text(double value) {
-  char buffer[32];
-  const auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), value);
-  ZT_CHECK(ec == std::errc(), "a double always fits 32 characters");
-  std::string text(buffer, end);
-  if (text.find_first_of(".eE") == std::string::npos) text += ".0";
-  return text;
-}
 
 class ConfigJson {
  public:
@@ -99,14 +89,14 @@ std::vector<std::string> hf_model_settings(const fs::path& config_json) {
                 setting("model.n_kv_head", json.integer("num_key_value_heads", heads)),
                 setting("model.n_layer", json.required_integer("num_hidden_layers")),
                 setting("model.ffn_dim", json.required_integer("intermediate_size")),
-                "model.norm_eps=" + real_text(json.number("rms_norm_eps", 1e-6))};
+                "model.norm_eps=" + engine::number_text(json.number("rms_norm_eps", 1e-6))};
     double theta = json.number("rope_theta", 10000.0);
     if (const data::JsonValue* rope = json.find("rope_parameters")) {
       if (const data::JsonValue* nested = rope->find("rope_theta")) {
         theta = nested->as_number("rope_parameters.rope_theta");
       }
     }
-    settings.push_back("model.rope_theta=" + real_text(theta));
+    settings.push_back("model.rope_theta=" + engine::number_text(theta));
     positions = json.integer("max_position_embeddings", kDefaultHfSeqLen);
     settings.push_back(std::string("model.tie_embeddings=") +
                        (json.boolean("tie_word_embeddings", false) ? "true" : "false"));

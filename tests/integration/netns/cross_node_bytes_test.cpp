@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "support/program_run.h"
-#include "tests/integration/command_harness.h"
+#include "tests/integration/netns/two_node_testbed.h"
 
 namespace zt::launch::testing {
 namespace {
@@ -40,17 +40,7 @@ TEST(TwoNodeTestbed, RankZeroSendsAcrossNodesOnlyWhenItsNeighbourIsOnTheOtherNod
   TempDir dir;
   const std::vector<std::string> settings = {
       "--set", "train.steps=3", "--set", "zero.stage=3", "--set", "runtime.comm_timeout_s=60"};
-  std::vector<std::string> testbed = {zt::testing::source_dir() + "/scripts/two-node-testbed",
-                                      "--rate",
-                                      "100mbit",
-                                      "--ranks-per-node",
-                                      "1",
-                                      "--out",
-                                      (dir.path() / "testbed").string(),
-                                      tiny_config()};
-  testbed.insert(testbed.end(), settings.begin(), settings.end());
-  const CommandResult nodes =
-      run_command(testbed, dir, {{"ZEROTRAIN", zerotrain_exe()}}, std::chrono::seconds(240));
+  const CommandResult nodes = run_on_two_node_testbed(dir, "100mbit", 1, settings);
   ASSERT_EQ(nodes.exit_code, 0) << nodes.out << nodes.err;
   const std::vector<StepBytes> across =
       step_bytes((dir.path() / "testbed" / "run" / "metrics.jsonl").string());
@@ -61,15 +51,7 @@ TEST(TwoNodeTestbed, RankZeroSendsAcrossNodesOnlyWhenItsNeighbourIsOnTheOtherNod
     EXPECT_EQ(step.intra_node, 0u);
   }
 
-  std::vector<std::string> one_node = {zerotrain_exe(),
-                                       "launch",
-                                       "--nproc-per-node",
-                                       "2",
-                                       tiny_config(),
-                                       "--set",
-                                       "run.dir=" + (dir.path() / "one").string()};
-  one_node.insert(one_node.end(), settings.begin(), settings.end());
-  const CommandResult single = run_command(one_node, dir, {}, std::chrono::seconds(240));
+  const CommandResult single = run_on_one_node(dir, 2, settings);
   ASSERT_EQ(single.exit_code, 0) << single.out << single.err;
   const std::vector<StepBytes> inside = step_bytes((dir.path() / "one" / "metrics.jsonl").string());
   ASSERT_EQ(inside.size(), 3u);

@@ -2,12 +2,12 @@
 // namespaces joined by a link that tc's tbf limits, a `zerotrain launch` of 2 ranks in each,
 // and the job trains to exactly the losses of 4 ranks on one node; the namespaces are gone
 // afterwards.
+#include "tests/integration/netns/two_node_testbed.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
-
-#include "tests/integration/command_harness.h"
 
 namespace zt::launch::testing {
 namespace {
@@ -16,29 +16,13 @@ TEST(TwoNodeTestbed, TrainsOverARateLimitedLinkToTheLossesOfOneNode) {
   TempDir dir;
   const std::vector<std::string> settings = {
       "--set", "train.steps=6", "--set", "zero.stage=3", "--set", "runtime.comm_timeout_s=60"};
-  std::vector<std::string> testbed = {zt::testing::source_dir() + "/scripts/two-node-testbed",
-                                      "--rate",
-                                      "100mbit",
-                                      "--out",
-                                      (dir.path() / "testbed").string(),
-                                      tiny_config()};
-  testbed.insert(testbed.end(), settings.begin(), settings.end());
-  const CommandResult nodes =
-      run_command(testbed, dir, {{"ZEROTRAIN", zerotrain_exe()}}, std::chrono::seconds(240));
+  const CommandResult nodes = run_on_two_node_testbed(dir, "100mbit", 2, settings);
   ASSERT_EQ(nodes.exit_code, 0) << nodes.out << nodes.err;
   EXPECT_NE(nodes.out.find("2 nodes x 2 ranks"), std::string::npos) << nodes.out;
   EXPECT_NE(nodes.out.find("tbf"), std::string::npos) << nodes.out;
   EXPECT_NE(nodes.out.find("rate 100Mbit"), std::string::npos) << nodes.out;
 
-  std::vector<std::string> one_node = {zerotrain_exe(),
-                                       "launch",
-                                       "--nproc-per-node",
-                                       "4",
-                                       tiny_config(),
-                                       "--set",
-                                       "run.dir=" + (dir.path() / "one").string()};
-  one_node.insert(one_node.end(), settings.begin(), settings.end());
-  const CommandResult single = run_command(one_node, dir, {}, std::chrono::seconds(240));
+  const CommandResult single = run_on_one_node(dir, 4, settings);
   ASSERT_EQ(single.exit_code, 0) << single.out << single.err;
   const std::vector<std::string> losses =
       losses_of((dir.path() / "testbed" / "run" / "metrics.jsonl").string());
