@@ -48,7 +48,24 @@ void GradientReducer::complete_oldest() {
   InFlight flight = std::move(in_flight_.front());
   in_flight_.pop_front();
   for (const auto& work : flight.works) work->wait();
-  if (replicas_ != nullptr) reduce_across_replicas(flight);
+  if (replicas_ == nullptr) {
+    apply(flight);
+    return;
+  }
+  flight.input = Tensor();  // the reduce-scatters are done with it; the all-reduce is not
+  flight.works = reduce_across_replicas(flight);
+  replicating_.push_back(std::move(flight));
+  if (replicating_.size() > kMaxReplicating) finish_oldest_replicating();
+}
+
+void GradientReducer::finish_oldest_replicating() {
+  InFlight flight = std::move(replicating_.front());
+  replicating_.pop_front();
+  for (const auto& work : flight.works) work->wait();
+  apply(flight);
+}
+
+void GradientReducer::apply(const InFlight& flight) {
   if (flight.via_scratch) {
     std::int64_t scratch_offset = 0;
     for (const Segment& segment : plan_.segments(flight.block)) {
@@ -62,12 +79,14 @@ void GradientReducer::complete_oldest() {
   if (flight.last_micro_batch && on_block_reduced_) on_block_reduced_(flight.block);
 }
 
-void GradientReducer::reduce_across_replicas(const InFlight& flight) {
+std::vector<std::shared_ptr<comm::Work>> GradientReducer::reduce_across_replicas(
+    const InFlight& flight) {
   // The reduce-scatters ran on another queue: they are waited for first (above), so the
   // all-reduce reads their result (a device wait orders the compute stream, which the
   // all-reduce's submission follows: Note [Waiting on a collective] in comm/work.h). The
   // result is the sum over the world, as a flat reduce-scatter's, in fp32 where it went
-  // through scratch.
+  // through scratch. It is waited for once the next block's reduce-scatter completes, so the
+  // link's round trip overlaps that block's backward instead of stalling it.
   std::vector<std::shared_ptr<comm::Work>> works;
   std::int64_t scratch_offset = 0;
   for (const Segment& segment : plan_.segments(flight.block)) {
@@ -77,11 +96,12 @@ void GradientReducer::reduce_across_replicas(const InFlight& flight) {
     works.push_back(replicas_->all_reduce(reduced, comm::ReduceOp::kSum));
     scratch_offset += slice;
   }
-  for (const auto& work : works) work->wait();
+  return works;
 }
 
 void GradientReducer::drain() {
   while (!in_flight_.empty()) complete_oldest();
+  while (!replicating_.empty()) finish_oldest_replicating();
 }
 
 }  // namespace zt::zero

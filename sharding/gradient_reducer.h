@@ -53,13 +53,22 @@ class GradientReducer {
     bool via_scratch = false;  // reduced into scratch, then added or copied into the shard
     bool last_micro_batch = true;
   };
+  // Waits for the oldest flight's reduce-scatters; applies it, or under hybrid sharding
+  // starts its all-reduce across the replicas and queues it in replicating_.
   void complete_oldest();
+  // Waits for the oldest replicating flight's all-reduces and applies it.
+  void finish_oldest_replicating();
+  // The flight's reduced slices into the shard (from scratch), then on_block_reduced_.
+  void apply(const InFlight& flight);
   // Hybrid sharding: all-reduces the flight's reduced slices (where the reduce-scatter put
-  // them) across the replicas, once the reduce-scatters are done, and waits.
-  void reduce_across_replicas(const InFlight& flight);
+  // them) across the replicas, once the reduce-scatters are done; returns the works.
+  std::vector<std::shared_ptr<comm::Work>> reduce_across_replicas(const InFlight& flight);
 
   // Bound on reductions in flight, so transient gradient buffers cannot pile up.
   static constexpr std::size_t kMaxInFlight = 4;
+  // Hybrid sharding: all-reduces across replicas left running past their block's completion,
+  // waited for when the next block completes.
+  static constexpr std::size_t kMaxReplicating = 1;
 
   comm::Communicator& comm_;
   comm::Communicator* replicas_;  // null: one group holds every shard
@@ -67,6 +76,7 @@ class GradientReducer {
   ShardBuffer grad_shard_;
   DeviceContext& device_;
   std::deque<InFlight> in_flight_;
+  std::deque<InFlight> replicating_;  // reduced in the group, all-reducing across replicas
   std::function<void(std::size_t block)> on_block_reduced_;
 };
 
