@@ -17,7 +17,7 @@ std::int64_t block_bytes(const BlockSlots& block, DType dtype) {
 ParameterGatherer::ParameterGatherer(comm::Communicator& comm, const FlatLayout& layout,
                                      const ShardPlan& plan, Tensor param_shard,
                                      DeviceContext& device, const ZeroConfig& config,
-                                     bool shard_on_host)
+                                     bool shard_on_host, comm::Communicator* secondary)
     : comm_(comm),
       layout_(layout),
       plan_(plan),
@@ -30,6 +30,16 @@ ParameterGatherer::ParameterGatherer(comm::Communicator& comm, const FlatLayout&
       resident_(layout.blocks.size()) {
   for (std::size_t b = 0; b < layout.blocks.size(); ++b) {
     for (std::size_t source : tie_sources(layout, b)) tie_source_[source] = true;
+  }
+  if (secondary != nullptr) {
+    // Blocks that stay gathered for the step are gathered once: nothing to keep twice.
+    std::vector<bool> kept(layout.blocks.size());
+    for (std::size_t b = 0; b < layout.blocks.size(); ++b) kept[b] = !persistent(b);
+    // Segments as long as the primary plan's (zero.reduce_bucket_size), cut over the group.
+    const std::int64_t segment_elements =
+        config.reduce_bucket_size_bytes / static_cast<std::int64_t>(sizeof(float));
+    secondary_ = std::make_unique<SecondaryShard>(*secondary, layout, segment_elements,
+                                                  param_shard_.dtype(), std::move(kept), device);
   }
 }
 
@@ -72,6 +82,13 @@ void ParameterGatherer::start(std::size_t block) {
     gathered.staged = Tensor::empty(Shape{slices}, param_shard_.dtype(), device_.tracker(),
                                     MemoryCategory::kCommBuffers);
   }
+  if (secondary_ && secondary_->fresh(block)) {
+    // Inside the hpZ group; the shard is not read, so nothing is staged from the host.
+    gathered.works = secondary_->all_gather(block, gathered.buffer);
+    finish_start(block, std::move(gathered));
+    return;
+  }
+  gathered.fills_secondary = secondary_ && secondary_->kept(block);
   std::int64_t staged_offset = 0;
   for (const Segment& segment : segments) {
     const Shape slice{plan_.slice_numel(segment)};
@@ -85,8 +102,12 @@ void ParameterGatherer::start(std::size_t block) {
     gathered.works.push_back(comm_.all_gather(
         input, gathered.buffer.view(segment.offset - slots.offset, Shape{segment.numel})));
   }
+  finish_start(block, std::move(gathered));
+}
+
+void ParameterGatherer::finish_start(std::size_t block, Gathered gathered) {
   resident_[block] = gathered.buffer;
-  live_bytes_ += block_bytes(slots, param_shard_.dtype());
+  live_bytes_ += block_bytes(layout_.blocks[block], param_shard_.dtype());
   peak_live_bytes_ = std::max(peak_live_bytes_, live_bytes_);
   gathered_[block] = std::move(gathered);
 }
@@ -106,6 +127,7 @@ void ParameterGatherer::wait_ready(std::size_t block) {
   for (const auto& work : gathered.works) work->wait();
   gathered.works.clear();
   gathered.staged = Tensor();
+  if (gathered.fills_secondary) secondary_->keep(block, gathered.buffer);
   gathered.ready = true;
 }
 
@@ -135,6 +157,7 @@ void ParameterGatherer::release_all() {
     gathered_[block].reset();
     resident_[block] = Tensor();
   }
+  if (secondary_) secondary_->invalidate();
 }
 
 }  // namespace zt::zero

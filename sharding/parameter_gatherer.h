@@ -11,6 +11,7 @@
 #include "comm/communicator.h"
 #include "core/config/config.h"
 #include "core/device/device_context.h"
+#include "sharding/secondary_shard.h"
 #include "sharding/shard_plan.h"
 
 namespace zt::zero {
@@ -19,10 +20,12 @@ class ParameterGatherer {
  public:
   // With `shard_on_host` (offload.params = "cpu") the shard lies in host memory: each gather
   // first copies the block's slices into a device buffer (comm_buffers) that lives until
-  // the gather is done.
+  // the gather is done. With `secondary` (hpZ: the rank's group of hpz_partition_size ranks)
+  // the gatherer keeps a secondary shard and gathers from it wherever it is fresh (Note [The
+  // secondary shard]).
   ParameterGatherer(comm::Communicator& comm, const FlatLayout& layout, const ShardPlan& plan,
                     Tensor param_shard, DeviceContext& device, const ZeroConfig& config,
-                    bool shard_on_host = false);
+                    bool shard_on_host = false, comm::Communicator* secondary = nullptr);
   ParameterGatherer(const ParameterGatherer&) = delete;
   ParameterGatherer& operator=(const ParameterGatherer&) = delete;
   // Waits for gathers still in flight (a prefetch for a step that never came).
@@ -34,7 +37,8 @@ class ParameterGatherer {
   const std::vector<Tensor>& acquire(std::size_t block);
   // Frees the gathered copy unless the block persists.
   void release(std::size_t block);
-  // Frees every gathered copy, persistent ones too (they are stale once shards change).
+  // Frees every gathered copy, persistent ones too, and forgets the secondary shard: both are
+  // stale once the shards change.
   void release_all();
 
   bool persistent(std::size_t block) const;
@@ -50,8 +54,11 @@ class ParameterGatherer {
     std::vector<std::shared_ptr<comm::Work>> works;
     std::vector<Tensor> views;
     bool ready = false;
+    bool fills_secondary = false;  // a gather from the primary shards of a kept block
   };
   void start(std::size_t block);
+  // Accounts for a gather just started and holds it until release.
+  void finish_start(std::size_t block, Gathered gathered);
   void wait_ready(std::size_t block);
 
   comm::Communicator& comm_;
@@ -64,6 +71,7 @@ class ParameterGatherer {
   std::vector<std::optional<Gathered>> gathered_;
   std::vector<bool> tie_source_;  // blocks whose parameters a later block ties to
   std::vector<Tensor> resident_;  // each gathered block's buffer (undefined when released)
+  std::unique_ptr<SecondaryShard> secondary_;  // hpZ; null without it
   std::int64_t live_bytes_ = 0;
   std::int64_t peak_live_bytes_ = 0;
 };

@@ -26,16 +26,28 @@ std::vector<comm::SplitRequest> shard_group_requests(int world, int group_size) 
   return requests;
 }
 
-// ... and the ranks of one place in every group.
+// ... the ranks of one place in every group ...
 std::vector<comm::SplitRequest> replica_requests(int world, int group_size) {
   std::vector<comm::SplitRequest> requests(static_cast<std::size_t>(world));
   for (int r = 0; r < world; ++r) requests[static_cast<std::size_t>(r)] = {r % group_size, r};
   return requests;
 }
 
+// ... and hpZ's groups of contiguous ranks: split from the world's lane, they lie inside the
+// shard groups because their size divides the group's.
+std::unique_ptr<comm::Communicator> split_hpz_groups(const comm::CommLanes& lanes, int group_size,
+                                                     int partition_size) {
+  if (partition_size <= 1 || partition_size >= group_size) return nullptr;
+  ZT_CHECK(group_size % partition_size == 0,
+           "hpZ partition size " + std::to_string(partition_size) +
+               " does not divide the shard group of " + std::to_string(group_size) +
+               " ranks (check_hpz_partition_size refuses it)");
+  return lanes.parameters.split(shard_group_requests(lanes.world_size(), partition_size));
+}
+
 }  // namespace
 
-ShardGroups::ShardGroups(comm::CommLanes lanes, int group_size)
+ShardGroups::ShardGroups(comm::CommLanes lanes, int group_size, int hpz_partition_size)
     : lanes_(lanes),
       group_size_(resolved_group_size(lanes, group_size)),
       rank_in_group_(lanes.rank() % group_size_),
@@ -51,6 +63,7 @@ ShardGroups::ShardGroups(comm::CommLanes lanes, int group_size)
               : nullptr),
       replicas_(hybrid() ? lanes.gradients.split(replica_requests(lanes.world_size(), group_size_))
                          : nullptr),
+      secondary_(split_hpz_groups(lanes, group_size_, hpz_partition_size)),
       parameters_(group_parameters_ ? *group_parameters_ : lanes.parameters),
       gradients_(group_gradients_    ? *group_gradients_
                  : group_parameters_ ? *group_parameters_
@@ -65,7 +78,7 @@ ShardGroups::ShardGroups(comm::CommLanes lanes, int group_size)
 
 comm::CommCounters ShardGroups::counters() const {
   comm::CommCounters total = lanes_.counters();
-  for (const auto* split : {&group_parameters_, &group_gradients_, &replicas_}) {
+  for (const auto* split : {&group_parameters_, &group_gradients_, &replicas_, &secondary_}) {
     if (*split) total += (*split)->counters();
   }
   return total;

@@ -28,7 +28,10 @@ class ShardGroups {
   // `group_size` divides lanes.world_size() (the engine refuses other values with the key
   // named, check_shard_group_size); 0 means the world. Splits the lanes (collective: every
   // rank of the world constructs its ShardGroups in the same order relative to other splits).
-  ShardGroups(comm::CommLanes lanes, int group_size);
+  // `hpz_partition_size` > 1 (stage 3, dividing the group: check_hpz_partition_size) also
+  // splits the parameter lane into groups of that many contiguous ranks for the secondary
+  // shard (Note [The secondary shard] in sharding/secondary_shard.h).
+  ShardGroups(comm::CommLanes lanes, int group_size, int hpz_partition_size = 0);
   ShardGroups(const ShardGroups&) = delete;
   ShardGroups& operator=(const ShardGroups&) = delete;
 
@@ -44,6 +47,8 @@ class ShardGroups {
   comm::Communicator& gradients() const { return gradients_; }
   // All-reduces of a reduced gradient shard across the replicas; null with one group.
   comm::Communicator* replicas() const { return replicas_.get(); }
+  // All-gathers from the secondary shard, inside the rank's hpZ group; null without hpZ.
+  comm::Communicator* secondary() const { return secondary_.get(); }
   // Whether this rank is in the first group: its ranks' shards are the ones that count once
   // (a gradient norm's parts, a checkpoint's files); the other groups hold copies of them.
   bool in_first_replica() const { return replica_ == 0; }
@@ -59,6 +64,7 @@ class ShardGroups {
   std::unique_ptr<comm::Communicator> group_parameters_;  // null: the lane itself
   std::unique_ptr<comm::Communicator> group_gradients_;   // null: the lane itself (or parameters')
   std::unique_ptr<comm::Communicator> replicas_;
+  std::unique_ptr<comm::Communicator> secondary_;  // hpZ groups; null without hpZ
   comm::Communicator& parameters_;
   comm::Communicator& gradients_;
 };

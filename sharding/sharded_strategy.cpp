@@ -24,7 +24,8 @@ Tensor zeros(std::int64_t numel, MemoryTracker& tracker, MemoryCategory category
 ShardedStrategy::ShardedStrategy(const StrategyInputs& inputs, int stage)
     : dtype_(compute_dtype(inputs.config)),
       grad_dtype_(gradient_dtype(inputs.config)),
-      groups_(inputs.lanes, static_cast<int>(inputs.config.zero.shard_group_size)),
+      groups_(inputs.lanes, static_cast<int>(inputs.config.zero.shard_group_size),
+              stage == 3 ? static_cast<int>(inputs.config.zero.hpz_partition_size) : 0),
       optimizer_(inputs.optimizer),
       device_(inputs.device),
       config_(inputs.config.zero),
@@ -73,7 +74,7 @@ ShardedStrategy::ShardedStrategy(const StrategyInputs& inputs, int stage)
     }
   } else {
     gatherer_.emplace(groups_.parameters(), layout_, plan_, param_shard_.storage(), device_,
-                      config_, memory_plan_.offloaded_parameters);
+                      config_, memory_plan_.offloaded_parameters, groups_.secondary());
   }
   publish_masters();  // the gathers overlap with the first forward
   if (!memory_plan_.transient_block_gradients) {

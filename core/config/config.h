@@ -156,7 +156,8 @@ struct ZeroConfig {
   std::int64_t prefetch_blocks = 0;           // stage 3: blocks gathered ahead of compute
   std::int64_t param_persistence_threshold_bytes = 0;  // stage 3: smaller blocks stay gathered
   std::int64_t max_live_parameters_bytes = 0;          // stage 3: cap on gathered parameter bytes
-  std::int64_t shard_group_size = 0;  // stages 1-3: ranks a shard spans; 0 = the world
+  std::int64_t shard_group_size = 0;    // stages 1-3: ranks a shard spans; 0 = the world
+  std::int64_t hpz_partition_size = 0;  // stage 3: ranks a secondary shard spans; 0, 1 = none
 
   friend bool operator==(const ZeroConfig&, const ZeroConfig&) = default;
 };

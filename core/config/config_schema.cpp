@@ -391,6 +391,17 @@ void add_precision_zero_runtime(std::vector<SectionSpec>& schema) {
                "stay inside the group. Must divide the world size; 0 = the world size (one "
                "group). Stage 0 replicates everything: there it must be 0 or the world size.",
                {"mics_shard_size"});
+  zero.integer("hpz_partition_size", &ZeroConfig::hpz_partition_size, 0, Range::at_least(0),
+               "ranks",
+               "Stage 3, hierarchical partitioning (ZeRO++ hpZ): besides its shard, every rank "
+               "keeps a secondary shard of the parameters in the compute dtype, cut over "
+               "groups of this many contiguous ranks (a node when it equals the ranks per "
+               "node), filled from the forward's all-gathers; the backward's all-gathers (and "
+               "later micro-batches' forwards) read it and stay inside the group. Costs the "
+               "parameters' compute-dtype bytes / this size per rank. Must divide "
+               "zero.shard_group_size (or the world size); 0 or 1 = none, and the shard "
+               "group's own size keeps nothing twice.",
+               {"zero_hpz_partition_size"});
 
   auto offload = section(schema, "offload", &Config::offload,
                          "Model states kept off the device (ZeRO-Offload, ZeRO-Infinity).");

@@ -13,6 +13,7 @@
 #include "nn/kernels/cpu/gemm_cpu.h"
 #include "runtime/engine/device_selection.h"
 #include "runtime/engine/memory_report.h"
+#include "runtime/engine/supported_config.h"
 #include "runtime/launch/rank_env.h"
 #include "runtime/launch/rendezvous_store.h"
 
@@ -85,6 +86,7 @@ RankSession::RankSession(const Config& config, bool write_run_dir)
     topology_ = comm::exchange_topology(*store_, "zerotrain/", rank_, world_size_, mine, timeout_);
     // The lanes count bytes by node from here on (Note [Counting bytes by node]).
     lanes_->lanes().place_ranks(topology_.nodes_by_rank());
+    check_groups_fit_nodes(config_, topology_);
   }
 }
 

@@ -85,4 +85,56 @@ void check_shard_group_size(const Config& config, int world_size) {
   }
 }
 
+namespace {
+
+// The shard group's size as the strategy resolves it: 0 or the world size is the world.
+std::int64_t shard_group_of(const Config& config, int world_size) {
+  const std::int64_t group = config.zero.shard_group_size;
+  return group == 0 ? world_size : group;
+}
+
+bool hpz_enabled(const Config& config) { return config.zero.hpz_partition_size > 1; }
+
+}  // namespace
+
+void check_hpz_partition_size(const Config& config, int world_size) {
+  if (!hpz_enabled(config)) return;
+  const std::int64_t partition = config.zero.hpz_partition_size;
+  const std::string setting = where_set(config, "zero.hpz_partition_size") +
+                              ": zero.hpz_partition_size = " + std::to_string(partition);
+  if (config.zero.stage != 3) {
+    throw ConfigError(setting + " keeps a secondary copy of stage 3's parameter shards, and " +
+                      "zero.stage = " + std::to_string(config.zero.stage) +
+                      " keeps every parameter on every rank; set zero.stage = 3, or "
+                      "zero.hpz_partition_size = 0");
+  }
+  const std::int64_t group = shard_group_of(config, world_size);
+  const std::string group_text = config.zero.shard_group_size == 0 || group == world_size
+                                     ? "the world size " + std::to_string(world_size)
+                                     : "zero.shard_group_size = " + std::to_string(group);
+  if (partition > group || group % partition != 0) {
+    throw ConfigError(setting + " does not divide " + group_text +
+                      " (a secondary shard re-cuts the shard group's parameters over groups of " +
+                      std::to_string(partition) + " ranks inside it); set it to a divisor of " +
+                      std::to_string(group) + ", e.g. the ranks per node, or 0 for none");
+  }
+}
+
+void check_groups_fit_nodes(const Config& config, const comm::Topology& topology) {
+  if (topology.equal_nodes()) return;
+  const int world_size = topology.world_size();
+  const bool hybrid = config.zero.stage > 0 && shard_group_of(config, world_size) != world_size;
+  const std::string_view key = hybrid ? "zero.shard_group_size" : "zero.hpz_partition_size";
+  if (!hybrid && !hpz_enabled(config)) return;
+  const std::int64_t size = hybrid ? config.zero.shard_group_size : config.zero.hpz_partition_size;
+  throw ConfigError(where_set(config, key) + ": " + std::string(key) + " = " +
+                    std::to_string(size) +
+                    " groups contiguous ranks the way nodes hold them, "
+                    "and this job runs on " +
+                    topology.describe() +
+                    ": groups would straddle the nodes differently on each; start the same "
+                    "number of ranks on every node, or set " +
+                    std::string(key) + " = 0");
+}
+
 }  // namespace zt::engine

@@ -13,6 +13,7 @@
 #include "optim/optimizer.h"
 #include "runtime/checkpoint/checkpoint_format.h"
 #include "runtime/engine/model_factory.h"
+#include "runtime/engine/supported_config.h"
 #include "runtime/engine/trainer.h"
 #include "runtime/estimate/estimate_limits.h"
 
@@ -112,6 +113,7 @@ void simulate(const Config& config, const Config& simulated, int world_size, int
   comm::MetaCommunicator gradients(rank, world_size, scratch, nccl);
   const comm::Topology topology = estimated_topology(world_size, options);
   estimate.node_count = topology.node_count();
+  engine::check_groups_fit_nodes(config, topology);  // as every rank of such a job would
   for (comm::Communicator* lane :
        std::initializer_list<comm::Communicator*>{&control, &parameters, &gradients}) {
     lane->place_ranks(topology.nodes_by_rank());

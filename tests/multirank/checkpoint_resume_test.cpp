@@ -187,7 +187,9 @@ INSTANTIATE_TEST_SUITE_P(
         RunShape{3,
                  2,
                  {"model.type=llama", "model.n_kv_head=1", "model.ffn_dim=24",
-                  "offload.optimizer=cpu", "offload.params=cpu"}}));
+                  "offload.optimizer=cpu", "offload.params=cpu"}},
+        // hpZ's secondary shard is no state: the resumed run's first forward rebuilds it.
+        RunShape{3, 4, {"zero.hpz_partition_size=2", "precision.dtype=bf16"}}));
 
 TEST(BitwiseResume, Fp16ResumesWithTheLossScalerMidBackoff) {
   // Rank 1's step-2 gradients overflow: the scale backs off at step 2, grows again after two
@@ -293,6 +295,8 @@ const std::vector<std::string> kSgdOverlap{"optimizer.type=sgd", "optimizer.mome
 const std::vector<std::string> kSgdHybrid{"optimizer.type=sgd", "optimizer.momentum=0.9",
                                           "zero.shard_group_size=2"};
 const std::vector<std::string> kAdamHybrid{"zero.shard_group_size=2"};
+const std::vector<std::string> kSgdHpz{"optimizer.type=sgd", "optimizer.momentum=0.9",
+                                       "zero.hpz_partition_size=2"};
 const std::vector<std::string> kSgdOffload{"optimizer.type=sgd", "optimizer.momentum=0.9",
                                            "offload.optimizer=cpu"};
 
@@ -312,7 +316,10 @@ INSTANTIATE_TEST_SUITE_P(
                       Reshard{RunShape{2, 4, kSgdHybrid}, RunShape{2, 2, kSgd}},
                       Reshard{RunShape{3, 4, kSgdHybrid}, RunShape{3, 4, kSgd}},
                       Reshard{RunShape{1, 4, kSgd}, RunShape{3, 4, kSgdHybrid}},
-                      Reshard{RunShape{2, 4, kAdamHybrid}, RunShape{1, 1, {}}}));
+                      Reshard{RunShape{2, 4, kAdamHybrid}, RunShape{1, 1, {}}},
+                      // hpZ saves the primary shards only: into a flat world, and back.
+                      Reshard{RunShape{3, 4, kSgdHpz}, RunShape{3, 2, kSgd}},
+                      Reshard{RunShape{3, 2, kSgd}, RunShape{3, 4, kSgdHpz}}));
 
 // Hybrid sharding writes a checkpoint once: the first group's 2 ranks write a file each, as a
 // world of 2 would, and the manifest names that world; the other group's ranks write nothing.
