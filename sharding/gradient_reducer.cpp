@@ -87,14 +87,23 @@ std::vector<std::shared_ptr<comm::Work>> GradientReducer::reduce_across_replicas
   // result is the sum over the world, as a flat reduce-scatter's, in fp32 where it went
   // through scratch. It is waited for once the next block's reduce-scatter completes, so the
   // link's round trip overlaps that block's backward instead of stalling it.
+  // Note [One all-reduce per block]: the block's reduced slices lie back to back in scratch
+  // and in a shard of its own, so they cross the replicas as one message. Per segment
+  // (zero.reduce_bucket_size, 64 KiB in configs/tiny.toml) they were ~200 all-reduces a step,
+  // each paying the link's round trips; on the two-node testbed that, not bandwidth, made
+  // hybrid steps slower than flat stage 3 (docs/BENCHMARKS.md, two nodes).
+  const auto& segments = plan_.segments(flight.block);
+  std::int64_t slices = 0;
+  for (const Segment& segment : segments) slices += plan_.slice_numel(segment);
+  if (flight.via_scratch) return {replicas_->all_reduce(flight.scratch, comm::ReduceOp::kSum)};
+  if (!grad_shard_.is_in_place()) {
+    const Tensor reduced = grad_shard_.storage().view(segments.front().shard_offset, Shape{slices});
+    return {replicas_->all_reduce(reduced, comm::ReduceOp::kSum)};
+  }
+  // A shard in place in the full gradients (stage 1) has its slices apart, one per segment.
   std::vector<std::shared_ptr<comm::Work>> works;
-  std::int64_t scratch_offset = 0;
-  for (const Segment& segment : plan_.segments(flight.block)) {
-    const std::int64_t slice = plan_.slice_numel(segment);
-    const Tensor reduced = flight.via_scratch ? flight.scratch.view(scratch_offset, Shape{slice})
-                                              : grad_shard_.slice(segment);
-    works.push_back(replicas_->all_reduce(reduced, comm::ReduceOp::kSum));
-    scratch_offset += slice;
+  for (const Segment& segment : segments) {
+    works.push_back(replicas_->all_reduce(grad_shard_.slice(segment), comm::ReduceOp::kSum));
   }
   return works;
 }

@@ -61,7 +61,8 @@ class GradientReducer {
   // The flight's reduced slices into the shard (from scratch), then on_block_reduced_.
   void apply(const InFlight& flight);
   // Hybrid sharding: all-reduces the flight's reduced slices (where the reduce-scatter put
-  // them) across the replicas, once the reduce-scatters are done; returns the works.
+  // them) across the replicas, once the reduce-scatters are done, as one message where they
+  // lie back to back (Note [One all-reduce per block]); returns the works.
   std::vector<std::shared_ptr<comm::Work>> reduce_across_replicas(const InFlight& flight);
 
   // Bound on reductions in flight, so transient gradient buffers cannot pile up.
