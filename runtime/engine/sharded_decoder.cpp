@@ -35,8 +35,13 @@ namespace zt::engine {
 // Tokens are selected on the device (KernelBackend::select_tokens: argmax, or a draw from a
 // counter-based stream in integer arithmetic, Note [Selecting a token in integers]), into a
 // device buffer of every position's ids whose slot for a position is the next call's input,
-// so no token crosses to the host until the end: the host enqueues the whole decode and reads
-// the ids once, after the last call (Note [Ids stay on the device]).
+// so no token crosses to the host until the end and selecting adds no host wait per token
+// (what a forward's gathers wait for is theirs): the host reads the ids once, after the last
+// call (Note [Ids stay on the device]).
+//
+// Attention runs on the device's default kernels, not runtime.attention's choice: cuDNN's
+// graphs are built for training's square shape, and a decode step's queries attend over a
+// longer key sequence (generate::Decoder does the same).
 
 // Note [Ids stay on the device]
 // Each rank computes the same logits from the same parameters, and select_tokens gives the
@@ -52,10 +57,6 @@ namespace zt::engine {
 // buffer holds from the start (one copy of the prompts' tails before the first call); only
 // the rows past their prompt take the selected id, through a device copy each while some row
 // is still in its prompt, directly otherwise.
-
-// Attention runs on the device's default kernels, not runtime.attention's choice: cuDNN's
-// graphs are built for training's square shape, and a decode step's queries attend over a
-// longer key sequence (generate::Decoder does the same).
 
 ShardedDecoder::ShardedDecoder(const ShardedModel& model, std::int64_t max_len)
     : sharded_(model), kernels_(nn::kernel_backend_for(model.device.device())), max_len_(max_len) {}
