@@ -259,14 +259,9 @@ std::vector<std::vector<std::int32_t>> Engine::generate(
   check_prompts(prompts, vocab);
   return impl_->session.explained([&] {
     // Note [A stream per row]: row r's draws come from stream r of the seed.
-    std::vector<zt::generate::TokenSampler> row_samplers;
-    row_samplers.reserve(prompts.size());
-    for (std::size_t row = 0; row < prompts.size(); ++row) {
-      row_samplers.emplace_back(sampling, vocab, row);
-    }
     const PhaseScope phase(impl_->session.device().tracker(), "generate");
     zt::engine::ShardedDecoder decoder(trainer.sharded_model(), config.model.seq_len);
-    return decoder.generate(prompts, new_tokens, row_samplers);
+    return decoder.generate(prompts, new_tokens, sampling, vocab);
   });
 }
 

@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "nn/kernels/cuda_workspace.h"
 #include "nn/kernels/llama_op_checks.h"
+#include "nn/kernels/token_select_rows.h"
 
 namespace zt::nn::cuda {
 namespace {
@@ -152,6 +153,14 @@ class CudaDryKernelBackend final : public KernelBackend {
     const std::int64_t classes = logits.dim(logits.rank() - 1);
     replay_workspace(device, cross_entropy_workspace_request(logits.numel() / classes));
     // The loss sum's slot on a meta device has no bytes (HostScalar): nothing is written.
+  }
+
+  // The CUDA kernel allocates nothing: a block per row keeps its partial counts and sums in
+  // shared memory, and the ids go straight into `ids`.
+  void select_tokens(DeviceContext& device, const Tensor& logits, std::int64_t classes,
+                     const math::TokenSampling&, const Tensor& ids) const override {
+    expect_meta(device);
+    last_logit_rows(logits, classes, ids);
   }
 
  private:

@@ -14,6 +14,7 @@
 #include "core/tensor.h"
 #include "nn/kernels/attention_heads.h"
 #include "nn/kernels/math/dropout_math.h"
+#include "nn/kernels/math/token_select_math.h"
 
 namespace zt::nn {
 
@@ -203,6 +204,16 @@ class KernelBackend {
   virtual void softmax_cross_entropy(DeviceContext& device, const Tensor& logits,
                                      const Tensor& targets, std::int64_t classes, float grad_scale,
                                      const Tensor& dlogits, double* loss_sum) const = 0;
+
+  // Next-token selection for decoding (Note [Selecting a token in integers] in
+  // nn/kernels/math/token_select_math.h): for each row b of logits (B, C) or (B, T, C) in the
+  // compute dtype, reading its last position, over its first `classes` columns (classes <= C;
+  // the padded ones are never chosen: Note [Padded vocabulary]), writes ids[b] (B elements,
+  // i32, on this device): the greedy id at sampling.temperature 0, else the id drawn with draw
+  // sampling.step of row b's stream of sampling.seed. Every backend writes the same ids for the
+  // same logits. No workspace; the host does not wait (CPU: done when the call returns).
+  virtual void select_tokens(DeviceContext& device, const Tensor& logits, std::int64_t classes,
+                             const math::TokenSampling& sampling, const Tensor& ids) const = 0;
 };
 
 // Which kernels run a CUDA backend's attention (runtime.attention, resolved by the runtime):

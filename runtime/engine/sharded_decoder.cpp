@@ -1,5 +1,6 @@
 // Decoding through the ZeRO strategy's hooks: a prefill of the prompts' common length, then
-// one position per call with teacher forcing, rank 0's tokens broadcast to every rank.
+// one position per call with teacher forcing, the tokens selected on the device and rank 0's
+// broadcast to every rank.
 #include "runtime/engine/sharded_decoder.h"
 
 #include <algorithm>
@@ -31,18 +32,31 @@ namespace zt::engine {
 // it computes then is not read.
 //
 // Decoding is collective: at stage 3 every forward gathers, so every rank runs every call.
-// Each rank computes the same logits from the same parameters, but nothing promises the
-// bits agree across ranks (kernels, reduction orders), and ranks that chose different tokens
-// would go on to decode different sequences. So rank 0 alone reads its logits and selects
-// (generate::TokenSampler, on the host), and the selected ids go to every rank by one
-// broadcast of B int32 per position on the control lane, into the device buffer that is the
-// next call's input. Each position costs a host wait for the logits on rank 0 and one for
-// the broadcast on every rank; selecting on the device (argmax or a draw from a
-// counter-based stream, with no host wait per token) is what comes next.
+// Tokens are selected on the device (KernelBackend::select_tokens: argmax, or a draw from a
+// counter-based stream in integer arithmetic, Note [Selecting a token in integers]), into a
+// device buffer of every position's ids whose slot for a position is the next call's input,
+// so no token crosses to the host until the end and selecting adds no host wait per token
+// (what a forward's gathers wait for is theirs): the host reads the ids once, after the last
+// call (Note [Ids stay on the device]).
 //
 // Attention runs on the device's default kernels, not runtime.attention's choice: cuDNN's
 // graphs are built for training's square shape, and a decode step's queries attend over a
 // longer key sequence (generate::Decoder does the same).
+
+// Note [Ids stay on the device]
+// Each rank computes the same logits from the same parameters, and select_tokens gives the
+// same ids for the same logits on every backend; but nothing promises the logits' bits agree
+// across ranks (a GEMM's algorithm choice, a kernel's reduction order, ranks on different
+// hardware), and ranks that chose different tokens would go on to decode different sequences
+// and return different results, with nothing to tell. So rank 0 alone selects and its B int32
+// ids are broadcast on the control lane into every rank's slot, as a device tensor: on NCCL
+// the broadcast is ordered on the streams and the host does not wait for it (Gloo stages it
+// through the host, a wait per position); with one rank there is nothing to broadcast. The
+// cost is one broadcast of B x 4 bytes per position, against the certainty that every rank
+// feeds the same tokens. A row still inside its prompt keeps its prompt's token, which the
+// buffer holds from the start (one copy of the prompts' tails before the first call); only
+// the rows past their prompt take the selected id, through a device copy each while some row
+// is still in its prompt, directly otherwise.
 
 ShardedDecoder::ShardedDecoder(const ShardedModel& model, std::int64_t max_len)
     : sharded_(model), kernels_(nn::kernel_backend_for(model.device.device())), max_len_(max_len) {}
@@ -67,64 +81,45 @@ Tensor ShardedDecoder::forward(const Tensor& ids, nn::DecodeState& state) {
   return x;
 }
 
-std::vector<float> ShardedDecoder::last_logits(const Tensor& logits) {
-  const std::int64_t rows = logits.dim(0);
-  const std::int64_t positions = logits.dim(1);
-  const std::int64_t vocab = logits.dim(2);
-  const DType dtype = logits.dtype();
-  const std::size_t row_bytes = static_cast<std::size_t>(vocab) * dtype_size(dtype);
-  std::vector<std::byte> host_bytes(static_cast<std::size_t>(rows) * row_bytes);
-  for (std::int64_t b = 0; b < rows; ++b) {
-    const Tensor last = logits.view((b * positions + positions - 1) * vocab, Shape{vocab});
-    sharded_.device.ops().copy(
-        last, Tensor::wrap(host_bytes.data() + static_cast<std::size_t>(b) * row_bytes,
-                           last.shape(), dtype));
-  }
-  sharded_.device.synchronize();
-  std::vector<float> values(static_cast<std::size_t>(rows * vocab));
-  convert_elements(host_bytes.data(), dtype, values.data(), DType::kF32, values.size());
-  return values;
-}
-
-void ShardedDecoder::broadcast_ids(std::vector<std::int32_t>& ids, const Tensor& buffer) {
-  const Tensor host = Tensor::wrap(ids.data(), buffer.shape(), DType::kI32);
+void ShardedDecoder::select(const Tensor& logits, std::int64_t classes,
+                            const nn::math::TokenSampling& sampling, std::int64_t position,
+                            const std::vector<std::vector<std::int32_t>>& prompts,
+                            const Tensor& selected, const Tensor& ids) {
   DeviceContext& device = sharded_.device;
-  if (sharded_.comm.rank() == 0) device.ops().copy(host, buffer);
-  sharded_.comm.broadcast(buffer, 0)->wait();
-  device.ops().copy(buffer, host);
-  device.compute_stream().synchronize();
+  if (sharded_.comm.rank() == 0) {
+    const bool past_every_prompt =
+        std::all_of(prompts.begin(), prompts.end(), [&](const std::vector<std::int32_t>& prompt) {
+          return position >= static_cast<std::int64_t>(prompt.size());
+        });
+    if (past_every_prompt) {
+      kernels_.select_tokens(device, logits, classes, sampling, ids);
+    } else {
+      kernels_.select_tokens(device, logits, classes, sampling, selected);
+      for (std::size_t b = 0; b < prompts.size(); ++b) {
+        if (position < static_cast<std::int64_t>(prompts[b].size())) continue;
+        const auto row = static_cast<std::int64_t>(b);
+        device.ops().copy(selected.view(row, Shape{1}), ids.view(row, Shape{1}));
+      }
+    }
+  }
+  if (sharded_.comm.world_size() > 1) sharded_.comm.broadcast(ids, 0)->wait();
 }
 
 // Note [A stream per row]
-// One sampler shared by a batch draws its numbers in row order, so a row's draws would depend
-// on how many rows come before it and on when they finish. With a sampler per row
-// (zerotrain::Engine::generate keys row b's by (seed, b): TokenSampler's `stream`), row b's
-// n-th token is drawn with the n-th number of its own stream from its own logits, whatever the
-// other rows hold: the same prompt at the same row index and seed draws the same tokens in any
-// batch (up to the last bits of the logits, which a prefill of another length may round
-// otherwise: Note [Decoding the sharded model]), and row 0 draws what that prompt alone draws.
+// One stream shared by a batch would hand out its numbers in row order, so a row's draws
+// would depend on how many rows come before it and on when they finish. Instead row b's
+// token at position p is draw p of stream b of the seed (math::sampling_draw of
+// sampling_row_key(seed, b), the stream generate::TokenSampler's `stream` b draws from), from
+// its own logits, whatever the other rows hold: the same prompt at the same row index and seed
+// draws the same tokens in any batch (up to the last bits of the logits, which a prefill of
+// another length may round otherwise: Note [Decoding the sharded model]), and row 0 draws what
+// that prompt alone draws.
 std::vector<std::vector<std::int32_t>> ShardedDecoder::generate(
     const std::vector<std::vector<std::int32_t>>& prompts, std::int64_t new_tokens,
-    generate::TokenSampler& sampler) {
-  return decode(prompts, new_tokens,
-                [&](std::size_t, std::span<const float> logits) { return sampler.sample(logits); });
-}
-
-std::vector<std::vector<std::int32_t>> ShardedDecoder::generate(
-    const std::vector<std::vector<std::int32_t>>& prompts, std::int64_t new_tokens,
-    std::span<generate::TokenSampler> row_samplers) {
-  ZT_CHECK(sharded_.comm.rank() != 0 || row_samplers.size() == prompts.size(),
-           "decoding needs one sampler per prompt on rank 0");
-  return decode(prompts, new_tokens, [&](std::size_t row, std::span<const float> logits) {
-    return row_samplers[row].sample(logits);
-  });
-}
-
-std::vector<std::vector<std::int32_t>> ShardedDecoder::decode(
-    const std::vector<std::vector<std::int32_t>>& prompts, std::int64_t new_tokens,
-    const SelectToken& select) {
+    const generate::SamplingOptions& sampling, std::int64_t vocab_limit) {
   const auto rows = static_cast<std::int64_t>(prompts.size());
   ZT_CHECK(rows > 0 && new_tokens > 0, "decoding needs a prompt and a token to generate");
+  ZT_CHECK(vocab_limit > 0, "decoding needs a vocabulary");
   std::size_t shortest = prompts.front().size();
   std::size_t longest = 0;
   for (const std::vector<std::int32_t>& prompt : prompts) {
@@ -143,7 +138,6 @@ std::vector<std::vector<std::int32_t>> ShardedDecoder::decode(
   }
   DeviceContext& device = sharded_.device;
   MemoryTracker& tracker = device.tracker();
-  const bool selects = sharded_.comm.rank() == 0;
   nn::DecodeState state(rows, max_len_);
 
   // Prefill: the common shortest length of every row in one call.
@@ -155,40 +149,48 @@ std::vector<std::vector<std::int32_t>> ShardedDecoder::decode(
   Tensor ids =
       Tensor::empty(Shape{rows, prefill}, DType::kI32, tracker, MemoryCategory::kActivations);
   device.ops().copy(Tensor::wrap(prefill_ids.data(), ids.shape(), DType::kI32), ids);
+
+  // Every later position's ids (position prefill + s in slot s, (positions, B)), holding the
+  // prompts' tails from the start (Note [Ids stay on the device]); a finished row's slots are
+  // selected too, and not read.
+  const std::int64_t positions = static_cast<std::int64_t>(longest) + new_tokens - prefill;
+  std::vector<std::int32_t> tails(static_cast<std::size_t>(positions * rows), 0);
+  for (std::int64_t p = prefill; p < static_cast<std::int64_t>(longest); ++p) {
+    for (std::size_t b = 0; b < prompts.size(); ++b) {
+      if (p >= static_cast<std::int64_t>(prompts[b].size())) continue;
+      tails[static_cast<std::size_t>((p - prefill) * rows) + b] =
+          prompts[b][static_cast<std::size_t>(p)];
+    }
+  }
+  const Tensor history =
+      Tensor::empty(Shape{positions, rows}, DType::kI32, tracker, MemoryCategory::kActivations);
+  device.ops().copy(Tensor::wrap(tails.data(), history.shape(), DType::kI32), history);
+  const Tensor selected =
+      Tensor::empty(Shape{rows, 1}, DType::kI32, tracker, MemoryCategory::kActivations);
+  nn::math::TokenSampling token_sampling{.temperature = static_cast<float>(sampling.temperature),
+                                         .top_k = sampling.top_k,
+                                         .seed = sampling.seed};
+
   Tensor logits = forward(ids, state);
   state.advance(prefill);
-
-  const Tensor next_ids =
-      Tensor::empty(Shape{rows, 1}, DType::kI32, tracker, MemoryCategory::kActivations);
-  std::vector<std::int32_t> next(static_cast<std::size_t>(rows));
-  std::vector<std::vector<std::int32_t>> generated(static_cast<std::size_t>(rows));
-  for (std::int64_t position = prefill;; ++position) {
-    // The token at `position` of every row: its prompt's, or selected from its logits.
-    if (selects) {
-      const std::vector<float> last = last_logits(logits);
-      const auto vocab = static_cast<std::size_t>(logits.dim(2));
-      for (std::size_t b = 0; b < next.size(); ++b) {
-        if (position < static_cast<std::int64_t>(prompts[b].size())) {
-          next[b] = prompts[b][static_cast<std::size_t>(position)];
-        } else if (std::ssize(generated[b]) < new_tokens) {
-          next[b] = select(b, std::span(last).subspan(b * vocab, vocab));
-        }  // else a finished row: fed its last token again, its result unread
-      }
-    } else {
-      device.synchronize();  // the forward reads `next_ids`: done before it is overwritten
-    }
-    broadcast_ids(next, next_ids);
-    bool done = true;
-    for (std::size_t b = 0; b < next.size(); ++b) {
-      if (position >= static_cast<std::int64_t>(prompts[b].size()) &&
-          std::ssize(generated[b]) < new_tokens) {
-        generated[b].push_back(next[b]);
-      }
-      done = done && std::ssize(generated[b]) == new_tokens;
-    }
-    if (done) break;
-    logits = forward(next_ids, state);
+  for (std::int64_t s = 0; s < positions; ++s) {
+    const Tensor slot = history.view(s * rows, Shape{rows, 1});
+    token_sampling.step = static_cast<std::uint64_t>(prefill + s);
+    select(logits, vocab_limit, token_sampling, prefill + s, prompts, selected, slot);
+    if (s + 1 == positions) break;
+    logits = forward(slot, state);
     state.advance(1);
+  }
+
+  // The one read of the ids: after the last selection.
+  device.ops().copy(history, Tensor::wrap(tails.data(), history.shape(), DType::kI32));
+  device.synchronize();
+  std::vector<std::vector<std::int32_t>> generated(prompts.size());
+  for (std::size_t b = 0; b < prompts.size(); ++b) {
+    const auto first = static_cast<std::int64_t>(prompts[b].size()) - prefill;
+    for (std::int64_t s = first; s < first + new_tokens; ++s) {
+      generated[b].push_back(tails[static_cast<std::size_t>(s * rows) + b]);
+    }
   }
   return generated;
 }

@@ -4,8 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
-#include <span>
 #include <vector>
 
 #include "comm/communicator.h"
@@ -23,7 +21,7 @@ struct ShardedModel {
   const nn::Model& model;  // its modules run forward; the parameters are the strategy's
   zero::ZeroStrategy& strategy;
   DeviceContext& device;     // the rank's training device; its tracker counts the cache
-  comm::Communicator& comm;  // broadcasts rank 0's tokens (the trainer's control lane)
+  comm::Communicator& comm;  // broadcasts rank 0's token ids (the trainer's control lane)
 };
 
 class ShardedDecoder {
@@ -33,33 +31,26 @@ class ShardedDecoder {
 
   // Continues every prompt by `new_tokens` tokens and returns them, one row per prompt, the
   // same on every rank. Collective: every rank calls it with the same prompts (each at least
-  // one token; Error when one and its new tokens do not fit in max_len). Rank 0 selects the
-  // tokens with `sampler` (read there only: other ranks may pass any). At temperature 0 a
-  // row's tokens are those of decoding its prompt alone.
+  // one token; Error when one and its new tokens do not fit in max_len) and sampling. Tokens
+  // are selected on the device among the ids below `vocab_limit` (the data's vocabulary: Note
+  // [Padded vocabulary]); row b's token at position p is draw p of stream b of sampling.seed
+  // (Note [A stream per row]). At temperature 0 a row's tokens are those of decoding its
+  // prompt alone.
   std::vector<std::vector<std::int32_t>> generate(
       const std::vector<std::vector<std::int32_t>>& prompts, std::int64_t new_tokens,
-      generate::TokenSampler& sampler);
-  // As above, row b's tokens selected by `row_samplers[b]` (one per prompt; read on rank 0
-  // only, where it must hold one per prompt): a row's draws then depend on its own prompt
-  // and sampler alone, not on the other rows (Note [A stream per row]).
-  std::vector<std::vector<std::int32_t>> generate(
-      const std::vector<std::vector<std::int32_t>>& prompts, std::int64_t new_tokens,
-      std::span<generate::TokenSampler> row_samplers);
+      const generate::SamplingOptions& sampling, std::int64_t vocab_limit);
 
  private:
-  // Row `row`'s next token from its logits (rank 0).
-  using SelectToken = std::function<std::int32_t(std::size_t row, std::span<const float> logits)>;
-  std::vector<std::vector<std::int32_t>> decode(
-      const std::vector<std::vector<std::int32_t>>& prompts, std::int64_t new_tokens,
-      const SelectToken& select);
   // The model over `ids` (B, T) i32 on the device at the state's next positions, block by
   // block through the strategy's hooks; the logits (B, T, V) in the compute dtype.
   Tensor forward(const Tensor& ids, nn::DecodeState& state);
-  // The logits after each row's last position (B x V, f32, host).
-  std::vector<float> last_logits(const Tensor& logits);
-  // Rank 0's `ids` (B) in every rank's `ids`, through `buffer` (B, 1) on the device, which
-  // then holds them as the next forward's input.
-  void broadcast_ids(std::vector<std::int32_t>& ids, const Tensor& buffer);
+  // Every row's token at `position` into `ids` (B, 1) on the device: selected from `logits`
+  // (B, T, V) after its last position among the first `classes` ids, or, for a row still
+  // inside its prompt, left as the prompt's token already there; then rank 0's ids broadcast to
+  // every rank. `selected` (B, 1) is scratch for the rows inside their prompt.
+  void select(const Tensor& logits, std::int64_t classes, const nn::math::TokenSampling& sampling,
+              std::int64_t position, const std::vector<std::vector<std::int32_t>>& prompts,
+              const Tensor& selected, const Tensor& ids);
 
   ShardedModel sharded_;
   const nn::KernelBackend& kernels_;

@@ -146,9 +146,9 @@ SampleText TrainingSample::take() {
   MemoryTracker& tracker = model_.device.tracker();
   const std::string phase = tracker.phase();
   tracker.set_phase("sample");
-  generate::TokenSampler greedy({.temperature = 0.0, .top_k = 0, .seed = 0}, vocab_limit_);
+  const generate::SamplingOptions greedy{.temperature = 0.0, .top_k = 0, .seed = 0};
   const std::vector<std::int32_t> continuation =
-      decoder_.generate({prompt_}, sample_tokens_, greedy).front();
+      decoder_.generate({prompt_}, sample_tokens_, greedy, vocab_limit_).front();
   tracker.set_phase(phase);
   if (model_.comm.rank() != 0) return {};
   if (tokenizer_) return split_text(tokenizer_->decode(prompt_), tokenizer_->decode(continuation));

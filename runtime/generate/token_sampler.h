@@ -1,7 +1,8 @@
-// TokenSampler: the next token from a row of logits: greedy argmax (temperature 0), or a
-// draw from softmax(logits / temperature) over the top-k ids, from the project's own
-// counter-based generator (core/random.h), so that the same logits and seed draw the same
-// ids on every machine.
+// TokenSampler: the next token from a row of host logits: greedy argmax (temperature 0), or a
+// draw from softmax(logits / temperature) over the top-k ids, by the arithmetic the kernels'
+// select_tokens runs (Note [Selecting a token in integers] in
+// nn/kernels/math/token_select_math.h), so the same logits and draw pick the same id on the
+// host and on every device.
 #pragma once
 
 #include <cstdint>
@@ -23,8 +24,8 @@ class TokenSampler {
   // single prompt draws from.
   TokenSampler(const SamplingOptions& options, std::int64_t vocab_limit, std::uint64_t stream = 0);
 
-  // The next id after `logits` (at least vocab_limit entries). Each call draws the next
-  // number of the stream.
+  // The next id after `logits` (at least vocab_limit entries). Call n draws number n of the
+  // stream (select_tokens' sampling.step n).
   std::int32_t sample(std::span<const float> logits);
 
  private:

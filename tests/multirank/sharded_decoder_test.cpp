@@ -16,6 +16,7 @@
 #include "comm/store/memory_store.h"
 #include "core/config/config_loader.h"
 #include "nn/kernels/cpu/gemm_cpu.h"
+#include "nn/kernels/math/token_select_math.h"
 #include "rank_threads.h"
 #include "runtime/engine/model_factory.h"
 #include "runtime/engine/trainer.h"
@@ -42,28 +43,38 @@ struct Decoded {
   Tokens reference;  // generate::Decoder over full_parameters (rank 0 only)
 };
 
-// The old path: the full weights on a device context of its own, one prompt at a time.
-Tokens decode_from_full_weights(const Config& config, const std::vector<float>& full) {
+// The old path: the full weights on a device context of its own, one prompt at a time, the
+// tokens selected on the host (prompt b draws as row b does in the batch: Note [A stream per
+// row]; greedy is generate::TokenSampler's).
+Tokens decode_from_full_weights(const Config& config, const std::vector<float>& full,
+                                const generate::SamplingOptions& sampling) {
   nn::Model model = engine::make_model(config);
   const std::unique_ptr<DeviceContext> device = make_cpu_device_context();
   const generate::ModelWeights weights(model, full, zero::compute_dtype(config), *device);
   generate::Decoder decoder(model, weights, *device, config.model.seq_len);
   generate::TokenSampler greedy({.temperature = 0.0, .top_k = 0, .seed = 0}, kVocab);
   Tokens tokens;
-  for (const std::vector<std::int32_t>& prompt : kPrompts) {
+  for (std::size_t b = 0; b < kPrompts.size(); ++b) {
+    const std::vector<std::int32_t>& prompt = kPrompts[b];
     decoder.reset();
     std::vector<float> logits = decoder.feed(prompt);
     std::vector<std::int32_t>& row = tokens.emplace_back();
     for (std::int64_t i = 0; i < kNewTokens; ++i) {
-      row.push_back(greedy.sample(logits));
+      const nn::math::TokenSampling at{static_cast<float>(sampling.temperature), sampling.top_k,
+                                       sampling.seed, prompt.size() + row.size()};
+      row.push_back(sampling.temperature == 0.0
+                        ? greedy.sample(logits)
+                        : nn::math::select_token(logits.data(), kVocab, at, b));
       if (i + 1 < kNewTokens) logits = decoder.feed(std::span(&row.back(), 1));
     }
   }
   return tokens;
 }
 
-// Trains 2 steps on every rank, then decodes with the trained, sharded model.
-std::vector<Decoded> decode_on_ranks(const Config& config) {
+// Trains 2 steps on every rank, then decodes with the trained, sharded model; each prompt
+// alone too when greedy (sampled, a prompt alone is row 0, another stream).
+std::vector<Decoded> decode_on_ranks(const Config& config,
+                                     const generate::SamplingOptions& sampling) {
   nn::cpu::set_blas_threads(1);
   comm::MemoryStore store;
   std::vector<Decoded> decoded(kWorld);
@@ -80,13 +91,13 @@ std::vector<Decoded> decode_on_ranks(const Config& config) {
     const std::vector<float> full = trainer.strategy().full_parameters();
     engine::ShardedDecoder decoder({trainer.model(), trainer.strategy(), *device, *comm},
                                    config.model.seq_len);
-    generate::TokenSampler greedy({.temperature = 0.0, .top_k = 0, .seed = 0}, kVocab);
     Decoded& mine = decoded[static_cast<std::size_t>(rank)];
-    mine.batch = decoder.generate(kPrompts, kNewTokens, greedy);
+    mine.batch = decoder.generate(kPrompts, kNewTokens, sampling, kVocab);
     for (const std::vector<std::int32_t>& prompt : kPrompts) {
-      mine.alone.push_back(decoder.generate({prompt}, kNewTokens, greedy).front());
+      if (sampling.temperature != 0.0) break;
+      mine.alone.push_back(decoder.generate({prompt}, kNewTokens, sampling, kVocab).front());
     }
-    if (rank == 0) mine.reference = decode_from_full_weights(config, full);
+    if (rank == 0) mine.reference = decode_from_full_weights(config, full, sampling);
     comm->barrier()->wait();
   });
   return decoded;
@@ -109,7 +120,8 @@ TEST_P(ShardedDecoder, GreedyTokensEqualTheFullWeightDecoderForEveryRowOfABatch)
                     "zero.stage=" + std::to_string(c.stage), "zero.prefetch_blocks=1",
                     "zero.param_persistence_threshold=0"});
   const Config config = parse_config_text("", "sharded_decoder_test.toml", overrides);
-  const std::vector<Decoded> decoded = decode_on_ranks(config);
+  const std::vector<Decoded> decoded =
+      decode_on_ranks(config, {.temperature = 0.0, .top_k = 0, .seed = 0});
   const Decoded& rank0 = decoded[0];
   ASSERT_EQ(rank0.reference.size(), kPrompts.size());
   for (const auto& row : rank0.reference) ASSERT_EQ(std::ssize(row), kNewTokens);
@@ -131,6 +143,24 @@ INSTANTIATE_TEST_SUITE_P(ModelsAndStages, ShardedDecoder,
                                   std::to_string(param_info.param.stage);
                          });
 
+// Sampled on the device (top-k with a temperature), every row of the batch draws what the
+// host draws from the full weights' logits at the same position and stream, every rank the same.
+TEST(ShardedDecoderSampling, EveryRowDrawsWhatTheHostDrawsFromTheFullWeights) {
+  std::vector<std::string> overrides = testing::tiny_gpt_overrides();
+  overrides.insert(
+      overrides.end(),
+      {"train.steps=2", "train.global_batch_size=4", "train.micro_batch_size=2", "zero.stage=3",
+       "zero.prefetch_blocks=1", "zero.param_persistence_threshold=0"});
+  const Config config = parse_config_text("", "sharded_decoder_test.toml", overrides);
+  const std::vector<Decoded> decoded =
+      decode_on_ranks(config, {.temperature = 1.5, .top_k = 6, .seed = 21});
+  const Decoded& rank0 = decoded[0];
+  EXPECT_EQ(rank0.batch, rank0.reference) << "seed 21";
+  for (int rank = 1; rank < kWorld; ++rank) {
+    EXPECT_EQ(decoded[static_cast<std::size_t>(rank)].batch, rank0.batch) << "rank " << rank;
+  }
+}
+
 TEST(ShardedDecoderLimits, APromptAndItsTokensPastSeqLenAreRefused) {
   const Config config = parse_config_text("", "sharded_decoder_test.toml", [] {
     std::vector<std::string> o = testing::tiny_gpt_overrides();
@@ -144,9 +174,9 @@ TEST(ShardedDecoderLimits, APromptAndItsTokensPastSeqLenAreRefused) {
   engine::Trainer trainer(config, engine::training_parts_from_config(config),
                           comm::CommLanes::single(*comm), *device, engine::quiet_trainer_options());
   engine::ShardedDecoder decoder({trainer.model(), trainer.strategy(), *device, *comm}, 8);
-  generate::TokenSampler greedy({.temperature = 0.0, .top_k = 0, .seed = 0}, kVocab);
+  const generate::SamplingOptions greedy{.temperature = 0.0, .top_k = 0, .seed = 0};
   try {
-    decoder.generate({{1, 2, 3, 4, 5}}, 4, greedy);
+    decoder.generate({{1, 2, 3, 4, 5}}, 4, greedy, kVocab);
     FAIL() << "5 prompt tokens and 4 new ones do not fit in 8 positions";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("model.seq_len"), std::string::npos) << e.what();

@@ -22,6 +22,7 @@
 #include "nn/kernels/cpu/rms_norm_cpu.h"
 #include "nn/kernels/cpu/rope_cpu.h"
 #include "nn/kernels/cpu/swiglu_cpu.h"
+#include "nn/kernels/cpu/token_select_cpu.h"
 #include "nn/kernels/math/activation_math.h"
 #include "nn/kernels/math/bias_residual_math.h"
 #include "nn/kernels/math/dropout_math.h"
@@ -431,6 +432,12 @@ class CpuKernelBackend final : public KernelBackend {
       }
       return sum;
     });
+  }
+
+  void select_tokens(DeviceContext& device, const Tensor& logits, std::int64_t classes,
+                     const math::TokenSampling& sampling, const Tensor& ids) const override {
+    tracker_of(device);  // checks the device
+    cpu::select_tokens(logits, classes, sampling, ids);
   }
 
  private:

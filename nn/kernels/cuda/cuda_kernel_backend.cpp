@@ -33,8 +33,10 @@
 #include "nn/kernels/cuda/rms_norm_cuda.h"
 #include "nn/kernels/cuda/rope_cuda.h"
 #include "nn/kernels/cuda/swiglu_cuda.h"
+#include "nn/kernels/cuda/token_select_cuda.h"
 #include "nn/kernels/cuda_workspace.h"
 #include "nn/kernels/llama_op_checks.h"
+#include "nn/kernels/token_select_rows.h"
 #if defined(ZT_HAVE_CUDNN)
 #include "nn/kernels/cuda/cudnn/cudnn_attention.h"
 #endif
@@ -380,6 +382,17 @@ class CudaKernelBackend final : public KernelBackend {
     ZT_CUDA_CHECK(cudaMemcpyAsync(loss_sum, sum, sizeof(double), cudaMemcpyDeviceToHost,
                                   static_cast<cudaStream_t>(stream)),
                   "the cross-entropy loss sum to the host");
+  }
+
+  void select_tokens(DeviceContext& device, const Tensor& logits, std::int64_t classes,
+                     const math::TokenSampling& sampling, const Tensor& ids) const override {
+    const LastLogitRows rows = last_logit_rows(logits, classes, ids);
+    void* stream = stream_of(device);
+    dispatch_cuda_floating(logits.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      cuda::select_tokens<T>(logits.data_as<T>(), rows.rows, rows.row_stride, rows.first_offset,
+                             classes, sampling, ids.data_as<std::int32_t>(), stream);
+    });
   }
 
  private:

@@ -201,6 +201,12 @@ class RequestCheckingKernels final : public KernelBackend {
             dry_.softmax_cross_entropy(d, logits, targets, classes, grad_scale, dlogits, loss_sum);
           });
   }
+  // Token selection allocates nothing on the device (a block's shared memory only).
+  void select_tokens(DeviceContext& d, const Tensor& logits, std::int64_t classes,
+                     const math::TokenSampling& sampling, const Tensor& ids) const override {
+    check(d, "select_tokens", WorkspaceRequest{},
+          [&] { dry_.select_tokens(d, logits, classes, sampling, ids); });
+  }
 
  private:
   void check(DeviceContext& d, const char* op, const WorkspaceRequest& request,

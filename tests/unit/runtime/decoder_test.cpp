@@ -12,6 +12,9 @@
 #include <set>
 #include <vector>
 
+#include "core/device/device_context.h"
+#include "core/random.h"
+#include "nn/kernels/kernel_backend.h"
 #include "nn/models/gpt.h"
 #include "nn/models/llama.h"
 #include "runtime/generate/token_sampler.h"
@@ -136,6 +139,34 @@ TEST(TokenSampler, FrequenciesFollowTheSoftmax) {
   int ones = 0;
   for (int i = 0; i < 4000; ++i) ones += sampler.sample(logits);
   EXPECT_NEAR(ones, 3000, 150);
+}
+
+// The host sampler and the kernels' select_tokens share one row function: stream b's n-th
+// draw on the host is row b's id at step n on the CPU backend, sampled and greedy.
+TEST(TokenSampler, CallNOfStreamBIsSelectTokensRowBAtStepN) {
+  constexpr std::int64_t kRows = 2, kIds = 30, kColumns = 32;
+  std::vector<float> logits(static_cast<std::size_t>(kRows * kColumns));
+  for (std::size_t i = 0; i < logits.size(); ++i) logits[i] = 1.5f * standard_normal(4, i);
+  const std::unique_ptr<DeviceContext> device = make_cpu_device_context();
+  const nn::KernelBackend& kernels = nn::kernel_backend_for(Device::cpu());
+  const Tensor z = Tensor::wrap(logits.data(), Shape{kRows, kColumns}, DType::kF32);
+  std::vector<std::int32_t> ids(kRows);
+  const Tensor out = Tensor::wrap(ids.data(), Shape{kRows}, DType::kI32);
+  for (const SamplingOptions options :
+       {SamplingOptions{0.0, 0, 3}, SamplingOptions{0.9, 0, 3}, SamplingOptions{1.2, 4, 3}}) {
+    std::vector<TokenSampler> samplers;
+    for (std::uint64_t b = 0; b < kRows; ++b) samplers.emplace_back(options, kIds, b);
+    for (std::uint64_t step = 0; step < 40; ++step) {
+      kernels.select_tokens(
+          *device, z, kIds,
+          {static_cast<float>(options.temperature), options.top_k, options.seed, step}, out);
+      for (std::size_t b = 0; b < samplers.size(); ++b) {
+        const std::span<const float> row(logits.data() + b * kColumns, kColumns);
+        ASSERT_EQ(samplers[b].sample(row), ids[b])
+            << "row " << b << " step " << step << " temperature " << options.temperature;
+      }
+    }
+  }
 }
 
 }  // namespace
