@@ -1,0 +1,22 @@
+// Block-wise int8/int4 quantization on the CPU (Note [Block quantization format] in
+// nn/kernels/math/block_quant_math.h): blocks in parallel, each a loop over the shared math.
+#pragma once
+
+#include <cstdint>
+
+#include "nn/kernels/math/block_quant_math.h"
+
+namespace zt::nn::cpu {
+
+// x (count) -> payload (quant_payload_words * 4 bytes: the packed bytes, then 0 up to the
+// word) and scales (quant_block_count). T is float, BF16 or F16.
+template <typename T>
+void quantize_blocks(const T* x, std::int64_t count, const math::BlockQuantFormat& format,
+                     std::uint8_t* payload, float* scales);
+
+// payload and scales of `count` elements -> y (count), each element rounded once into T.
+template <typename T>
+void dequantize_blocks(const std::uint8_t* payload, const float* scales, std::int64_t count,
+                       const math::BlockQuantFormat& format, T* y);
+
+}  // namespace zt::nn::cpu
