@@ -16,9 +16,9 @@ using detail::kThreadsPerBlock;
 using detail::kWarpSize;
 using detail::kWarpsPerBlock;
 
-// max |x| over the block's threads with quant_abs_max (NaN wins), so the result does not
-// depend on the reduction's order; every thread gets it. `scratch`: kWarpsPerBlock floats.
-__device__ float block_abs_max(float value, float* scratch) {
+// The bits of max |x| over the block's threads (quant_abs_max: integer max, so NaN wins and
+// the order cannot matter); every thread gets them. `scratch`: kWarpsPerBlock words.
+__device__ std::uint32_t block_abs_max(std::uint32_t value, std::uint32_t* scratch) {
   for (int offset = kWarpSize / 2; offset > 0; offset /= 2) {
     value = math::quant_abs_max(value, __shfl_xor_sync(0xFFFFFFFFu, value, offset));
   }
@@ -27,7 +27,7 @@ __device__ float block_abs_max(float value, float* scratch) {
   __syncthreads();
   if (lane == 0) scratch[warp] = value;
   __syncthreads();
-  value = lane < kWarpsPerBlock ? scratch[lane] : 0.0f;
+  value = lane < kWarpsPerBlock ? scratch[lane] : 0u;
   for (int offset = kWarpSize / 2; offset > 0; offset /= 2) {
     value = math::quant_abs_max(value, __shfl_xor_sync(0xFFFFFFFFu, value, offset));
   }
@@ -40,16 +40,16 @@ template <typename T>
 __global__ void quantize_kernel(const T* x, std::int64_t count, std::int64_t block_elements,
                                 math::QuantBits bits, std::uint8_t* payload, float* scales,
                                 std::int64_t payload_bytes, std::int64_t padded_bytes) {
-  __shared__ float scratch[kWarpsPerBlock];
+  __shared__ std::uint32_t scratch[kWarpsPerBlock];
   const std::int64_t blocks = math::quant_block_count(count, block_elements);
   const std::int64_t block_bytes = math::quant_block_bytes(block_elements, bits);
   for (std::int64_t b = blockIdx.x; b < blocks; b += gridDim.x) {
     const T* xb = x + b * block_elements;
     const std::int64_t rest = count - b * block_elements;
     const std::int64_t n = rest < block_elements ? rest : block_elements;
-    float abs_max = 0.0f;
+    std::uint32_t abs_max = 0;
     for (std::int64_t i = threadIdx.x; i < n; i += blockDim.x) {
-      abs_max = math::quant_abs_max(abs_max, static_cast<float>(xb[i]));
+      abs_max = math::quant_abs_max(abs_max, math::quant_abs_bits(static_cast<float>(xb[i])));
     }
     const float scale = math::quant_scale(block_abs_max(abs_max, scratch), bits);
     if (threadIdx.x == 0) scales[b] = scale;

@@ -70,27 +70,33 @@ ZT_HOST_DEVICE std::int64_t quant_payload_words(std::int64_t count,
   return (quant_payload_bytes(count, format) + 3) / 4;
 }
 
-// |x| folded into a running maximum; NaN wins over everything (so the order of a reduction
-// cannot change the result, unlike fmaxf, which drops NaNs).
-ZT_HOST_DEVICE float quant_abs_max(float running, float x) {
-  const float a = fabsf(x);
-  return (a > running || a != a) ? a : running;
+// |x| as bits: for non-negative floats the unsigned order of the bits is the order of the
+// values, and every NaN lies above inf, so an integer max over them finds max|x|, or inf, or
+// a NaN, the same in any order (fmaxf would drop a NaN) and in vector registers.
+ZT_HOST_DEVICE std::uint32_t quant_abs_bits(float x) {
+  return detail::bit_cast<std::uint32_t>(x) & 0x7FFFFFFFu;
+}
+ZT_HOST_DEVICE std::uint32_t quant_abs_max(std::uint32_t running, std::uint32_t abs_bits) {
+  return abs_bits > running ? abs_bits : running;
 }
 
 ZT_HOST_DEVICE float quant_nan() { return detail::bit_cast<float>(0x7FC00000u); }
 
-// The block's scale from its max |x| (Note [Block quantization format]).
-ZT_HOST_DEVICE float quant_scale(float abs_max, QuantBits bits) {
-  if (!(abs_max <= 3.40282347e38f)) return quant_nan();  // NaN or inf in the block
-  return abs_max / static_cast<float>(quant_max(bits));
+// The block's scale from the bits of its max |x| (Note [Block quantization format]).
+ZT_HOST_DEVICE float quant_scale(std::uint32_t abs_max_bits, QuantBits bits) {
+  if (abs_max_bits >= 0x7F800000u) return quant_nan();  // inf or NaN in the block
+  return detail::bit_cast<float>(abs_max_bits) / static_cast<float>(quant_max(bits));
 }
 
-// q = clamp(rint(x / scale)); 0 when scale is 0 or NaN (the comparison is false for NaN).
-ZT_HOST_DEVICE int quantize_value(float x, float scale, QuantBits bits) {
-  if (!(scale > 0.0f)) return 0;
+// q = clamp(rint(x / scale)) for a block whose scale is > 0 (so its x are finite).
+ZT_HOST_DEVICE int quantize_scaled(float x, float scale, QuantBits bits) {
   const float qmax = static_cast<float>(quant_max(bits));
   const float q = rintf(x / scale);
   return static_cast<int>(q < -qmax ? -qmax : (q > qmax ? qmax : q));
+}
+// Any block: 0 when scale is 0 or NaN (the comparison is false for NaN).
+ZT_HOST_DEVICE int quantize_value(float x, float scale, QuantBits bits) {
+  return scale > 0.0f ? quantize_scaled(x, scale, bits) : 0;
 }
 
 ZT_HOST_DEVICE float dequantize_value(int q, float scale) { return static_cast<float>(q) * scale; }
@@ -107,22 +113,31 @@ ZT_HOST_DEVICE int unpack_int4_high(std::uint8_t byte) { return ((byte >> 4) ^ 8
 template <typename T>
 ZT_HOST_DEVICE void quantize_block(const T* x, std::int64_t n, QuantBits bits,
                                    std::uint8_t* payload, float* scale_out) {
-  float abs_max = 0.0f;
-  for (std::int64_t i = 0; i < n; ++i) abs_max = quant_abs_max(abs_max, static_cast<float>(x[i]));
+  std::uint32_t abs_max = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    abs_max = quant_abs_max(abs_max, quant_abs_bits(static_cast<float>(x[i])));
+  }
   const float scale = quant_scale(abs_max, bits);
   *scale_out = scale;
+  const std::int64_t bytes = quant_block_bytes(n, bits);
+  if (!(scale > 0.0f)) {  // all zeros, or non-finite: q = 0 throughout
+    for (std::int64_t j = 0; j < bytes; ++j) payload[j] = 0;
+    return;
+  }
   if (bits == QuantBits::kInt8) {
     for (std::int64_t i = 0; i < n; ++i) {
-      payload[i] = static_cast<std::uint8_t>(quantize_value(static_cast<float>(x[i]), scale, bits));
+      payload[i] =
+          static_cast<std::uint8_t>(quantize_scaled(static_cast<float>(x[i]), scale, bits));
     }
     return;
   }
-  for (std::int64_t j = 0; 2 * j < n; ++j) {
-    const int low = quantize_value(static_cast<float>(x[2 * j]), scale, bits);
-    const int high =
-        2 * j + 1 < n ? quantize_value(static_cast<float>(x[2 * j + 1]), scale, bits) : 0;
-    payload[j] = pack_int4(low, high);
+  const std::int64_t pairs = n / 2;
+  for (std::int64_t j = 0; j < pairs; ++j) {
+    payload[j] = pack_int4(quantize_scaled(static_cast<float>(x[2 * j]), scale, bits),
+                           quantize_scaled(static_cast<float>(x[2 * j + 1]), scale, bits));
   }
+  if (n % 2 == 1)
+    payload[pairs] = pack_int4(quantize_scaled(static_cast<float>(x[n - 1]), scale, bits), 0);
 }
 
 // Element i of a block from its payload, as f32.

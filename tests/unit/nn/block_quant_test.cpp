@@ -2,7 +2,7 @@
 // nn/kernels/math/block_quant_math.h): the sizes, every element within half a step of its
 // block at counts 0, 1, 7, block - 1, block, block + 1, 22 and 2^20 + 3 and block sizes 1, 3
 // and 2048, all-zero and non-finite blocks, the int4 nibble layout, bf16/f16 inputs and the
-// backend op's padding and size checks.
+// backend op's padding and size checks; every vector path gives the same bits.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -113,6 +113,31 @@ TEST(BlockQuant, EveryElementIsWithinHalfAStepOfItsBlock) {
         for (std::size_t i = static_cast<std::size_t>(bytes); i < q.payload.size(); ++i) {
           EXPECT_EQ(q.payload[i], 0) << "padding byte " << i;
         }
+      }
+    }
+  }
+}
+
+// Every vector path (Note [One loop, three instruction sets]) against the widest one.
+TEST(BlockQuant, EveryVectorPathGivesTheSameBits) {
+  for (const QuantBits bits : kBits) {
+    for (const std::int64_t count :
+         {std::int64_t{0}, std::int64_t{1}, std::int64_t{22}, (std::int64_t{1} << 20) + 3}) {
+      const BlockQuantFormat format{bits, 2048};
+      std::vector<float> x = inputs(count, 2048, 14);
+      if (count > 22) x[5000] = std::numeric_limits<float>::quiet_NaN();
+      const Quantized want = quantize(x, format);
+      const std::vector<float> y_want = dequantize(want, count, format);
+      for (const VectorIsa isa : supported_vector_isas()) {
+        SCOPED_TRACE(trace(format, count) + " " + std::string(vector_isa_name(isa)) + ", seed 14");
+        Quantized got = want;
+        cpu::quantize_blocks(x.data(), count, format, got.payload.data(), got.scales.data(), isa);
+        EXPECT_EQ(got.payload, want.payload);
+        EXPECT_EQ(0, std::memcmp(got.scales.data(), want.scales.data(), 4 * want.scales.size()));
+        std::vector<float> y(x.size());
+        cpu::dequantize_blocks(want.payload.data(), want.scales.data(), count, format, y.data(),
+                               isa);
+        EXPECT_EQ(0, std::memcmp(y.data(), y_want.data(), 4 * y.size()));
       }
     }
   }
