@@ -6,6 +6,7 @@
 #include "nn/kernels/cuda_dry_kernel_backend.h"
 
 #include "core/error.h"
+#include "nn/kernels/block_quant_checks.h"
 #include "nn/kernels/cuda_workspace.h"
 #include "nn/kernels/llama_op_checks.h"
 #include "nn/kernels/token_select_rows.h"
@@ -161,6 +162,19 @@ class CudaDryKernelBackend final : public KernelBackend {
                      const math::TokenSampling&, const Tensor& ids) const override {
     expect_meta(device);
     last_logit_rows(logits, classes, ids);
+  }
+
+  // One pass per direction, no workspace (nn/kernels/cuda/block_quant_cuda.cu).
+  void quantize_blocks(DeviceContext& device, const math::BlockQuantFormat& format, const Tensor& x,
+                       const Tensor& payload, const Tensor& scales) const override {
+    expect_meta(device);
+    check_block_quant_operands(format, x, payload, scales, "quantize_blocks");
+  }
+  void dequantize_blocks(DeviceContext& device, const math::BlockQuantFormat& format,
+                         const Tensor& payload, const Tensor& scales,
+                         const Tensor& y) const override {
+    expect_meta(device);
+    check_block_quant_operands(format, y, payload, scales, "dequantize_blocks");
   }
 
  private:

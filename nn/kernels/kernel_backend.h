@@ -13,6 +13,7 @@
 #include "core/device/device_context.h"
 #include "core/tensor.h"
 #include "nn/kernels/attention_heads.h"
+#include "nn/kernels/math/block_quant_math.h"
 #include "nn/kernels/math/dropout_math.h"
 #include "nn/kernels/math/token_select_math.h"
 
@@ -214,6 +215,20 @@ class KernelBackend {
   // same logits. No workspace; the host does not wait (CPU: done when the call returns).
   virtual void select_tokens(DeviceContext& device, const Tensor& logits, std::int64_t classes,
                              const math::TokenSampling& sampling, const Tensor& ids) const = 0;
+
+  // Block quantization for the quantized collectives (qwZ, qgZ), the wire format of Note
+  // [Block quantization format] in nn/kernels/math/block_quant_math.h. Called per slice of a
+  // flat buffer: blocks start at the slice's first element, the last one may be short.
+  // x (count) f32, bf16 or f16 -> payload (quant_payload_words) i32 words holding the packed
+  // bytes, the padding after them 0, and scales (quant_block_count) f32. Every backend writes
+  // the same bits; no workspace.
+  virtual void quantize_blocks(DeviceContext& device, const math::BlockQuantFormat& format,
+                               const Tensor& x, const Tensor& payload,
+                               const Tensor& scales) const = 0;
+  // The inverse: y (count) f32 or a compute dtype, each element q * scale rounded once.
+  virtual void dequantize_blocks(DeviceContext& device, const math::BlockQuantFormat& format,
+                                 const Tensor& payload, const Tensor& scales,
+                                 const Tensor& y) const = 0;
 };
 
 // Which kernels run a CUDA backend's attention (runtime.attention, resolved by the runtime):

@@ -11,9 +11,11 @@
 
 #include "core/error.h"
 #include "core/parallel_for.h"
+#include "nn/kernels/block_quant_checks.h"
 #include "nn/kernels/cpu/add_cpu.h"
 #include "nn/kernels/cpu/attention_cpu.h"
 #include "nn/kernels/cpu/bias_cpu.h"
+#include "nn/kernels/cpu/block_quant_cpu.h"
 #include "nn/kernels/cpu/cross_entropy_cpu.h"
 #include "nn/kernels/cpu/dtype_io.h"
 #include "nn/kernels/cpu/gelu_cpu.h"
@@ -438,6 +440,30 @@ class CpuKernelBackend final : public KernelBackend {
                      const math::TokenSampling& sampling, const Tensor& ids) const override {
     tracker_of(device);  // checks the device
     cpu::select_tokens(logits, classes, sampling, ids);
+  }
+
+  void quantize_blocks(DeviceContext& device, const math::BlockQuantFormat& format, const Tensor& x,
+                       const Tensor& payload, const Tensor& scales) const override {
+    (void)tracker_of(device);
+    check_block_quant_operands(format, x, payload, scales, "quantize_blocks");
+    if (dry(device)) return;
+    dispatch_floating(x.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      cpu::quantize_blocks(x.data_as<T>(), x.numel(), format,
+                           static_cast<std::uint8_t*>(payload.data()), scales.data_as<float>());
+    });
+  }
+  void dequantize_blocks(DeviceContext& device, const math::BlockQuantFormat& format,
+                         const Tensor& payload, const Tensor& scales,
+                         const Tensor& y) const override {
+    (void)tracker_of(device);
+    check_block_quant_operands(format, y, payload, scales, "dequantize_blocks");
+    if (dry(device)) return;
+    dispatch_floating(y.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      cpu::dequantize_blocks(static_cast<const std::uint8_t*>(payload.data()),
+                             scales.data_as<float>(), y.numel(), format, y.data_as<T>());
+    });
   }
 
  private:

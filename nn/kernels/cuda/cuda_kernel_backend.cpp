@@ -19,8 +19,10 @@
 
 #include "core/error.h"
 #include "nn/dtype_contract.h"
+#include "nn/kernels/block_quant_checks.h"
 #include "nn/kernels/cuda/activation_cuda.h"
 #include "nn/kernels/cuda/bias_cuda.h"
+#include "nn/kernels/cuda/block_quant_cuda.h"
 #include "nn/kernels/cuda/cross_entropy_cuda.h"
 #include "nn/kernels/cuda/cuda_backend_internal.h"
 #include "nn/kernels/cuda/cuda_check.h"
@@ -395,7 +397,39 @@ class CudaKernelBackend final : public KernelBackend {
     });
   }
 
+  // The quantization kernels read and write f16 too (the collectives' buffers may be f16);
+  // they need no workspace (the dry backend replays none).
+  void quantize_blocks(DeviceContext& device, const math::BlockQuantFormat& format, const Tensor& x,
+                       const Tensor& payload, const Tensor& scales) const override {
+    void* stream = stream_of(device);
+    check_block_quant_operands(format, x, payload, scales, "quantize_blocks");
+    dispatch_quant_floating(x.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      cuda::quantize_blocks<T>(x.data_as<T>(), x.numel(), format,
+                               static_cast<std::uint8_t*>(payload.data()), scales.data_as<float>(),
+                               stream);
+    });
+  }
+  void dequantize_blocks(DeviceContext& device, const math::BlockQuantFormat& format,
+                         const Tensor& payload, const Tensor& scales,
+                         const Tensor& y) const override {
+    void* stream = stream_of(device);
+    check_block_quant_operands(format, y, payload, scales, "dequantize_blocks");
+    dispatch_quant_floating(y.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      cuda::dequantize_blocks<T>(static_cast<const std::uint8_t*>(payload.data()),
+                                 scales.data_as<float>(), y.numel(), format, y.data_as<T>(),
+                                 stream);
+    });
+  }
+
  private:
+  template <typename Fn>
+  static void dispatch_quant_floating(DType dtype, Fn&& fn) {
+    if (dtype == DType::kF16) return fn(F16{});
+    dispatch_cuda_floating(dtype, std::forward<Fn>(fn));
+  }
+
   static std::size_t workspace_bytes(const Allocation& workspace) {
     return static_cast<std::size_t>(workspace.bytes());
   }

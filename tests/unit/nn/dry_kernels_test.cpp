@@ -314,5 +314,26 @@ TEST(MetaDevice, TrackerCountsWhatNoMemoryHolds) {
   EXPECT_EQ(host, 3.0f);  // a copy from meta memory leaves the host side as it was
 }
 
+// Block quantization needs no workspace on either backend, so the dry runs allocate nothing,
+// and they refuse a payload sized for another count as the real backends do.
+TEST(DryKernels, BlockQuantizationAllocatesNoWorkspace) {
+  for (const Device& device : {Device::cpu(), Device::cuda(0)}) {
+    SCOPED_TRACE(device.to_string());
+    const auto meta = make_meta_device_context(device);
+    DeviceContext& d = *meta;
+    const KernelBackend& k = kernel_backend_for(d.device());
+    const math::BlockQuantFormat format{math::QuantBits::kInt4, 2048};
+    const Tensor x = make(d, Shape{5000}, DType::kBF16);
+    const Tensor payload = make(d, Shape{math::quant_payload_words(5000, format)}, DType::kI32);
+    const Tensor scales = make(d, Shape{3}, DType::kF32);
+    d.tracker().reset_peaks();
+    k.quantize_blocks(d, format, x, payload, scales);
+    k.dequantize_blocks(d, format, payload, scales, x);
+    EXPECT_EQ(d.tracker().peak_bytes(MemoryCategory::kWorkspace), 0);
+    const Tensor short_scales = make(d, Shape{2}, DType::kF32);
+    EXPECT_ANY_THROW(k.quantize_blocks(d, format, x, payload, short_scales));
+  }
+}
+
 }  // namespace
 }  // namespace zt::nn

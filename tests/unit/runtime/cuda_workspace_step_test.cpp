@@ -208,6 +208,17 @@ class RequestCheckingKernels final : public KernelBackend {
           [&] { dry_.select_tokens(d, logits, classes, sampling, ids); });
   }
 
+  void quantize_blocks(DeviceContext& d, const math::BlockQuantFormat& format, const Tensor& x,
+                       const Tensor& payload, const Tensor& scales) const override {
+    check(d, "quantize_blocks", {}, [&] { dry_.quantize_blocks(d, format, x, payload, scales); });
+  }
+  void dequantize_blocks(DeviceContext& d, const math::BlockQuantFormat& format,
+                         const Tensor& payload, const Tensor& scales,
+                         const Tensor& y) const override {
+    check(d, "dequantize_blocks", {},
+          [&] { dry_.dequantize_blocks(d, format, payload, scales, y); });
+  }
+
  private:
   void check(DeviceContext& d, const char* op, const WorkspaceRequest& request,
              const std::function<void()>& run) const {
