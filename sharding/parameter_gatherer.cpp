@@ -99,8 +99,16 @@ void ParameterGatherer::start(std::size_t block) {
       input = on_device;
       staged_offset += slice.numel();
     }
-    gathered.works.push_back(comm_.all_gather(
-        input, gathered.buffer.view(segment.offset - slots.offset, Shape{segment.numel})));
+    Tensor output = gathered.buffer.view(segment.offset - slots.offset, Shape{segment.numel});
+    if (config_.quantized_weights) {
+      const nn::math::BlockQuantFormat format{nn::math::QuantBits::kInt8,
+                                              config_.quantization_block};
+      QuantizedGather& quantized =
+          gathered.quantized.emplace_back(comm_, device_, format, input, std::move(output));
+      for (const auto& work : quantized.works()) gathered.works.push_back(work);
+      continue;
+    }
+    gathered.works.push_back(comm_.all_gather(input, std::move(output)));
   }
   finish_start(block, std::move(gathered));
 }
@@ -126,6 +134,8 @@ void ParameterGatherer::wait_ready(std::size_t block) {
   if (gathered.ready) return;
   for (const auto& work : gathered.works) work->wait();
   gathered.works.clear();
+  for (QuantizedGather& quantized : gathered.quantized) quantized.finish();
+  gathered.quantized.clear();
   gathered.staged = Tensor();
   if (gathered.fills_secondary) secondary_->keep(block, gathered.buffer);
   gathered.ready = true;

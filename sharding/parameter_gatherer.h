@@ -11,6 +11,7 @@
 #include "comm/communicator.h"
 #include "core/config/config.h"
 #include "core/device/device_context.h"
+#include "sharding/quantized_gather.h"
 #include "sharding/secondary_shard.h"
 #include "sharding/shard_plan.h"
 
@@ -22,7 +23,8 @@ class ParameterGatherer {
   // first copies the block's slices into a device buffer (comm_buffers) that lives until
   // the gather is done. With `secondary` (hpZ: the rank's group of hpz_partition_size ranks)
   // the gatherer keeps a secondary shard and gathers from it wherever it is fresh (Note [The
-  // secondary shard]).
+  // secondary shard]). With config.quantized_weights the gathers from the primary shards send
+  // int8 blocks (Note [Quantized weight gathers]).
   ParameterGatherer(comm::Communicator& comm, const FlatLayout& layout, const ShardPlan& plan,
                     Tensor param_shard, DeviceContext& device, const ZeroConfig& config,
                     bool shard_on_host = false, comm::Communicator* secondary = nullptr);
@@ -52,6 +54,7 @@ class ParameterGatherer {
     Tensor buffer;  // the block's padded region
     Tensor staged;  // shard on the host: the block's slices on the device, until gathered
     std::vector<std::shared_ptr<comm::Work>> works;
+    std::vector<QuantizedGather> quantized;  // qwZ: dequantized once `works` are done
     std::vector<Tensor> views;
     bool ready = false;
     bool fills_secondary = false;  // a gather from the primary shards of a kept block

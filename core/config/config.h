@@ -158,6 +158,8 @@ struct ZeroConfig {
   std::int64_t max_live_parameters_bytes = 0;          // stage 3: cap on gathered parameter bytes
   std::int64_t shard_group_size = 0;    // stages 1-3: ranks a shard spans; 0 = the world
   std::int64_t hpz_partition_size = 0;  // stage 3: ranks a secondary shard spans; 0, 1 = none
+  bool quantized_weights = false;       // stage 3: int8 parameter all-gathers (ZeRO++ qwZ)
+  std::int64_t quantization_block = 0;  // elements per quantization block (one f32 scale each)
 
   friend bool operator==(const ZeroConfig&, const ZeroConfig&) = default;
 };

@@ -402,6 +402,19 @@ void add_precision_zero_runtime(std::vector<SectionSpec>& schema) {
                "zero.shard_group_size (or the world size); 0 or 1 = none, and the shard "
                "group's own size keeps nothing twice.",
                {"zero_hpz_partition_size"});
+  zero.boolean("quantized_weights", &ZeroConfig::quantized_weights, false,
+               "Stage 3, quantized weight all-gathers (ZeRO++ qwZ): every all-gather of "
+               "parameters from the primary shards sends each rank's slice as int8 blocks with "
+               "one f32 scale per zero.quantization_block elements (about 1/4 of fp32's bytes, "
+               "1/2 of bf16's) and every rank computes with the dequantized values, within half "
+               "a step of each block; master weights, optimizer states and gradients stay "
+               "exact. Gathers inside an hpZ group copy the secondary shard, which holds the "
+               "dequantized values, so forward and backward see the same weights.")
+      .aliases = {"zero_quantized_weights"};
+  zero.integer("quantization_block", &ZeroConfig::quantization_block, 2048,
+               Range::between(1, 1 << 24), "elements",
+               "Elements that share one f32 scale in a quantized collective (any count of "
+               "elements works: a slice's last block is short).");
 
   auto offload = section(schema, "offload", &Config::offload,
                          "Model states kept off the device (ZeRO-Offload, ZeRO-Infinity).");

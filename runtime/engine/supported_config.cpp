@@ -120,6 +120,16 @@ void check_hpz_partition_size(const Config& config, int world_size) {
   }
 }
 
+void check_quantized_weights(const Config& config) {
+  if (!config.zero.quantized_weights || config.zero.stage == 3) return;
+  throw ConfigError(where_set(config, "zero.quantized_weights") +
+                    ": zero.quantized_weights = true quantizes stage 3's parameter all-gathers, "
+                    "and zero.stage = " +
+                    std::to_string(config.zero.stage) +
+                    " keeps every parameter on every rank, gathered exactly after each update; "
+                    "set zero.stage = 3, or zero.quantized_weights = false");
+}
+
 void check_groups_fit_nodes(const Config& config, const comm::Topology& topology) {
   if (topology.equal_nodes()) return;
   const int world_size = topology.world_size();

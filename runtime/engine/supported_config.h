@@ -19,6 +19,10 @@ void check_shard_group_size(const Config& config, int world_size);
 // not divide the shard group (zero.shard_group_size, or the world), whose shards it re-cuts.
 void check_hpz_partition_size(const Config& config, int world_size);
 
+// Raises ConfigError when zero.quantized_weights is set without zero.stage = 3: only stage 3
+// all-gathers parameters (stages 1-2 gather exact ones after every update).
+void check_quantized_weights(const Config& config);
+
 // Raises ConfigError when hybrid sharding or hpZ groups contiguous ranks as nodes on a job
 // whose nodes hold different numbers of ranks (`topology`, as the ranks agreed on it): a
 // group would then straddle nodes differently on each node.
