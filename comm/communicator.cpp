@@ -19,6 +19,8 @@ std::string_view collective_name(CollectiveKind kind) {
       return "broadcast";
     case CollectiveKind::kBarrier:
       return "barrier";
+    case CollectiveKind::kAllToAll:
+      return "all_to_all";
   }
   return "unknown";
 }

@@ -29,8 +29,9 @@ enum class CollectiveKind : std::uint8_t {
   kAllGather,
   kBroadcast,
   kBarrier,
+  kAllToAll,
 };
-inline constexpr std::size_t kCollectiveKindCount = 5;
+inline constexpr std::size_t kCollectiveKindCount = 6;
 std::string_view collective_name(CollectiveKind kind);
 
 // Bytes this rank sent (payload only, not headers) and ops completed, per op kind. Bytes
@@ -106,6 +107,12 @@ class Communicator {
   // every rank's part in rank order. Each rank sends (n-1)/n of `output`. `input` may be
   // `output`'s own part (in place). Any dtype (moved as bytes), as for broadcast.
   virtual std::shared_ptr<Work> all_gather(Tensor input, Tensor output) = 0;
+  // `input` and `output` hold world_size equal chunks each, of the same dtype (any dtype,
+  // moved as bytes): chunk j of `input` goes to rank j and lands in chunk i (the sender's
+  // rank) of rank j's `output`; the own chunk is copied. Each rank sends (n-1)/n of `input`,
+  // a chunk to every peer (torch's all_to_all_single with equal splits; qgZ's exchange).
+  // `output` must not overlap `input`.
+  virtual std::shared_ptr<Work> all_to_all(Tensor input, Tensor output) = 0;
   // In place: every rank ends with `root`'s `tensor`.
   virtual std::shared_ptr<Work> broadcast(Tensor tensor, int root) = 0;
   virtual std::shared_ptr<Work> barrier() = 0;

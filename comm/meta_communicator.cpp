@@ -86,6 +86,18 @@ std::shared_ptr<Work> MetaCommunicator::all_gather(Tensor, Tensor output) {
   return completed(CollectiveKind::kAllGather, ring_pass_bytes(output, right_neighbour()));
 }
 
+// A chunk to every peer (Note [Pairwise exchange]; NCCL's grouped sends count the same).
+std::shared_ptr<Work> MetaCommunicator::all_to_all(Tensor input, Tensor) {
+  const std::uint64_t chunk = input.nbytes() / static_cast<std::uint64_t>(world_size_);
+  std::vector<PeerBytes> sent;
+  if (chunk > 0) {
+    for (int peer = 0; peer < world_size_; ++peer) {
+      if (peer != rank_) sent.push_back({peer, chunk});
+    }
+  }
+  return completed(CollectiveKind::kAllToAll, sent);
+}
+
 std::shared_ptr<Work> MetaCommunicator::broadcast(Tensor tensor, int root) {
   const auto bytes = static_cast<std::uint64_t>(tensor.nbytes());
   if (nccl_device_tracker_ != nullptr) {

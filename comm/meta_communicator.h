@@ -35,6 +35,7 @@ class MetaCommunicator final : public Communicator {
   std::shared_ptr<Work> all_reduce(Tensor tensor, ReduceOp op) override;
   std::shared_ptr<Work> reduce_scatter(Tensor input, Tensor output, ReduceOp op) override;
   std::shared_ptr<Work> all_gather(Tensor input, Tensor output) override;
+  std::shared_ptr<Work> all_to_all(Tensor input, Tensor output) override;
   std::shared_ptr<Work> broadcast(Tensor tensor, int root) override;
   std::shared_ptr<Work> barrier() override;
   std::chrono::milliseconds timeout() const override { return std::chrono::minutes(1); }

@@ -129,6 +129,12 @@ std::shared_ptr<Work> RecordingCommunicator::all_gather(Tensor input, Tensor out
                 [this, input, output] { return inner_.all_gather(input, output); });
 }
 
+std::shared_ptr<Work> RecordingCommunicator::all_to_all(Tensor input, Tensor output) {
+  const auto bytes = static_cast<std::int64_t>(input.nbytes());
+  return submit(CollectiveKind::kAllToAll, bytes,
+                [this, input, output] { return inner_.all_to_all(input, output); });
+}
+
 std::shared_ptr<Work> RecordingCommunicator::broadcast(Tensor tensor, int root) {
   const auto bytes = static_cast<std::int64_t>(tensor.nbytes());
   return submit(CollectiveKind::kBroadcast, bytes,

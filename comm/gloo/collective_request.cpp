@@ -42,6 +42,28 @@ void check_sharded_pair(const Tensor& full, const Tensor& shard, int rank, int w
                std::to_string(range.count) + " elements, got " + std::to_string(shard.numel()));
 }
 
+// all_to_all: equal chunks, one per rank, in two disjoint buffers of one dtype.
+void check_exchange_pair(const Tensor& input, const Tensor& output, int world_size,
+                         const TensorHome& home) {
+  check_tensor_home(input, "all_to_all input", home);
+  check_tensor_home(output, "all_to_all output", home);
+  ZT_CHECK(input.device() == output.device(), "all_to_all between a tensor on " +
+                                                  input.device().to_string() + " and one on " +
+                                                  output.device().to_string());
+  ZT_CHECK(input.dtype() == output.dtype(), "all_to_all between " +
+                                                std::string(dtype_name(input.dtype())) + " and " +
+                                                std::string(dtype_name(output.dtype())));
+  ZT_CHECK(input.numel() == output.numel() && input.numel() % world_size == 0,
+           "all_to_all of " + std::to_string(input.numel()) + " elements into " +
+               std::to_string(output.numel()) + " among " + std::to_string(world_size) +
+               " ranks: both must hold " + std::to_string(world_size) +
+               " equal chunks of the same size");
+  const auto* in = static_cast<const std::byte*>(input.data());
+  const auto* out = static_cast<const std::byte*>(output.data());
+  ZT_CHECK(input.numel() == 0 || in + input.nbytes() <= out || out + output.nbytes() <= in,
+           "all_to_all's output overlaps its input");
+}
+
 void check_reducible(const Tensor& tensor, std::string_view op_name) {
   ZT_CHECK(is_floating(tensor.dtype()), std::string(op_name) + " of " +
                                             std::string(dtype_name(tensor.dtype())) +
@@ -104,6 +126,9 @@ void check_request(const CollectiveRequest& request, int rank, int world_size,
                "broadcast from root " + std::to_string(request.root) + " in a world of " +
                    std::to_string(world_size));
       return;
+    case CollectiveKind::kAllToAll:
+      check_exchange_pair(request.input, request.output, world_size, home);
+      return;
     case CollectiveKind::kBarrier:
       return;
   }
@@ -120,7 +145,8 @@ std::string describe_request(const CollectiveRequest& request, std::uint64_t seq
             std::string(dtype_name(sized.dtype()));
     if (request.kind == CollectiveKind::kBroadcast) {
       text += ", root " + std::to_string(request.root);
-    } else if (request.kind != CollectiveKind::kAllGather) {
+    } else if (request.kind != CollectiveKind::kAllGather &&
+               request.kind != CollectiveKind::kAllToAll) {
       text += ", " + std::string(reduce_op_name(request.op));
     }
     text += ")";

@@ -16,7 +16,7 @@ namespace zt::comm {
 struct CollectiveRequest {
   CollectiveKind kind = CollectiveKind::kBarrier;
   Tensor input;   // all_reduce and broadcast: the tensor, reduced or overwritten in place
-  Tensor output;  // reduce_scatter and all_gather only
+  Tensor output;  // reduce_scatter, all_gather and all_to_all only
   ReduceOp op = ReduceOp::kSum;
   int root = 0;  // broadcast only
 };

@@ -8,6 +8,7 @@
 
 #include "comm/gloo/gloo_builtin_ops.h"
 #include "comm/gloo/gloo_connect.h"
+#include "comm/gloo/pairwise_exchange.h"
 #include "comm/gloo/sigpipe_block.h"
 #include "comm/gloo/single_rank_communicator.h"
 #include "comm/rendezvous_keys.h"
@@ -182,6 +183,15 @@ std::shared_ptr<Work> GlooCommunicator::all_gather(Tensor input, Tensor output) 
     return to_right_neighbour(ring_all_gather(ring_op(sequence_number), host.input.data(),
                                               host.output.data(), host.output.numel(),
                                               host.output.dtype(), 0));
+  });
+}
+
+std::shared_ptr<Work> GlooCommunicator::all_to_all(Tensor input, Tensor output) {
+  CollectiveRequest request{CollectiveKind::kAllToAll, std::move(input), std::move(output),
+                            ReduceOp::kSum, 0};
+  return submit(request, [this](std::uint64_t sequence_number, const CollectiveRequest& host) {
+    return pairwise_all_to_all(ring_op(sequence_number), host.input.data(), host.output.data(),
+                               host.input.nbytes() / static_cast<std::size_t>(world_size_));
   });
 }
 

@@ -1,9 +1,10 @@
 // GlooCommunicator: the CPU backend for two or more ranks. Ops run in submission order on
 // one communication thread it owns; reduce-scatter and all-gather (and all-reduce, as the
 // two in sequence) are our ring algorithms on Gloo's unbound buffers, broadcast and barrier
-// are Gloo's new-style ones. After an op fails, later ops fail fast. With a device, each op
-// waits on the comm thread for the compute stream's event recorded at submission, and
-// tensors on a CUDA device are staged through pinned host memory (DeviceStaging).
+// are Gloo's new-style ones, all-to-all sends to each peer directly (Note [Pairwise exchange]).
+// After an op fails, later ops fail fast. With a device, each op waits on the comm thread for the
+// compute stream's event recorded at submission, and tensors on a CUDA device are staged through
+// pinned host memory (DeviceStaging).
 #pragma once
 
 #include <chrono>
@@ -48,6 +49,7 @@ class GlooCommunicator final : public Communicator {
   std::shared_ptr<Work> all_reduce(Tensor tensor, ReduceOp op) override;
   std::shared_ptr<Work> reduce_scatter(Tensor input, Tensor output, ReduceOp op) override;
   std::shared_ptr<Work> all_gather(Tensor input, Tensor output) override;
+  std::shared_ptr<Work> all_to_all(Tensor input, Tensor output) override;
   std::shared_ptr<Work> broadcast(Tensor tensor, int root) override;
   std::shared_ptr<Work> barrier() override;
 

@@ -1,5 +1,6 @@
 // SingleRankCommunicator: with one rank every reduction is the identity (sum, avg and max
-// of one value), so reduce_scatter and all_gather copy their input and the rest do nothing.
+// of one value), so reduce_scatter, all_gather and all_to_all copy their input and the rest
+// do nothing.
 #include "comm/gloo/single_rank_communicator.h"
 
 #include <cstring>
@@ -25,7 +26,7 @@ std::shared_ptr<Work> SingleRankCommunicator::complete(const CollectiveRequest& 
   const std::uint64_t sequence_number = next_sequence_number_.fetch_add(1);
   DeviceStream* compute = device_ != nullptr ? &device_->compute_stream() : nullptr;
   if (request.kind == CollectiveKind::kReduceScatter ||
-      request.kind == CollectiveKind::kAllGather) {
+      request.kind == CollectiveKind::kAllGather || request.kind == CollectiveKind::kAllToAll) {
     // A host copy reads what the compute stream may still be producing; a device copy is
     // ordered behind it on that stream.
     if (compute != nullptr && request_device(request).kind == DeviceKind::kCpu) {
@@ -61,6 +62,11 @@ std::shared_ptr<Work> SingleRankCommunicator::reduce_scatter(Tensor input, Tenso
 std::shared_ptr<Work> SingleRankCommunicator::all_gather(Tensor input, Tensor output) {
   return complete(
       {CollectiveKind::kAllGather, std::move(input), std::move(output), ReduceOp::kSum, 0});
+}
+
+std::shared_ptr<Work> SingleRankCommunicator::all_to_all(Tensor input, Tensor output) {
+  return complete(
+      {CollectiveKind::kAllToAll, std::move(input), std::move(output), ReduceOp::kSum, 0});
 }
 
 std::shared_ptr<Work> SingleRankCommunicator::broadcast(Tensor tensor, int root) {

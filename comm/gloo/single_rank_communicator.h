@@ -27,6 +27,7 @@ class SingleRankCommunicator final : public Communicator {
   std::shared_ptr<Work> all_reduce(Tensor tensor, ReduceOp op) override;
   std::shared_ptr<Work> reduce_scatter(Tensor input, Tensor output, ReduceOp op) override;
   std::shared_ptr<Work> all_gather(Tensor input, Tensor output) override;
+  std::shared_ptr<Work> all_to_all(Tensor input, Tensor output) override;
   std::shared_ptr<Work> broadcast(Tensor tensor, int root) override;
   std::shared_ptr<Work> barrier() override;
 

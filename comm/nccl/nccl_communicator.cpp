@@ -196,8 +196,8 @@ void NcclCommunicator::launch(const std::vector<PendingOp>& batch) {
     const auto now = std::chrono::steady_clock::now();
     for (const PendingOp& op : batch) {
       op.work->mark_enqueued(done);
-      watchdog_->watch({op.work, op.request.kind, (rank_ + 1) % world_size_,
-                        nccl_bytes_sent(op.request, rank_, world_size_), done, now});
+      watchdog_->watch(
+          {op.work, op.request.kind, nccl_bytes_sent(op.request, rank_, world_size_), done, now});
     }
   } catch (...) {
     const std::exception_ptr error = std::current_exception();
@@ -265,6 +265,11 @@ std::shared_ptr<Work> NcclCommunicator::reduce_scatter(Tensor input, Tensor outp
 std::shared_ptr<Work> NcclCommunicator::all_gather(Tensor input, Tensor output) {
   return submit(
       {CollectiveKind::kAllGather, std::move(input), std::move(output), ReduceOp::kSum, 0});
+}
+
+std::shared_ptr<Work> NcclCommunicator::all_to_all(Tensor input, Tensor output) {
+  return submit(
+      {CollectiveKind::kAllToAll, std::move(input), std::move(output), ReduceOp::kSum, 0});
 }
 
 std::shared_ptr<Work> NcclCommunicator::broadcast(Tensor tensor, int root) {

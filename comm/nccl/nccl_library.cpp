@@ -52,6 +52,8 @@ Opened open_nccl() {
   resolve(handle, "ncclReduceScatter", l.ncclReduceScatter, m);
   resolve(handle, "ncclAllGather", l.ncclAllGather, m);
   resolve(handle, "ncclBroadcast", l.ncclBroadcast, m);
+  resolve(handle, "ncclSend", l.ncclSend, m);  // NCCL 2.7 and later
+  resolve(handle, "ncclRecv", l.ncclRecv, m);
   return opened;
 }
 

@@ -29,6 +29,8 @@ struct NcclLibrary {
   decltype(&::ncclReduceScatter) ncclReduceScatter = nullptr;
   decltype(&::ncclAllGather) ncclAllGather = nullptr;
   decltype(&::ncclBroadcast) ncclBroadcast = nullptr;
+  decltype(&::ncclSend) ncclSend = nullptr;
+  decltype(&::ncclRecv) ncclRecv = nullptr;
 };
 
 // The open library (nccl_library_missing, require_nccl_library: nccl_communicator.h). Throws

@@ -66,6 +66,24 @@ void all_gather(const CollectiveRequest& request, ncclComm_t comm, cudaStream_t 
   ZT_NCCL_CHECK(nccl_library().ncclGroupEnd(), comm, where);
 }
 
+// NCCL has no all-to-all: a send and a receive per peer, its own rank included, in one
+// group (the pattern NCCL's documentation gives for it).
+void all_to_all(const CollectiveRequest& request, ncclComm_t comm, cudaStream_t stream,
+                int world_size, const std::string& where) {
+  const std::size_t chunk = request.input.nbytes() / static_cast<std::size_t>(world_size);
+  auto* in = static_cast<std::byte*>(request.input.data());
+  auto* out = static_cast<std::byte*>(request.output.data());
+  ZT_NCCL_CHECK(nccl_library().ncclGroupStart(), comm, where);
+  for (int peer = 0; peer < world_size; ++peer) {
+    const std::size_t at = static_cast<std::size_t>(peer) * chunk;
+    ZT_NCCL_CHECK(nccl_library().ncclSend(in + at, chunk, ncclInt8, peer, comm, stream), comm,
+                  where);
+    ZT_NCCL_CHECK(nccl_library().ncclRecv(out + at, chunk, ncclInt8, peer, comm, stream), comm,
+                  where);
+  }
+  ZT_NCCL_CHECK(nccl_library().ncclGroupEnd(), comm, where);
+}
+
 }  // namespace
 
 ncclDataType_t nccl_dtype(DType dtype) {
@@ -122,34 +140,50 @@ void issue_nccl_op(const CollectiveRequest& request, ncclComm_t comm, cudaStream
                     comm, where);
       return;
     }
+    case CollectiveKind::kAllToAll:
+      if (request.input.numel() > 0) all_to_all(request, comm, stream, world_size, where);
+      return;
     case CollectiveKind::kBarrier:
       break;
   }
   ZT_CHECK(false, "issue_nccl_op given a barrier (it is an all-reduce of the barrier buffer)");
 }
 
-std::uint64_t nccl_bytes_sent(const CollectiveRequest& request, int rank, int world_size) {
+std::vector<PeerBytes> nccl_bytes_sent(const CollectiveRequest& request, int rank, int world_size) {
   const auto elements = [&](const Tensor& full, int owner) {
     return static_cast<std::uint64_t>(full.numel() -
                                       shard_range(full.numel(), world_size, owner).count) *
            dtype_size(full.dtype());
   };
   const int right = (rank + 1) % world_size;
+  std::uint64_t to_right = 0;
   switch (request.kind) {
     case CollectiveKind::kAllReduce:
-      return elements(request.input, rank) + elements(request.input, right);
+      to_right = elements(request.input, rank) + elements(request.input, right);
+      break;
     case CollectiveKind::kReduceScatter:
-      return elements(request.input, rank);
+      to_right = elements(request.input, rank);
+      break;
     case CollectiveKind::kAllGather:
-      return elements(request.output, right);
+      to_right = elements(request.output, right);
+      break;
     case CollectiveKind::kBroadcast: {
       const bool last_in_ring = right == request.root;
-      return world_size == 1 || last_in_ring ? 0 : request.input.nbytes();
+      to_right = world_size == 1 || last_in_ring ? 0 : request.input.nbytes();
+      break;
+    }
+    case CollectiveKind::kAllToAll: {
+      std::vector<PeerBytes> sent;
+      const std::uint64_t chunk = request.input.nbytes() / static_cast<std::uint64_t>(world_size);
+      for (int peer = 0; peer < world_size && chunk > 0; ++peer) {
+        if (peer != rank) sent.push_back({peer, chunk});
+      }
+      return sent;
     }
     case CollectiveKind::kBarrier:
-      return 0;
+      break;
   }
-  return 0;
+  return {{right, to_right}};
 }
 
 }  // namespace zt::comm

@@ -9,8 +9,10 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "comm/gloo/collective_request.h"
+#include "comm/gloo/op_counters.h"
 
 namespace zt::comm {
 
@@ -19,11 +21,12 @@ namespace zt::comm {
 void issue_nccl_op(const CollectiveRequest& request, ncclComm_t comm, cudaStream_t stream, int rank,
                    int world_size, const std::string& where);
 
-// Payload bytes this rank sends, counted as the Gloo backend's ring algorithms do: a
-// reduce-scatter count - shard(r) elements, an all-gather count - shard(r+1), an all-reduce
-// both; a broadcast the whole buffer, but on the rank before the root in the ring
-// (NCCL's ring broadcast); a barrier nothing.
-std::uint64_t nccl_bytes_sent(const CollectiveRequest& request, int rank, int world_size);
+// Payload bytes this rank sends to each peer, counted as the Gloo backend's algorithms do:
+// to the right-hand neighbour a reduce-scatter's count - shard(r) elements, an all-gather's
+// count - shard(r+1), an all-reduce's both, a broadcast's whole buffer but on the rank
+// before the root in the ring (NCCL's ring broadcast); an all-to-all's chunk to every other
+// peer; a barrier nothing.
+std::vector<PeerBytes> nccl_bytes_sent(const CollectiveRequest& request, int rank, int world_size);
 
 ncclDataType_t nccl_dtype(DType dtype);
 ncclRedOp_t nccl_reduce_op(ReduceOp op);

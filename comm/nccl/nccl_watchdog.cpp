@@ -125,7 +125,7 @@ void NcclWatchdog::run() {
     if (in_flight_.empty() || in_flight_.front().work != front.work) continue;  // failed meanwhile
     in_flight_.pop_front();
     lock.unlock();
-    counters_.add(front.kind, {{front.peer, front.bytes_sent}});
+    counters_.add(front.kind, front.sent);
     front.work->mark_completed();
     lock.lock();
   }

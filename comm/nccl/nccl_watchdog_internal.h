@@ -14,6 +14,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "comm/communicator.h"
 #include "comm/gloo/op_counters.h"
@@ -25,8 +26,9 @@ namespace zt::comm {
 struct InFlightOp {
   std::shared_ptr<Work> work;
   CollectiveKind kind = CollectiveKind::kBarrier;
-  int peer = 0;  // the rank it sent to: its right-hand neighbour (Note [Counting bytes by node])
-  std::uint64_t bytes_sent = 0;
+  // The bytes it sent to each peer (Note [Counting bytes by node]): a ring op's all go to
+  // the right-hand neighbour, an all-to-all's a chunk to every peer.
+  std::vector<PeerBytes> sent;
   DeviceEvent done;  // recorded on the comm stream after the op (shared by a group's ops)
   std::chrono::steady_clock::time_point enqueued_at;
 };

@@ -51,6 +51,9 @@ TEST(WorldOfOne, EveryCollectiveWorksWithoutStoreOrNetwork) {
   comm->broadcast(t, 0)->wait();
   auto w5 = comm->barrier();
   w5->wait();
+  std::vector<float> exchanged(original.size());
+  comm->all_to_all(t, zt::testing::tensor_over(exchanged, DType::kF32))->wait();
+  EXPECT_EQ(exchanged, original);
 
   EXPECT_EQ(w1->sequence_number(), 1u);
   EXPECT_EQ(w5->sequence_number(), 5u);
