@@ -4,7 +4,10 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "sharding/all_gather_block.h"
 #include "sharding/compute_dtype.h"
+#include "sharding/full_parameters.h"
+#include "sharding/gathered_parameters.h"
 #include "sharding/host_transfer.h"
 
 namespace zt::zero {
@@ -42,8 +45,7 @@ ShardedStrategy::ShardedStrategy(const StrategyInputs& inputs, int stage)
       overlap_step_(inputs.config.offload.overlap_step),
       grad_views_(layout_.blocks.size()),
       block_grads_(layout_.blocks.size()),
-      shard_fresh_(layout_.blocks.size(), true),
-      refresh_works_(layout_.blocks.size()) {
+      shard_fresh_(layout_.blocks.size(), true) {
   ZT_CHECK(stage >= 1 && stage <= 3, "ShardedStrategy runs stages 1-3");
   if (memory_plan_.offloaded_optimizer) {
     offloaded_ = std::make_unique<offload::OffloadedOptimizer>(
@@ -69,12 +71,12 @@ ShardedStrategy::ShardedStrategy(const StrategyInputs& inputs, int stage)
     });
   }
   if (memory_plan_.full_parameters) {
-    for (std::size_t b = 0; b < layout_.blocks.size(); ++b) {
-      param_views_.push_back(block_views(layout_, b, full_params_));
-    }
+    parameters_ =
+        std::make_unique<FullParameters>(groups_.parameters(), layout_, plan_, full_params_);
   } else {
-    gatherer_.emplace(groups_.parameters(), layout_, plan_, param_shard_.storage(), device_,
-                      config_, memory_plan_.offloaded_parameters, groups_.secondary());
+    parameters_ = std::make_unique<GatheredParameters>(
+        groups_.parameters(), layout_, plan_, param_shard_, device_, config_,
+        memory_plan_.offloaded_parameters, groups_.secondary());
   }
   publish_masters();  // the gathers overlap with the first forward
   if (!memory_plan_.transient_block_gradients) {
@@ -152,11 +154,8 @@ void ShardedStrategy::publish_masters() {
   } else if (memory_plan_.separate_master) {
     round_masters_into_own_parameters();
   }
-  if (memory_plan_.full_parameters) {
-    refresh_full_parameters();
-  } else {
-    prefetch_first_blocks();
-  }
+  parameters_->publish();
+  parameters_->start_next_forward();
 }
 
 std::int64_t ShardedStrategy::largest_slice_numel() const {
@@ -169,70 +168,23 @@ std::int64_t ShardedStrategy::largest_slice_numel() const {
   return largest;
 }
 
-Tensor ShardedStrategy::own_parameters(const Segment& segment) const {
-  if (memory_plan_.full_parameters)
-    return ShardBuffer::in_place(plan_, full_params_).slice(segment);
-  return param_shard_.slice(segment);
-}
-
 Tensor ShardedStrategy::block_region(const Tensor& flat, std::size_t block) const {
   const BlockSlots& slots = layout_.blocks.at(block);
   return flat.view(slots.offset, Shape{slots.padded_numel});
 }
 
 const std::vector<Tensor>& ShardedStrategy::parameters(std::size_t block) {
-  if (gatherer_) return gatherer_->acquire(block);
-  return param_views_.at(block);
+  return parameters_->parameters(block);
 }
 
-void ShardedStrategy::wait_for_refresh(std::size_t block) {
-  for (const auto& work : refresh_works_[block]) work->wait();
-  refresh_works_[block].clear();
-}
+void ShardedStrategy::before_forward(std::size_t block) { parameters_->before_forward(block); }
 
-void ShardedStrategy::wait_for_all_refreshes() {
-  for (std::size_t b = 0; b < layout_.blocks.size(); ++b) wait_for_refresh(b);
-}
+void ShardedStrategy::after_forward(std::size_t block) { parameters_->after_forward(block); }
 
-void ShardedStrategy::prefetch_first_blocks() {
-  for (std::int64_t b = 0; b < std::max<std::int64_t>(1, config_.prefetch_blocks); ++b) {
-    gatherer_->prefetch(static_cast<std::size_t>(b));
-  }
-}
-
-void ShardedStrategy::before_forward(std::size_t block) {
-  if (!gatherer_) {
-    wait_for_refresh(block);  // the all-gather after the last step, overlapped until now
-    return;
-  }
-  gatherer_->acquire(block);
-  for (std::int64_t ahead = 1; ahead <= config_.prefetch_blocks; ++ahead) {
-    gatherer_->prefetch(block + static_cast<std::size_t>(ahead));
-  }
-}
-
-void ShardedStrategy::after_forward(std::size_t block) {
-  // The last block's backward comes next: keep it gathered.
-  if (gatherer_ && block + 1 < layout_.blocks.size()) gatherer_->release(block);
-}
-
-void ShardedStrategy::end_forward_only() {
-  if (!gatherer_) return;
-  // after_forward kept the last block for a backward that will not come; the next forward
-  // starts at block 0, as after an optimizer step.
-  gatherer_->release(layout_.blocks.size() - 1);
-  prefetch_first_blocks();
-}
+void ShardedStrategy::end_forward_only() { parameters_->end_forward_only(); }
 
 void ShardedStrategy::before_backward(std::size_t block) {
-  if (gatherer_) {
-    gatherer_->acquire(block);
-    for (std::int64_t behind = 1; behind <= config_.prefetch_blocks; ++behind) {
-      if (block >= static_cast<std::size_t>(behind)) {
-        gatherer_->prefetch(block - static_cast<std::size_t>(behind));
-      }
-    }
-  }
+  parameters_->before_backward(block);
   if (memory_plan_.transient_block_gradients) {
     // Without full fp32 gradients a block holds them only while in backward: a transient
     // buffer that is reduce-scattered into the shard (or folded into the full gradients) as
@@ -264,11 +216,7 @@ void ShardedStrategy::after_backward(std::size_t block, bool last_micro_batch) {
     shard_fresh_[block] = false;
     grad_views_[block].clear();
   }
-  if (gatherer_) {
-    gatherer_->release(block);
-    // The next micro-batch's forward starts at block 0: have it on the way.
-    if (block == 0 && !last_micro_batch) prefetch_first_blocks();
-  }
+  parameters_->after_backward(block, last_micro_batch);
 }
 
 void ShardedStrategy::fold_block_grads(std::size_t block) {
@@ -288,7 +236,7 @@ Tensor ShardedStrategy::f32_gradients(const Segment& segment) {
 void ShardedStrategy::prepare_update(std::int64_t update_step, float lr) {
   if (offloaded_ && offloaded_->supports_early_updates() && !overlap_step_) {
     // The gathers of the last step read the parameters these updates rewrite.
-    wait_for_all_refreshes();
+    parameters_->wait_for_readers();
     early_update_ = EarlyUpdate{update_step, lr};
   }
 }
@@ -354,15 +302,11 @@ void ShardedStrategy::update(std::int64_t step, float lr, std::vector<HostScalar
   // In fp32 the master is the parameter storage a gather reads from (the full parameters'
   // own slices in stages 1-2, the parameter shard in stage 3): every gather must be done
   // before it changes. Stage 3's gathered copies are stale after the step anyway.
-  wait_for_all_refreshes();
-  if (gatherer_) gatherer_->release_all();
+  parameters_->before_update();
   const bool own_slices_changed =
       offloaded_ ? offloaded_step(step, lr) : device_step(step, lr, slice_squares);
-  if (gatherer_) {
-    prefetch_first_blocks();
-  } else if (own_slices_changed) {
-    refresh_full_parameters();  // stages 1-2: the rank's own slices go to every rank
-  }
+  if (own_slices_changed) parameters_->publish();  // stages 1-2: to every rank
+  parameters_->start_next_forward();
 }
 
 bool ShardedStrategy::device_step(std::int64_t step, float lr,
@@ -390,7 +334,7 @@ bool ShardedStrategy::device_step(std::int64_t step, float lr,
 }
 
 void ShardedStrategy::round_masters_into_own_parameters() {
-  wait_for_all_refreshes();  // the gathers in flight read the own slices
+  parameters_->wait_for_readers();  // the gathers in flight read the own slices
   master_shard_.for_each_slice([&](const Segment& segment, const Tensor& master) {
     copy_master_to_compute(device_.ops(), master, own_parameters(segment));
   });
@@ -435,29 +379,6 @@ bool ShardedStrategy::finish_delayed_update() {
   return true;
 }
 
-void ShardedStrategy::refresh_full_parameters() {
-  // The rank's own slices of the full parameters hold the compute-dtype image of its masters
-  // (in fp32 they are the masters; otherwise the step or publish_masters rounded them there),
-  // and each segment is all-gathered in place: the wire carries the compute dtype, and no
-  // staging copy exists.
-  wait_for_all_refreshes();
-  const ShardBuffer own_params = ShardBuffer::in_place(plan_, full_params_);
-  for (std::size_t b = 0; b < layout_.blocks.size(); ++b) {
-    refresh_works_[b] = all_gather_block(b, own_params, full_params_);
-  }
-}
-
-std::vector<std::shared_ptr<comm::Work>> ShardedStrategy::all_gather_block(std::size_t block,
-                                                                           const ShardBuffer& shard,
-                                                                           const Tensor& flat) {
-  std::vector<std::shared_ptr<comm::Work>> works;
-  for (const Segment& segment : plan_.segments(block)) {
-    works.push_back(groups_.parameters().all_gather(
-        shard.slice(segment), flat.view(segment.offset, Shape{segment.numel})));
-  }
-  return works;
-}
-
 void ShardedStrategy::zero_gradients() {
   // A step whose update was skipped (fp16 overflow) may still have gradients travelling to
   // the host: they read what is about to be zeroed.
@@ -476,8 +397,8 @@ std::vector<float> ShardedStrategy::full_parameters() {
   // Export the fp32 master weights: in fp32 stages 1-2 they are the full parameters once
   // the refresh is done; otherwise gather every rank's master slices. A delayed update
   // (overlap_step) lands first, so the export is the model after every step so far.
-  if (finish_delayed_update() && !gatherer_) refresh_full_parameters();
-  wait_for_all_refreshes();
+  if (finish_delayed_update()) parameters_->publish();
+  parameters_->wait_for_readers();
   if (master_shard_.is_in_place()) return unpadded_parameters(layout_, full_params_, device_);
   Tensor full = zeros(layout_.padded_numel, device_.tracker(), MemoryCategory::kWorkspace);
   ShardBuffer masters = master_shard_;
@@ -489,7 +410,9 @@ std::vector<float> ShardedStrategy::full_parameters() {
   }
   std::vector<std::shared_ptr<comm::Work>> works;
   for (std::size_t b = 0; b < layout_.blocks.size(); ++b) {
-    for (auto& work : all_gather_block(b, masters, full)) works.push_back(std::move(work));
+    for (auto& work : all_gather_block(groups_.parameters(), plan_, b, masters, full)) {
+      works.push_back(std::move(work));
+    }
   }
   for (const auto& work : works) work->wait();
   return unpadded_parameters(layout_, full, device_);
@@ -553,7 +476,7 @@ void ShardedStrategy::export_states(std::span<float* const> out) {
   // An update in flight (overlap_step) lands in the masters, but its parameters are not
   // sent: the run goes on exactly as it would have without the save.
   if (offloaded_) offloaded_->wait_for_delayed_update();
-  wait_for_all_refreshes();
+  parameters_->wait_for_readers();
   const auto shard_span = [&](float* base) {
     return std::span<float>(base, static_cast<std::size_t>(plan_.shard_numel()));
   };
@@ -579,9 +502,8 @@ void ShardedStrategy::import_states(std::span<const float* const> in) {
   const bool with_parameters_in_use = in.size() == 2 + states;
   ZT_CHECK(in.size() == 1 + states || (with_parameters_in_use && overlap_step_),
            "import_states: one buffer per state tensor");
-  if (finish_delayed_update() && !gatherer_) refresh_full_parameters();
-  wait_for_all_refreshes();
-  if (gatherer_) gatherer_->release_all();  // gathered from the masters being replaced
+  if (finish_delayed_update()) parameters_->publish();
+  parameters_->before_update();  // gathered from the masters being replaced
   const auto shard_span = [&](const float* base) {
     return std::span<const float>(base, static_cast<std::size_t>(plan_.shard_numel()));
   };
@@ -608,11 +530,8 @@ void ShardedStrategy::import_states(std::span<const float* const> in) {
   offloaded_->convert_masters();
   copy_own_parameters_from_host(in[1 + states]);
   offloaded_->resume_landed_update();
-  if (memory_plan_.full_parameters) {
-    refresh_full_parameters();
-  } else {
-    prefetch_first_blocks();
-  }
+  parameters_->publish();
+  parameters_->start_next_forward();
 }
 
 }  // namespace zt::zero

@@ -17,7 +17,7 @@
 #include "sharding/block_folds.h"
 #include "sharding/gradient_reducer.h"
 #include "sharding/memory_plan.h"
-#include "sharding/parameter_gatherer.h"
+#include "sharding/parameter_residency.h"
 #include "sharding/shard_buffer.h"
 #include "sharding/shard_groups.h"
 #include "sharding/shard_plan.h"
@@ -56,7 +56,7 @@ class ShardedStrategy final : public ZeroStrategy {
   void import_states(std::span<const float* const> in) override;
   comm::CommCounters comm_counters() const override { return groups_.counters(); }
   std::int64_t peak_gathered_parameter_bytes() const override {
-    return gatherer_ ? gatherer_->peak_live_bytes() : 0;
+    return parameters_->peak_gathered_bytes();
   }
   const MemoryTracker* host_offload_tracker() const override {
     return offloaded_ ? &offloaded_->host_tracker() : nullptr;
@@ -74,20 +74,12 @@ class ShardedStrategy final : public ZeroStrategy {
   void copy_own_parameters_from_host(const float* in);
   // A transient f32 device buffer of `numel` elements (one slice widened at a time).
   Tensor f32_scratch(std::int64_t numel);
-  // Stages 1-2: rounds the master slices into this rank's slices of the full parameters and
-  // all-gathers every segment in place; forward waits for each block's part only.
-  void refresh_full_parameters();
-  void wait_for_refresh(std::size_t block);
-  void wait_for_all_refreshes();
-  void prefetch_first_blocks();  // stage 3: the next forward's first blocks
-  // All-gathers block `block`'s segments from `shard` (this rank's slices) into `flat`.
-  std::vector<std::shared_ptr<comm::Work>> all_gather_block(std::size_t block,
-                                                            const ShardBuffer& shard,
-                                                            const Tensor& flat);
   Tensor block_region(const Tensor& flat, std::size_t block) const;
   // This rank's compute-dtype parameters of `segment` on the device: its slice of the full
   // parameters (stages 1-2) or of the parameter shard (stage 3).
-  Tensor own_parameters(const Segment& segment) const;
+  Tensor own_parameters(const Segment& segment) const {
+    return parameters_->own_parameters(segment);
+  }
   std::int64_t largest_slice_numel() const;
   void ensure_block_grads(std::size_t block);  // transient per-block gradients
   // Full gradients in a narrower dtype: adds the block's transient fp32 gradients into them.
@@ -145,17 +137,16 @@ class ShardedStrategy final : public ZeroStrategy {
   std::vector<HostScalar> slice_squares_;  // finish_gradients's Σg² per slice, read after one wait
   Tensor grad_workspace_;                  // (largest slice) f32: offloaded, gradients not f32
 
-  std::vector<std::vector<Tensor>> param_views_;  // full_parameters
-  std::vector<std::vector<Tensor>> grad_views_;   // current gradient views per block
-  std::vector<Tensor> block_grads_;               // transient per-block gradients
-  std::vector<bool> shard_fresh_;                 // block's shard slices not yet written
+  std::vector<std::vector<Tensor>> grad_views_;  // current gradient views per block
+  std::vector<Tensor> block_grads_;              // transient per-block gradients
+  std::vector<bool> shard_fresh_;                // block's shard slices not yet written
   // Full gradients with transient block gradients: block_grads_ into full_grads_, the first
   // fold of a step writing (Note [The first fold writes])
   BlockFolds full_folds_{0};
-  std::vector<std::vector<std::shared_ptr<comm::Work>>> refresh_works_;  // per block
 
   std::optional<GradientReducer> reducer_;
-  std::optional<ParameterGatherer> gatherer_;  // stage 3
+  // Where the compute-dtype parameters live: full (stages 1-2) or gathered (stage 3).
+  std::unique_ptr<ParameterResidency> parameters_;
 };
 
 }  // namespace zt::zero
