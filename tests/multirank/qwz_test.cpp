@@ -23,6 +23,7 @@
 #include "rank_training.h"
 #include "runtime/estimate/memory_estimator.h"
 #include "tiny_gpt_overrides.h"
+#include "two_node_bytes.h"
 
 namespace zt {
 namespace {
@@ -97,43 +98,8 @@ TEST(QuantizedWeightsWithHpz, TrainBitForBitLikeQuantizedWeightsAlone) {
   }
 }
 
-struct RunBytes {
-  std::uint64_t all_gather = 0;  // the whole run's, its last prefetch included
-  std::int64_t median_step_intra_node = 0;
-  std::int64_t median_step_cross_node = 0;
-};
-
-std::int64_t median(std::vector<std::int64_t> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
-
-// Each rank's bytes, training `config` on two nodes of 2 ranks.
-std::vector<RunBytes> run_on_two_nodes(const Config& config) {
-  nn::cpu::set_blas_threads(1);
-  comm::MemoryStore store;
-  const comm::Topology topology = comm::Topology::blocks(kWorld, 2);
-  std::vector<RunBytes> bytes(kWorld);
-  testing::run_ranks(kWorld, [&](int rank) {
-    MemoryTracker tracker(Device::cpu(rank));
-    comm::CommOptions options;
-    options.timeout = std::chrono::seconds(60);
-    auto comm = comm::create_cpu_communicator(store, rank, kWorld, options);
-    comm->place_ranks(topology.nodes_by_rank());
-    std::vector<std::int64_t> intra, cross;
-    engine::Trainer trainer(config, *comm, tracker, engine::quiet_trainer_options());
-    for (const engine::StepMetrics& m : trainer.run().metrics) {
-      intra.push_back(static_cast<std::int64_t>(m.intra_node_bytes));
-      cross.push_back(static_cast<std::int64_t>(m.cross_node_bytes));
-    }
-    comm->barrier()->wait();  // after the prefetch the last update started
-    RunBytes& mine = bytes[static_cast<std::size_t>(rank)];
-    mine.all_gather = trainer.strategy().comm_counters().bytes(comm::CollectiveKind::kAllGather);
-    mine.median_step_intra_node = median(intra);
-    mine.median_step_cross_node = median(cross);
-  });
-  return bytes;
-}
+using testing::run_on_two_nodes;
+using testing::RunBytes;
 
 // fp32 parameters, blocks of 2048: a slice of n elements sends n int8 bytes (padded to a word)
 // and one f32 scale per 2048, so the gathers carry a little over 1/4 of fp32's bytes (slices of
