@@ -115,7 +115,8 @@ void quantize_blocks(const T* x, std::int64_t count, const math::BlockQuantForma
                });
   const std::int64_t bytes = math::quant_payload_bytes(count, format);
   const std::int64_t padded = 4 * math::quant_payload_words(count, format);
-  std::memset(payload + bytes, 0, static_cast<std::size_t>(padded - bytes));
+  // Nothing to pad for zero elements, where `payload` may be null (an empty vector's data()).
+  if (padded > bytes) std::memset(payload + bytes, 0, static_cast<std::size_t>(padded - bytes));
 }
 
 template <typename T>
