@@ -150,6 +150,9 @@ struct PrecisionConfig {
   friend bool operator==(const PrecisionConfig&, const PrecisionConfig&) = default;
 };
 
+// The integers of a quantized collective (qgZ's wire format).
+enum class QuantizedFormat { kInt4, kInt8 };
+
 struct ZeroConfig {
   std::int64_t stage = 0;                     // 0 = DDP, 1, 2, 3
   std::int64_t reduce_bucket_size_bytes = 0;  // gradient bucket for all-reduce / reduce-scatter
@@ -160,6 +163,9 @@ struct ZeroConfig {
   std::int64_t hpz_partition_size = 0;  // stage 3: ranks a secondary shard spans; 0, 1 = none
   bool quantized_weights = false;       // stage 3: int8 parameter all-gathers (ZeRO++ qwZ)
   std::int64_t quantization_block = 0;  // elements per quantization block (one f32 scale each)
+  bool quantized_gradients = false;     // stages 2-3: low-bit hierarchical reduce (ZeRO++ qgZ)
+  QuantizedFormat quantized_gradients_format = QuantizedFormat::kInt4;
+  bool quantized_gradients_error_feedback = false;  // qgZ: each rank's rounding error carried
 
   friend bool operator==(const ZeroConfig&, const ZeroConfig&) = default;
 };

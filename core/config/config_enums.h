@@ -48,6 +48,9 @@ inline constexpr std::array<EnumName<AttentionKind>, 3> kAttentionNames{
      {"rows", AttentionKind::kRows},
      {"cudnn", AttentionKind::kCudnn}}};
 
+inline constexpr std::array<EnumName<QuantizedFormat>, 2> kQuantizedFormatNames{
+    {{"int4", QuantizedFormat::kInt4}, {"int8", QuantizedFormat::kInt8}}};
+
 inline constexpr std::array<EnumName<OffloadTarget>, 3> kOptimizerOffloadNames{
     {{"none", OffloadTarget::kNone}, {"cpu", OffloadTarget::kCpu}, {"nvme", OffloadTarget::kNvme}}};
 inline constexpr std::array<EnumName<OffloadTarget>, 2> kParameterOffloadNames{

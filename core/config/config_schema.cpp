@@ -415,6 +415,26 @@ void add_precision_zero_runtime(std::vector<SectionSpec>& schema) {
                Range::between(1, 1 << 24), "elements",
                "Elements that share one f32 scale in a quantized collective (any count of "
                "elements works: a slice's last block is short).");
+  zero.boolean("quantized_gradients", &ZeroConfig::quantized_gradients, false,
+               "Stages 2-3, quantized gradient reduce-scatters (ZeRO++ qgZ): each block's "
+               "gradients are quantized (zero.quantized_gradients_format, one f32 scale per "
+               "zero.quantization_block elements), exchanged with an all-to-all among the "
+               "ranks of a node, summed in f32, quantized again and exchanged with an "
+               "all-to-all across the nodes, where each rank sums its slice in f32: the link "
+               "between nodes carries 1/8 (int4) of an fp32 reduce-scatter's bytes divided by "
+               "the ranks per node. Parameters, master weights and optimizer states stay "
+               "exact.")
+      .aliases = {"zero_quantized_gradients"};
+  zero.choice("quantized_gradients_format", &ZeroConfig::quantized_gradients_format,
+              kQuantizedFormatNames, QuantizedFormat::kInt4,
+              "zero.quantized_gradients: the integers gradients travel as; int4 (7 levels "
+              "each side of 0) or int8 (127).");
+  zero.boolean("quantized_gradients_error_feedback",
+               &ZeroConfig::quantized_gradients_error_feedback, false,
+               "zero.quantized_gradients: each rank keeps the rounding error of both "
+               "quantizations (f32, the model's padded parameter count times 1 + 1 / ranks per "
+               "node, counted as gradients) and adds it to what it quantizes next, so rounding "
+               "errors cancel over steps instead of adding up (error feedback, as in LoCo).");
 
   auto offload = section(schema, "offload", &Config::offload,
                          "Model states kept off the device (ZeRO-Offload, ZeRO-Infinity).");

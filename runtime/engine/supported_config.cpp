@@ -130,6 +130,25 @@ void check_quantized_weights(const Config& config) {
                     "set zero.stage = 3, or zero.quantized_weights = false");
 }
 
+void check_quantized_gradients(const Config& config) {
+  const ZeroConfig& zero = config.zero;
+  if (!zero.quantized_gradients) {
+    if (!zero.quantized_gradients_error_feedback) return;
+    throw ConfigError(where_set(config, "zero.quantized_gradients_error_feedback") +
+                      ": zero.quantized_gradients_error_feedback = true carries the rounding "
+                      "error of quantized gradients, and zero.quantized_gradients is false; set "
+                      "zero.quantized_gradients = true, or drop the error feedback");
+  }
+  if (zero.stage == 2 || zero.stage == 3) return;
+  throw ConfigError(where_set(config, "zero.quantized_gradients") +
+                    ": zero.quantized_gradients = true quantizes the per-block gradient "
+                    "reduce-scatter of stages 2 and 3, and zero.stage = " +
+                    std::to_string(zero.stage) +
+                    (zero.stage == 0 ? " all-reduces full gradients"
+                                     : " reduces full gradients in place once a step") +
+                    "; set zero.stage = 2 or 3, or zero.quantized_gradients = false");
+}
+
 void check_groups_fit_nodes(const Config& config, const comm::Topology& topology) {
   if (topology.equal_nodes()) return;
   const int world_size = topology.world_size();

@@ -23,6 +23,11 @@ void check_hpz_partition_size(const Config& config, int world_size);
 // all-gathers parameters (stages 1-2 gather exact ones after every update).
 void check_quantized_weights(const Config& config);
 
+// Raises ConfigError when zero.quantized_gradients (or one of its options) is set without
+// zero.stage = 2 or 3: stage 0 all-reduces and stage 1 reduces full gradients in place once a
+// step, neither through the per-block reduce-scatter that qgZ replaces.
+void check_quantized_gradients(const Config& config);
+
 // Raises ConfigError when hybrid sharding or hpZ groups contiguous ranks as nodes on a job
 // whose nodes hold different numbers of ranks (`topology`, as the ranks agreed on it): a
 // group would then straddle nodes differently on each node.

@@ -125,6 +125,7 @@ Trainer::Trainer(const Config& config, TrainingParts parts, comm::CommLanes lane
   check_shard_group_size(config, lanes.world_size());
   check_hpz_partition_size(config, lanes.world_size());
   check_quantized_weights(config);
+  check_quantized_gradients(config);
   // Said once per run (not by the estimator's meta trainers, which are many).
   if (const auto warning = optim::warmup_outlasts_run_warning(config);
       warning && comm_.rank() == 0 && !device_.device().meta) {
