@@ -1,6 +1,8 @@
 // Reduce-scatter launch, bounded in-flight queue and accumulation into the shard.
 #include "sharding/gradient_reducer.h"
 
+#include "core/error.h"
+
 namespace zt::zero {
 
 GradientReducer::GradientReducer(comm::Communicator& comm, comm::Communicator* replicas,
@@ -11,6 +13,17 @@ GradientReducer::GradientReducer(comm::Communicator& comm, comm::Communicator* r
       plan_(plan),
       grad_shard_(std::move(grad_shard)),
       device_(device) {}
+
+void GradientReducer::quantize(const GradientExchange& exchange,
+                               const nn::math::BlockQuantFormat& format,
+                               std::vector<QuantizationResidual> residuals) {
+  ZT_CHECK(in_flight_.empty(), "qgZ must be set before the first reduction");
+  ZT_CHECK(residuals.empty() || residuals.size() == plan_.block_count(),
+           "qgZ's error feedback needs one residual per block");
+  exchange_ = &exchange;
+  format_ = format;
+  residuals_ = std::move(residuals);
+}
 
 void GradientReducer::reduce_block(std::size_t block, Tensor block_grads, bool accumulate,
                                    bool last_micro_batch) {
@@ -23,12 +36,22 @@ void GradientReducer::reduce_block(std::size_t block, Tensor block_grads, bool a
   flight.last_micro_batch = last_micro_batch;
   // A shard in another dtype than the reduced gradients (bf16 standing gradients) takes
   // the fp32 result through scratch too, rounded once on completion.
-  flight.via_scratch = accumulate || block_grads.dtype() != grad_shard_.dtype();
+  // qgZ sums what arrives into scratch, in f32.
+  flight.via_scratch =
+      accumulate || block_grads.dtype() != grad_shard_.dtype() || exchange_ != nullptr;
   std::int64_t slices = 0;
   for (const Segment& segment : segments) slices += plan_.slice_numel(segment);
   if (flight.via_scratch) {
     flight.scratch =
         Tensor::zeros(Shape{slices}, DType::kF32, device_.tracker(), MemoryCategory::kCommBuffers);
+  }
+  if (exchange_ != nullptr) {
+    flight.quantized = std::make_unique<QuantizedReduceScatter>(
+        *exchange_, device_, format_, plan_, block, std::move(block_grads), flight.scratch,
+        residuals_.empty() ? QuantizationResidual{} : residuals_[block]);
+    flight.works = flight.quantized->works();
+    in_flight_.push_back(std::move(flight));
+    return;
   }
   const std::int64_t block_offset = segments.front().offset;
   std::int64_t scratch_offset = 0;
@@ -48,6 +71,27 @@ void GradientReducer::complete_oldest() {
   InFlight flight = std::move(in_flight_.front());
   in_flight_.pop_front();
   for (const auto& work : flight.works) work->wait();
+  if (flight.quantized && flight.quantized->advance()) {
+    // Its cross-node hop runs while the next blocks' backward and first hops go on.
+    flight.works = flight.quantized->works();
+    exchanging_.push_back(std::move(flight));
+    if (exchanging_.size() > kMaxExchanging) finish_oldest_exchanging();
+    return;
+  }
+  reduced_in_group(std::move(flight));
+}
+
+void GradientReducer::finish_oldest_exchanging() {
+  InFlight flight = std::move(exchanging_.front());
+  exchanging_.pop_front();
+  for (const auto& work : flight.works) work->wait();
+  ZT_CHECK(!flight.quantized->advance(), "qgZ's reduction has two hops at most");
+  reduced_in_group(std::move(flight));
+}
+
+void GradientReducer::reduced_in_group(InFlight flight) {
+  flight.quantized.reset();
+  flight.works.clear();
   if (replicas_ == nullptr) {
     apply(flight);
     return;
@@ -110,6 +154,7 @@ std::vector<std::shared_ptr<comm::Work>> GradientReducer::reduce_across_replicas
 
 void GradientReducer::drain() {
   while (!in_flight_.empty()) complete_oldest();
+  while (!exchanging_.empty()) finish_oldest_exchanging();
   while (!replicating_.empty()) finish_oldest_replicating();
 }
 

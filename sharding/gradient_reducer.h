@@ -4,7 +4,9 @@
 // A shard in place in the reduced buffer (stage 1's full gradients) receives its slices
 // where they lie, so the shard costs no second copy. Under hybrid sharding (Note [Hybrid
 // sharding] in sharding/shard_groups.h) the reduce-scatter runs inside the shard group and
-// the reduced slices are then all-reduced across the replicas.
+// the reduced slices are then all-reduced across the replicas. With qgZ
+// (zero.quantized_gradients) each block's reduce-scatter is the hierarchical quantized one of
+// Note [Quantized gradient reduce-scatters], its result landing in scratch as ever.
 #pragma once
 
 #include <deque>
@@ -14,6 +16,7 @@
 
 #include "comm/communicator.h"
 #include "core/device/device_context.h"
+#include "sharding/quantized_reduce_scatter.h"
 #include "sharding/shard_buffer.h"
 #include "sharding/shard_plan.h"
 
@@ -26,6 +29,12 @@ class GradientReducer {
   // slice across the groups that hold the same shard.
   GradientReducer(comm::Communicator& comm, comm::Communicator* replicas, const ShardPlan& plan,
                   ShardBuffer grad_shard, DeviceContext& device);
+
+  // qgZ: every later reduce_block runs over `exchange`'s two hops in `format`. With
+  // `residuals` (error feedback: for each block, the f32 error buffers of its two
+  // quantizations) each block carries its rounding error to its next reduction.
+  void quantize(const GradientExchange& exchange, const nn::math::BlockQuantFormat& format,
+                std::vector<QuantizationResidual> residuals = {});
 
   // Reduce-scatters `block_grads` (the block's padded region, f32). With `accumulate` the
   // result is added to the shard; otherwise it replaces the shard's slice. Keeps
@@ -52,10 +61,17 @@ class GradientReducer {
     bool accumulate = false;
     bool via_scratch = false;  // reduced into scratch, then added or copied into the shard
     bool last_micro_batch = true;
+    std::unique_ptr<QuantizedReduceScatter> quantized;  // qgZ: its hops, then null
   };
   // Waits for the oldest flight's reduce-scatters; applies it, or under hybrid sharding
-  // starts its all-reduce across the replicas and queues it in replicating_.
+  // starts its all-reduce across the replicas and queues it in replicating_. A qgZ flight
+  // whose first hop that was goes on to its second in exchanging_.
   void complete_oldest();
+  // Waits for the oldest exchanging flight's second hop, then as complete_oldest.
+  void finish_oldest_exchanging();
+  // A flight whose reduction inside the group is done: applied, or all-reduced across the
+  // replicas first.
+  void reduced_in_group(InFlight flight);
   // Waits for the oldest replicating flight's all-reduces and applies it.
   void finish_oldest_replicating();
   // The flight's reduced slices into the shard (from scratch), then on_block_reduced_.
@@ -70,6 +86,8 @@ class GradientReducer {
   // Hybrid sharding: all-reduces across replicas left running past their block's completion,
   // waited for when the next block completes.
   static constexpr std::size_t kMaxReplicating = 1;
+  // qgZ: flights in their cross-node hop past the next block's first hop.
+  static constexpr std::size_t kMaxExchanging = 1;
 
   comm::Communicator& comm_;
   comm::Communicator* replicas_;  // null: one group holds every shard
@@ -77,7 +95,11 @@ class GradientReducer {
   ShardBuffer grad_shard_;
   DeviceContext& device_;
   std::deque<InFlight> in_flight_;
+  std::deque<InFlight> exchanging_;   // qgZ: in their second hop (across nodes)
   std::deque<InFlight> replicating_;  // reduced in the group, all-reducing across replicas
+  const GradientExchange* exchange_ = nullptr;  // qgZ's hops; null: plain reduce-scatters
+  nn::math::BlockQuantFormat format_;
+  std::vector<QuantizationResidual> residuals_;  // by block; empty: no error feedback
   std::function<void(std::size_t block)> on_block_reduced_;
 };
 

@@ -45,9 +45,39 @@ std::unique_ptr<comm::Communicator> split_hpz_groups(const comm::CommLanes& lane
   return lanes.parameters.split(shard_group_requests(lanes.world_size(), partition_size));
 }
 
+// The group's ranks per node for qgZ's two hops: L when every node holds L contiguous ranks
+// of the group (group rank g on the group's node g / L), else the whole group, whose one
+// all-to-all is then both hops. Unplaced ranks count as one node.
+int exchange_local_size(const comm::Communicator& group) {
+  const std::vector<int> nodes = group.rank_nodes();
+  const int size = group.world_size();
+  if (nodes.empty()) return size;
+  int local = 1;
+  while (local < size && nodes[static_cast<std::size_t>(local)] == nodes[0]) ++local;
+  if (size % local != 0) return size;
+  for (int g = 0; g < size; ++g) {
+    // Same node as the group's first rank of its block of L, and a new node at each block.
+    const int first = g - g % local;
+    const bool same = nodes[static_cast<std::size_t>(g)] == nodes[static_cast<std::size_t>(first)];
+    const bool fresh = first == 0 || nodes[static_cast<std::size_t>(first)] !=
+                                         nodes[static_cast<std::size_t>(first - 1)];
+    if (!same || !fresh) return size;
+  }
+  return local;
+}
+
+std::vector<comm::SplitRequest> grid_requests(int size, int local, bool by_node) {
+  std::vector<comm::SplitRequest> requests(static_cast<std::size_t>(size));
+  for (int g = 0; g < size; ++g) {
+    requests[static_cast<std::size_t>(g)] = {by_node ? g / local : g % local, g};
+  }
+  return requests;
+}
+
 }  // namespace
 
-ShardGroups::ShardGroups(comm::CommLanes lanes, int group_size, int hpz_partition_size)
+ShardGroups::ShardGroups(comm::CommLanes lanes, int group_size, int hpz_partition_size,
+                         bool gradient_exchange)
     : lanes_(lanes),
       group_size_(resolved_group_size(lanes, group_size)),
       rank_in_group_(lanes.rank() % group_size_),
@@ -74,11 +104,25 @@ ShardGroups::ShardGroups(comm::CommLanes lanes, int group_size, int hpz_partitio
     ZT_CHECK(replicas_->world_size() == replica_count_ && replicas_->rank() == replica_,
              "the replica group's split does not match the mesh");
   }
+  if (gradient_exchange) {
+    const int size = gradients_.world_size();
+    const int local = exchange_local_size(gradients_);
+    if (local > 1 && local < size) {
+      node_local_ = gradients_.split(grid_requests(size, local, true));
+      cross_node_ = gradients_.split(grid_requests(size, local, false));
+      exchange_ = {node_local_.get(), cross_node_.get()};
+    } else if (local == size) {
+      exchange_ = {&gradients_, nullptr};  // one node: one hop, inside it
+    } else {
+      exchange_ = {nullptr, &gradients_};  // a rank per node: one hop, across them
+    }
+  }
 }
 
 comm::CommCounters ShardGroups::counters() const {
   comm::CommCounters total = lanes_.counters();
-  for (const auto* split : {&group_parameters_, &group_gradients_, &replicas_, &secondary_}) {
+  for (const auto* split : {&group_parameters_, &group_gradients_, &replicas_, &secondary_,
+                            &node_local_, &cross_node_}) {
     if (*split) total += (*split)->counters();
   }
   return total;

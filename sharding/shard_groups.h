@@ -23,6 +23,16 @@ namespace zt::zero {
 // their part, the others zero: the caller's sum over the world adds zeros, exactly). The
 // control lane stays the world's (losses, norms). With G = world nothing is split: the lanes
 // are used as they are, and the strategy runs exactly as without this key.
+// The two hops of the quantized gradient reduce-scatter (Note [Quantized gradient
+// reduce-scatters] in sharding/quantized_reduce_scatter.h) over a shard group of G = M x L
+// ranks: M nodes of L ranks each, group rank g = node * L + local. A null hop has one rank.
+struct GradientExchange {
+  comm::Communicator* node_local = nullptr;  // the group's L ranks on this rank's node
+  comm::Communicator* cross_node = nullptr;  // the M ranks of this local index, one per node
+  int local_size() const { return node_local ? node_local->world_size() : 1; }
+  int node_count() const { return cross_node ? cross_node->world_size() : 1; }
+};
+
 class ShardGroups {
  public:
   // `group_size` divides lanes.world_size() (the engine refuses other values with the key
@@ -31,7 +41,10 @@ class ShardGroups {
   // `hpz_partition_size` > 1 (stage 3, dividing the group: check_hpz_partition_size) also
   // splits the parameter lane into groups of that many contiguous ranks for the secondary
   // shard (Note [The secondary shard] in sharding/secondary_shard.h).
-  ShardGroups(comm::CommLanes lanes, int group_size, int hpz_partition_size = 0);
+  // `gradient_exchange` (qgZ) splits the gradient group into its node-local and cross-node
+  // hops, from the nodes the lanes were placed on (Communicator::place_ranks).
+  ShardGroups(comm::CommLanes lanes, int group_size, int hpz_partition_size = 0,
+              bool gradient_exchange = false);
   ShardGroups(const ShardGroups&) = delete;
   ShardGroups& operator=(const ShardGroups&) = delete;
 
@@ -49,6 +62,8 @@ class ShardGroups {
   comm::Communicator* replicas() const { return replicas_.get(); }
   // All-gathers from the secondary shard, inside the rank's hpZ group; null without hpZ.
   comm::Communicator* secondary() const { return secondary_.get(); }
+  // qgZ's hops inside the gradient group; both null unless asked for at construction.
+  const GradientExchange& gradient_exchange() const { return exchange_; }
   // Whether this rank is in the first group: its ranks' shards are the ones that count once
   // (a gradient norm's parts, a checkpoint's files); the other groups hold copies of them.
   bool in_first_replica() const { return replica_ == 0; }
@@ -67,6 +82,9 @@ class ShardGroups {
   std::unique_ptr<comm::Communicator> secondary_;  // hpZ groups; null without hpZ
   comm::Communicator& parameters_;
   comm::Communicator& gradients_;
+  std::unique_ptr<comm::Communicator> node_local_;  // qgZ hops; null: the group itself, or none
+  std::unique_ptr<comm::Communicator> cross_node_;
+  GradientExchange exchange_;
 };
 
 }  // namespace zt::zero

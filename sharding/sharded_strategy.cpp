@@ -28,7 +28,8 @@ ShardedStrategy::ShardedStrategy(const StrategyInputs& inputs, int stage)
     : dtype_(compute_dtype(inputs.config)),
       grad_dtype_(gradient_dtype(inputs.config)),
       groups_(inputs.lanes, static_cast<int>(inputs.config.zero.shard_group_size),
-              stage == 3 ? static_cast<int>(inputs.config.zero.hpz_partition_size) : 0),
+              stage == 3 ? static_cast<int>(inputs.config.zero.hpz_partition_size) : 0,
+              inputs.config.zero.quantized_gradients),
       optimizer_(inputs.optimizer),
       device_(inputs.device),
       config_(inputs.config.zero),
@@ -54,6 +55,7 @@ ShardedStrategy::ShardedStrategy(const StrategyInputs& inputs, int stage)
   allocate();
   initialize(static_cast<std::uint64_t>(inputs.config.run.seed));
   reducer_.emplace(groups_.gradients(), groups_.replicas(), plan_, grad_shard_, device_);
+  if (inputs.config.zero.quantized_gradients) quantize_gradients(inputs.config.zero);
   if (offloaded_) {
     // Each block's reduced slices go to the host as soon as they are final, while backward
     // goes on with the blocks before it.
@@ -84,6 +86,45 @@ ShardedStrategy::ShardedStrategy(const StrategyInputs& inputs, int stage)
       grad_views_[b] = block_views(layout_, b, full_grads_);
     }
   }
+}
+
+void ShardedStrategy::quantize_gradients(const ZeroConfig& config) {
+  ZT_CHECK(!memory_plan_.full_gradients,
+           "qgZ quantizes the per-block reduce-scatters of stages 2-3 "
+           "(check_quantized_gradients refuses it on stage 1)");
+  const GradientExchange& exchange = groups_.gradient_exchange();
+  const nn::math::BlockQuantFormat format{
+      config.quantized_gradients_format == QuantizedFormat::kInt8 ? nn::math::QuantBits::kInt8
+                                                                  : nn::math::QuantBits::kInt4,
+      config.quantization_block};
+  std::vector<QuantizationResidual> residuals;
+  if (config.quantized_gradients_error_feedback) {
+    // Per block: the errors of quantizing its G chunks (its padded size: step 1, made when
+    // the node has several ranks) and of its M partial sums (padded / L: step 3, made when
+    // there are several nodes), f32, counted as gradients.
+    const int local = exchange.local_size();
+    const int nodes = exchange.node_count();
+    const auto chunks = [&](const BlockSlots& b) { return local > 1 ? b.padded_numel : 0; };
+    const auto partials = [&](const BlockSlots& b) {
+      return nodes > 1 ? b.padded_numel / local : 0;
+    };
+    std::int64_t total = 0;
+    for (const BlockSlots& b : layout_.blocks) total += chunks(b) + partials(b);
+    const ScopedAllocationName name("qgZ error feedback");
+    quantization_residual_ = zeros(total, device_.tracker(), MemoryCategory::kGradients);
+    std::int64_t offset = 0;
+    for (const BlockSlots& b : layout_.blocks) {
+      QuantizationResidual residual;
+      if (chunks(b) > 0) residual.chunks = quantization_residual_.view(offset, Shape{chunks(b)});
+      offset += chunks(b);
+      if (partials(b) > 0) {
+        residual.partials = quantization_residual_.view(offset, Shape{partials(b)});
+      }
+      offset += partials(b);
+      residuals.push_back(std::move(residual));
+    }
+  }
+  reducer_->quantize(exchange, format, std::move(residuals));
 }
 
 // Exactly the buffers the memory plan names, so the tracker's model-state bytes are the

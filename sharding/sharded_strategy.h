@@ -127,6 +127,9 @@ class ShardedStrategy final : public ZeroStrategy {
   void round_masters_into_own_parameters();
   // The offloaded masters' compute-dtype copy into this rank's own slices on the device.
   void send_own_parameters();
+  // qgZ (zero.quantized_gradients): the reducer quantizes over the group's two hops, with
+  // error feedback when asked for.
+  void quantize_gradients(const ZeroConfig& config);
 
   Tensor full_params_;          // full_parameters: (padded_numel) compute dtype
   Tensor full_grads_;           // full_gradients: (padded_numel) accumulated over micro-batches
@@ -143,6 +146,10 @@ class ShardedStrategy final : public ZeroStrategy {
   // Full gradients with transient block gradients: block_grads_ into full_grads_, the first
   // fold of a step writing (Note [The first fold writes])
   BlockFolds full_folds_{0};
+
+  // qgZ's error feedback: every block's rounding errors (Note [Quantized gradient
+  // reduce-scatters]), f32; undefined without it.
+  Tensor quantization_residual_;
 
   std::optional<GradientReducer> reducer_;
   // Where the compute-dtype parameters live: full (stages 1-2) or gathered (stage 3).

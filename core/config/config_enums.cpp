@@ -28,6 +28,10 @@ std::string_view config_name(OffloadTarget target) {
   return name_of(kOptimizerOffloadNames, target);
 }
 
+std::string_view config_name(QuantizedFormat format) {
+  return name_of(kQuantizedFormatNames, format);
+}
+
 std::string_view config_name(CommBackendKind backend) {
   return name_of(kCommBackendNames, backend);
 }

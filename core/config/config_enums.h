@@ -67,5 +67,6 @@ std::string_view config_name(DeviceKind device);
 std::string_view config_name(CommBackendKind backend);
 std::string_view config_name(AttentionKind attention);
 std::string_view config_name(OffloadTarget target);
+std::string_view config_name(QuantizedFormat format);
 
 }  // namespace zt

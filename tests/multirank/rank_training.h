@@ -11,6 +11,7 @@
 
 #include "comm/communicator_factory.h"
 #include "comm/store/memory_store.h"
+#include "comm/topology.h"
 #include "core/config/config.h"
 #include "nn/kernels/cpu/gemm_cpu.h"
 #include "rank_threads.h"
@@ -30,9 +31,11 @@ struct TrainingOutcome {
 
 // Builds a Trainer for `config` on each of `world_size` ranks (threads over real Gloo on
 // loopback, one BLAS thread each) and calls per_rank(rank, trainer, communicator, tracker),
-// which trains; then every rank meets at a barrier.
+// which trains; then every rank meets at a barrier. With `ranks_per_node` > 0 the ranks are
+// placed on nodes of that many (Topology::blocks), as the launcher places them.
 template <typename PerRank>
-void run_trainers(int world_size, const Config& config, PerRank&& per_rank) {
+void run_trainers(int world_size, const Config& config, PerRank&& per_rank,
+                  int ranks_per_node = 0) {
   nn::cpu::set_blas_threads(1);
   comm::MemoryStore store;
   run_ranks(world_size, [&](int rank) {
@@ -40,13 +43,17 @@ void run_trainers(int world_size, const Config& config, PerRank&& per_rank) {
     comm::CommOptions options;
     options.timeout = std::chrono::seconds(60);
     auto comm = comm::create_cpu_communicator(store, rank, world_size, options);
+    if (ranks_per_node > 0) {
+      comm->place_ranks(comm::Topology::blocks(world_size, ranks_per_node).nodes_by_rank());
+    }
     engine::Trainer trainer(config, *comm, tracker, engine::quiet_trainer_options());
     per_rank(rank, trainer, *comm, tracker);
     comm->barrier()->wait();
   });
 }
 
-inline TrainingOutcome train_on_ranks(int world_size, const Config& config) {
+inline TrainingOutcome train_on_ranks(int world_size, const Config& config,
+                                      int ranks_per_node = 0) {
   std::vector<std::vector<float>> exports(static_cast<std::size_t>(world_size));
   TrainingOutcome outcome;
   outcome.counters.resize(static_cast<std::size_t>(world_size));
@@ -62,7 +69,8 @@ inline TrainingOutcome train_on_ranks(int world_size, const Config& config) {
         outcome.memory[index] = tracker.snapshot();
         exports[index] = trainer.strategy().full_parameters();
         if (rank == 0) outcome.losses = result.losses;
-      });
+      },
+      ranks_per_node);
   outcome.parameters = exports[0];
   for (const auto& other : exports)
     outcome.ranks_agree = outcome.ranks_agree && other == exports[0];
