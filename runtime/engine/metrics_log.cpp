@@ -51,6 +51,7 @@ void MetricsLog::append(const StepMetrics& m) {
        << ", \"all_reduce_bytes\": " << m.all_reduce_bytes
        << ", \"reduce_scatter_bytes\": " << m.reduce_scatter_bytes
        << ", \"all_gather_bytes\": " << m.all_gather_bytes
+       << ", \"all_to_all_bytes\": " << m.all_to_all_bytes
        << ", \"intra_node_bytes\": " << m.intra_node_bytes
        << ", \"cross_node_bytes\": " << m.cross_node_bytes;
   // Only steps that evaluated carry a validation loss (a reader treats absent as none).

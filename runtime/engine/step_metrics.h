@@ -26,7 +26,8 @@ struct StepMetrics {
   std::uint64_t all_reduce_bytes = 0;
   std::uint64_t reduce_scatter_bytes = 0;
   std::uint64_t all_gather_bytes = 0;
-  // Every collective's bytes (the three above, and a sample's broadcasts) split by where
+  std::uint64_t all_to_all_bytes = 0;  // qgZ's hops (zero.quantized_gradients)
+  // Every collective's bytes (the four above, and a sample's broadcasts) split by where
   // they went: to ranks on this rank's node and to ranks on other nodes (Note [Counting
   // bytes by node]). A one-node job sends nothing across nodes.
   std::uint64_t intra_node_bytes = 0;

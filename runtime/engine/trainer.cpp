@@ -504,6 +504,7 @@ StepMetrics Trainer::run_step(const std::function<data::Batch(std::int64_t micro
   metrics.all_reduce_bytes = sent(comm::CollectiveKind::kAllReduce);
   metrics.reduce_scatter_bytes = sent(comm::CollectiveKind::kReduceScatter);
   metrics.all_gather_bytes = sent(comm::CollectiveKind::kAllGather);
+  metrics.all_to_all_bytes = sent(comm::CollectiveKind::kAllToAll);
   metrics.cross_node_bytes =
       counters.total_cross_node_bytes() - counters_before_.total_cross_node_bytes();
   metrics.intra_node_bytes =

@@ -139,8 +139,8 @@ void simulate(const Config& config, const Config& simulated, int world_size, int
 
   if (figures.traffic) {
     const engine::StepMetrics& last = result.metrics.back();
-    estimate.comm_bytes_per_step =
-        last.all_reduce_bytes + last.reduce_scatter_bytes + last.all_gather_bytes;
+    estimate.comm_bytes_per_step = last.all_reduce_bytes + last.reduce_scatter_bytes +
+                                   last.all_gather_bytes + last.all_to_all_bytes;
     estimate.intra_node_bytes_per_step = static_cast<std::int64_t>(last.intra_node_bytes);
     estimate.cross_node_bytes_per_step = static_cast<std::int64_t>(last.cross_node_bytes);
     estimate.offload_bytes_per_step = copied_after_step.back() - copied_after_step.front();

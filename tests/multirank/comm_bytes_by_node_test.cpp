@@ -165,7 +165,8 @@ TEST(CommBytesByNode, Stage3StepMetricsSplitBytesAsTheEstimatorPredicts) {
   two_per_node.ranks_per_node = kRanksPerNode;
   for (int rank = 0; rank < kWorld; ++rank) {
     const engine::StepMetrics& m = last[static_cast<std::size_t>(rank)];
-    const std::uint64_t sent = m.all_reduce_bytes + m.reduce_scatter_bytes + m.all_gather_bytes;
+    const std::uint64_t sent =
+        m.all_reduce_bytes + m.reduce_scatter_bytes + m.all_gather_bytes + m.all_to_all_bytes;
     EXPECT_GT(sent, 0u);
     EXPECT_EQ(m.intra_node_bytes + m.cross_node_bytes, sent) << "rank " << rank;
     const bool crosses = !topology.same_node(rank, (rank + 1) % kWorld);

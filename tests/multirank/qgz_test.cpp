@@ -166,6 +166,11 @@ TEST(QuantizedGradientsHops, EveryPlacementTrainsCloseToTheExactRun) {
     EXPECT_TRUE(run.ranks_agree) << what;
     EXPECT_NE(run.losses, exact.losses) << what;
     ASSERT_EQ(run.losses.size(), exact.losses.size()) << what;
+    // Gradients travel as all-to-alls only (metrics.jsonl's all_to_all_bytes).
+    for (const auto& steps : run.metrics) {
+      EXPECT_GT(steps.back().all_to_all_bytes, 0u) << what;
+      EXPECT_EQ(steps.back().reduce_scatter_bytes, 0u) << what;
+    }
     // Adam's normalized steps let the rounding move single steps by a percent or so; the
     // last ten steps' mean stays within 2%, where a misrouted chunk would not learn at all.
     EXPECT_NEAR(mean_of_last(run.losses, 10), mean_of_last(exact.losses, 10),

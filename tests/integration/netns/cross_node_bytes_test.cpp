@@ -30,7 +30,7 @@ std::vector<StepBytes> step_bytes(const std::string& metrics_path) {
   for (std::string line; std::getline(lines, line);) {
     if (line.empty()) continue;
     steps.push_back({field(line, "all_reduce_bytes") + field(line, "reduce_scatter_bytes") +
-                         field(line, "all_gather_bytes"),
+                         field(line, "all_gather_bytes") + field(line, "all_to_all_bytes"),
                      field(line, "intra_node_bytes"), field(line, "cross_node_bytes")});
   }
   return steps;

@@ -89,6 +89,7 @@ TEST(MetricsLog, BytesInsideAndAcrossNodesAreWrittenApart) {
   m.all_reduce_bytes = 0;
   m.reduce_scatter_bytes = 3000;
   m.all_gather_bytes = 2000;
+  m.all_to_all_bytes = 500;
   m.intra_node_bytes = 3500;
   m.cross_node_bytes = 1500;
   {
@@ -101,6 +102,7 @@ TEST(MetricsLog, BytesInsideAndAcrossNodesAreWrittenApart) {
   EXPECT_CONTAINS(line, "\"intra_node_bytes\": 3500");
   EXPECT_CONTAINS(line, "\"cross_node_bytes\": 1500");
   EXPECT_CONTAINS(line, "\"reduce_scatter_bytes\": 3000");
+  EXPECT_CONTAINS(line, "\"all_to_all_bytes\": 500");
 }
 
 // A step that sampled carries the text and its prompt (a prefix of it), so that a reader
