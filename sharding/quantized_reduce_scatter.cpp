@@ -107,16 +107,7 @@ QuantizedReduceScatter::QuantizedReduceScatter(const GradientExchange& exchange,
   };
   if (local_size_ == 1) {
     // One rank per node: step 3 on the raw chunks (chunk d goes to node d).
-    cross_hop_ = make_hop(node_count_);
-    for (std::int64_t m = 0; m < node_count_; ++m) {
-      quantize_into(cross_hop_, m, raw_piece(m),
-                    residual_.partials.defined()
-                        ? residual_.partials.view(m * chunk_.numel(), Shape{chunk_.numel()})
-                        : Tensor());
-    }
-    hop_ = 3;
-    works_ = {exchange_.cross_node->all_to_all(cross_hop_.send_payload, cross_hop_.recv_payload),
-              exchange_.cross_node->all_to_all(cross_hop_.send_scales, cross_hop_.recv_scales)};
+    start_cross_node(raw_piece);
     return;
   }
   // Step 1: position j' * M + m holds the chunk of rank m * L + j', so local rank j' gets
@@ -125,15 +116,21 @@ QuantizedReduceScatter::QuantizedReduceScatter(const GradientExchange& exchange,
   for (std::int64_t j = 0; j < local_size_; ++j) {
     for (std::int64_t m = 0; m < node_count_; ++m) {
       const std::int64_t d = m * local_size_ + j;
-      quantize_into(node_hop_, j * node_count_ + m, raw_piece(d),
-                    residual_.chunks.defined()
-                        ? residual_.chunks.view(d * chunk_.numel(), Shape{chunk_.numel()})
-                        : Tensor());
+      quantize_into(node_hop_, j * node_count_ + m, raw_piece(d), chunk_of(residual_.chunks, d));
     }
   }
   hop_ = 1;
-  works_ = {exchange_.node_local->all_to_all(node_hop_.send_payload, node_hop_.recv_payload),
-            exchange_.node_local->all_to_all(node_hop_.send_scales, node_hop_.recv_scales)};
+  start_exchange(*exchange_.node_local, node_hop_);
+}
+
+Tensor QuantizedReduceScatter::chunk_of(const Tensor& buffer, std::int64_t index) const {
+  if (!buffer.defined()) return Tensor();
+  return buffer.view(index * chunk_.numel(), Shape{chunk_.numel()});
+}
+
+void QuantizedReduceScatter::start_exchange(comm::Communicator& comm, const Hop& hop) {
+  works_ = {comm.all_to_all(hop.send_payload, hop.recv_payload),
+            comm.all_to_all(hop.send_scales, hop.recv_scales)};
 }
 
 QuantizedReduceScatter::Hop QuantizedReduceScatter::make_hop(std::int64_t chunks) const {
@@ -194,14 +191,19 @@ bool QuantizedReduceScatter::advance() {
     }
     for (std::int64_t m = 0; m < node_count_; ++m) {
       sum_received(node_hop_, local_size_, m, node_count_,
-                   one_node ? output_ : partials_.view(m * chunk_.numel(), Shape{chunk_.numel()}));
+                   one_node ? output_ : chunk_of(partials_, m));
     }
     node_hop_ = Hop();
     if (one_node) {
       hop_ = 0;
       return false;
     }
-    start_cross_node();
+    start_cross_node([this](std::int64_t m) {
+      const Tensor partial = chunk_of(partials_, m);
+      return [this, partial](std::size_t p) {
+        return partial.view(chunk_.piece_offset(p), Shape{chunk_.piece_numel(p)});
+      };
+    });
     return true;
   }
   ZT_CHECK(hop_ == 3, "QuantizedReduceScatter advanced past its last hop");
@@ -214,24 +216,15 @@ bool QuantizedReduceScatter::advance() {
   return false;
 }
 
-void QuantizedReduceScatter::start_cross_node() {
-  // Step 3: partial m goes to node m.
+void QuantizedReduceScatter::start_cross_node(const ChunkSource& chunk_for_node) {
+  // Step 3: chunk m goes to node m.
   const ScopedAllocationName name("quantized gradient reduce-scatter");
   cross_hop_ = make_hop(node_count_);
   for (std::int64_t m = 0; m < node_count_; ++m) {
-    const Tensor partial = partials_.view(m * chunk_.numel(), Shape{chunk_.numel()});
-    quantize_into(
-        cross_hop_, m,
-        [this, &partial](std::size_t p) {
-          return partial.view(chunk_.piece_offset(p), Shape{chunk_.piece_numel(p)});
-        },
-        residual_.partials.defined()
-            ? residual_.partials.view(m * chunk_.numel(), Shape{chunk_.numel()})
-            : Tensor());
+    quantize_into(cross_hop_, m, chunk_for_node(m), chunk_of(residual_.partials, m));
   }
   hop_ = 3;
-  works_ = {exchange_.cross_node->all_to_all(cross_hop_.send_payload, cross_hop_.recv_payload),
-            exchange_.cross_node->all_to_all(cross_hop_.send_scales, cross_hop_.recv_scales)};
+  start_exchange(*exchange_.cross_node, cross_hop_);
 }
 
 }  // namespace zt::zero

@@ -120,7 +120,14 @@ class QuantizedReduceScatter {
   // out = sum over `chunks` received chunks at positions first, first + stride, ...
   void sum_received(const Hop& hop, int chunks, std::int64_t first, std::int64_t stride,
                     const Tensor& out) const;
-  void start_cross_node();  // step 3
+  // Chunk m's pieces, for the chunk that goes to rank or node m.
+  using ChunkSource = std::function<std::function<Tensor(std::size_t piece)>(std::int64_t m)>;
+  // Step 3: quantizes chunk_for_node(m) for each node m and starts the cross-node exchange.
+  void start_cross_node(const ChunkSource& chunk_for_node);
+  // Chunk `index` of a buffer of chunks; undefined when `buffer` is.
+  Tensor chunk_of(const Tensor& buffer, std::int64_t index) const;
+  // Starts the hop's two all-to-alls (payload, scales) on `comm` as works_.
+  void start_exchange(comm::Communicator& comm, const Hop& hop);
 
   GradientExchange exchange_;
   DeviceContext* device_;
