@@ -41,11 +41,6 @@ Config tiny_config(const std::string& model, int steps, int stage,
   return parse_config_text("", "qgz_test.toml", overrides);
 }
 
-double mean_of_last(const std::vector<double>& losses, std::size_t count) {
-  const auto first = losses.end() - static_cast<std::ptrdiff_t>(std::min(count, losses.size()));
-  return std::accumulate(first, losses.end(), 0.0) / static_cast<double>(losses.end() - first);
-}
-
 testing::TrainingOutcome train_on_two_nodes(const Config& config) {
   return testing::train_on_ranks(kWorld, config, kRanksPerNode);
 }
@@ -61,7 +56,7 @@ TEST_P(QuantizedGradientsConvergence, FinalLossWithinTwoPercentOfTheExactRun) {
   constexpr int kSteps = 300;
   const std::vector<std::string> keys{"zero.reduce_bucket_size=1MiB", "zero.quantization_block=64"};
   const testing::TrainingOutcome exact = train_on_two_nodes(tiny_config(model, kSteps, 3, keys));
-  const double exact_final = mean_of_last(exact.losses, 20);
+  const double exact_final = testing::mean_of_last(exact.losses, 20);
   ASSERT_LT(exact_final, 0.8 * exact.losses.front()) << model << " learns";
   std::vector<std::string> alone = keys;
   alone.push_back(kQgz);
@@ -75,7 +70,7 @@ TEST_P(QuantizedGradientsConvergence, FinalLossWithinTwoPercentOfTheExactRun) {
     ASSERT_EQ(quantized.losses.size(), static_cast<std::size_t>(kSteps)) << name;
     EXPECT_NE(quantized.losses, exact.losses) << name << ": the gradients were not quantized";
     EXPECT_TRUE(quantized.ranks_agree) << name;
-    const double quantized_final = mean_of_last(quantized.losses, 20);
+    const double quantized_final = testing::mean_of_last(quantized.losses, 20);
     RecordProperty(name + " final loss", std::to_string(quantized_final));
     EXPECT_NEAR(quantized_final, exact_final, 0.02 * exact_final)
         << model << ", " << name << ": " << quantized_final << " vs " << exact_final;
@@ -135,7 +130,7 @@ TEST(QuantizedGradientsOptions, Int8AndErrorFeedbackTrainAndAreCounted) {
     const testing::TrainingOutcome run = train_on_two_nodes(config);
     EXPECT_TRUE(run.ranks_agree) << name;
     EXPECT_NE(run.losses, int4.losses) << name;
-    EXPECT_LT(mean_of_last(run.losses, 5), 0.9 * run.losses.front()) << name;
+    EXPECT_LT(testing::mean_of_last(run.losses, 5), 0.9 * run.losses.front()) << name;
     estimate::EstimateOptions options;
     options.count_comm_scratch = false;  // the in-process communicators count none
     options.ranks_per_node = kRanksPerNode;
@@ -173,8 +168,8 @@ TEST(QuantizedGradientsHops, EveryPlacementTrainsCloseToTheExactRun) {
     }
     // Adam's normalized steps let the rounding move single steps by a percent or so; the
     // last ten steps' mean stays within 2%, where a misrouted chunk would not learn at all.
-    EXPECT_NEAR(mean_of_last(run.losses, 10), mean_of_last(exact.losses, 10),
-                0.02 * mean_of_last(exact.losses, 10))
+    EXPECT_NEAR(testing::mean_of_last(run.losses, 10), testing::mean_of_last(exact.losses, 10),
+                0.02 * testing::mean_of_last(exact.losses, 10))
         << what;
   }
 }

@@ -44,11 +44,6 @@ Config tiny_config(const std::string& model, int steps, std::vector<std::string>
   return parse_config_text("", "qwz_test.toml", overrides);
 }
 
-double mean_of_last(const std::vector<double>& losses, std::size_t count) {
-  const auto first = losses.end() - static_cast<std::ptrdiff_t>(std::min(count, losses.size()));
-  return std::accumulate(first, losses.end(), 0.0) / static_cast<double>(losses.end() - first);
-}
-
 class QuantizedWeightsConvergence : public ::testing::TestWithParam<std::string> {};
 
 // The bar: the mean of the last 20 of 300 steps' losses within 1% of the exact run's,
@@ -69,8 +64,8 @@ TEST_P(QuantizedWeightsConvergence, FinalLossWithinOnePercentOfTheExactRun) {
   ASSERT_EQ(quantized.losses.size(), static_cast<std::size_t>(kSteps));
   EXPECT_NE(quantized.losses, exact.losses) << "the gathers were not quantized";
   EXPECT_TRUE(quantized.ranks_agree);
-  const double exact_final = mean_of_last(exact.losses, 20);
-  const double quantized_final = mean_of_last(quantized.losses, 20);
+  const double exact_final = testing::mean_of_last(exact.losses, 20);
+  const double quantized_final = testing::mean_of_last(quantized.losses, 20);
   // In the XML report (--gtest_output=xml), for the record.
   RecordProperty("exact_final_loss", std::to_string(exact_final));
   RecordProperty("quantized_final_loss", std::to_string(quantized_final));

@@ -4,8 +4,10 @@
 // checkpoint.init_from tests, rank 0's parameters before and after.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <numeric>
 #include <utility>
 #include <vector>
 
@@ -50,6 +52,13 @@ void run_trainers(int world_size, const Config& config, PerRank&& per_rank,
     per_rank(rank, trainer, *comm, tracker);
     comm->barrier()->wait();
   });
+}
+
+// The mean of the last `count` losses (all of them when fewer): a run's final loss, as the
+// convergence tests compare it.
+inline double mean_of_last(const std::vector<double>& losses, std::size_t count) {
+  const auto first = losses.end() - static_cast<std::ptrdiff_t>(std::min(count, losses.size()));
+  return std::accumulate(first, losses.end(), 0.0) / static_cast<double>(losses.end() - first);
 }
 
 inline TrainingOutcome train_on_ranks(int world_size, const Config& config,
