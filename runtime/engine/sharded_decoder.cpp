@@ -39,9 +39,12 @@ namespace zt::engine {
 // (what a forward's gathers wait for is theirs): the host reads the ids once, after the last
 // call (Note [Ids stay on the device]).
 //
-// Attention runs on the device's default kernels, not runtime.attention's choice: cuDNN's
-// graphs are built for training's square shape, and a decode step's queries attend over a
-// longer key sequence (generate::Decoder does the same).
+// Attention runs on the run's kernels (runtime.attention's choice, ShardedModel::kernels).
+// The prefill's queries attend over as many keys, from position 0, so where training runs
+// cuDNN's fused attention the prompt does too (its graph built at the first call, or refused
+// and run on the rows kernels with one warning: Note [cuDNN attention never ends a run]); a
+// decode step's single query attends over a longer key sequence, which the backend runs on
+// rows (AttentionPath). generate::Decoder, the single-device path, keeps the default kernels.
 
 // Note [Ids stay on the device]
 // Each rank computes the same logits from the same parameters, and select_tokens gives the
@@ -59,11 +62,11 @@ namespace zt::engine {
 // is still in its prompt, directly otherwise.
 
 ShardedDecoder::ShardedDecoder(const ShardedModel& model, std::int64_t max_len)
-    : sharded_(model), kernels_(nn::kernel_backend_for(model.device.device())), max_len_(max_len) {}
+    : sharded_(model), max_len_(max_len) {}
 
 Tensor ShardedDecoder::forward(const Tensor& ids, nn::DecodeState& state) {
   nn::SavedActivations saved;
-  nn::ModuleContext ctx{sharded_.device, kernels_, saved, &state};
+  nn::ModuleContext ctx{sharded_.device, sharded_.kernels, saved, &state};
   zero::ZeroStrategy& strategy = sharded_.strategy;
   Tensor x = ids;
   try {
@@ -92,9 +95,9 @@ void ShardedDecoder::select(const Tensor& logits, std::int64_t classes,
           return position >= static_cast<std::int64_t>(prompt.size());
         });
     if (past_every_prompt) {
-      kernels_.select_tokens(device, logits, classes, sampling, ids);
+      sharded_.kernels.select_tokens(device, logits, classes, sampling, ids);
     } else {
-      kernels_.select_tokens(device, logits, classes, sampling, selected);
+      sharded_.kernels.select_tokens(device, logits, classes, sampling, selected);
       for (std::size_t b = 0; b < prompts.size(); ++b) {
         if (position < static_cast<std::int64_t>(prompts[b].size())) continue;
         const auto row = static_cast<std::int64_t>(b);

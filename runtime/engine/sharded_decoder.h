@@ -20,7 +20,10 @@ namespace zt::engine {
 struct ShardedModel {
   const nn::Model& model;  // its modules run forward; the parameters are the strategy's
   zero::ZeroStrategy& strategy;
-  DeviceContext& device;     // the rank's training device; its tracker counts the cache
+  DeviceContext& device;  // the rank's training device; its tracker counts the cache
+  // The run's kernels (runtime.attention's choice): the prompt's prefill runs on cuDNN's fused
+  // attention where training's does (Note [Decoding the sharded model]).
+  const nn::KernelBackend& kernels;
   comm::Communicator& comm;  // broadcasts rank 0's token ids (the trainer's control lane)
 };
 
@@ -53,7 +56,6 @@ class ShardedDecoder {
               const Tensor& selected, const Tensor& ids);
 
   ShardedModel sharded_;
-  const nn::KernelBackend& kernels_;
   std::int64_t max_len_;
 };
 

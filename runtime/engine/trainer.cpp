@@ -212,8 +212,7 @@ Trainer::Trainer(const Config& config, TrainingParts parts, comm::CommLanes lane
                                          });
     }
   }
-  sample_ = make_training_sample(config_, validation_.get(), source_.get(),
-                                 {model_, *strategy_, device_, comm_});
+  sample_ = make_training_sample(config_, validation_.get(), source_.get(), sharded_model());
   counters_before_ = strategy_->comm_counters();
 }
 

@@ -147,7 +147,7 @@ class Trainer {
   MemoryTracker& batch_tracker() { return host_batches_ ? *host_batches_ : tracker_; }
   zero::ZeroStrategy& strategy() { return *strategy_; }
   // The model as this rank holds it under the strategy, for decoding (ShardedDecoder).
-  ShardedModel sharded_model() { return {model_, *strategy_, device_, comm_}; }
+  ShardedModel sharded_model() { return {model_, *strategy_, device_, *kernels_, comm_}; }
   const Config& config() const { return config_; }
   // The device tracker now, with host_offload from the offloaded optimizer's host tracker.
   MemorySnapshot memory_snapshot() const;

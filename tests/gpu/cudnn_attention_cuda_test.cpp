@@ -1,7 +1,8 @@
 // cuDNN's flash attention (runtime.attention = "cudnn") against the rows kernels on the same
 // GPU and inputs: o, lse and the gradients for multi-head and grouped-query attention at
 // lengths on and off cuDNN's 64-row tiles; its workspace against the bound the estimator
-// replays (Note [cuDNN attention workspace]); and a tiny GPT trained both ways.
+// replays (Note [cuDNN attention workspace]); a tiny GPT trained both ways; and the prompt's
+// prefill decoded on each.
 // Tolerances (bf16): o within 1/32 relative + 2e-2, as the rows kernels' o (fp32 throughout,
 // one rounding) and flash attention's, which rounds P to bf16 before the P v product; lse
 // within 1e-3, both fp32 from the same bf16 scores; dq, dk and dv within 1/16 + 4e-2, as
@@ -17,6 +18,7 @@
 #include "comm/store/memory_store.h"
 #include "core/config/config_loader.h"
 #include "nn/kernels/cuda_workspace.h"
+#include "runtime/engine/sharded_decoder.h"
 #include "runtime/engine/trainer.h"
 #include "tests/gpu/kernel_backend_test_util.h"
 
@@ -186,6 +188,54 @@ TEST(CudnnTraining, TinyGptFollowsTheRowsKernels) {
       worst, cudnn.front(), cudnn.back());
   EXPECT_LE(worst, 3e-2);
   EXPECT_LT(cudnn.back(), cudnn.front());
+}
+
+// Sampling with runtime.attention = "cudnn": the prompts' prefill runs on cuDNN (its queries
+// and keys equal in length; the decode steps on rows), and greedy decoding on it writes the
+// tokens the rows kernels write from the same weights, but for bf16 near-ties: at least 3 in 4.
+TEST(CudnnTraining, PromptPrefillDecodesAsTheRowsKernelsDo) {
+  ZT_SKIP_WITHOUT_GPU();
+  if (!nn::cudnn_attention_built()) GTEST_SKIP() << "built without the cuDNN attention";
+  const Config config = parse_config_text(
+      "", "cudnn_decoding_test.toml",
+      {"model.type=gpt", "model.n_layer=2", "model.n_head=2", "model.d_model=128",
+       "model.vocab_size=64", "model.seq_len=100", "train.micro_batch_size=4", "optimizer.lr=0.004",
+       "train.steps=20", "precision.dtype=bf16", "runtime.device=cuda", "runtime.attention=cudnn"});
+  comm::MemoryStore store;
+  const auto device = make_device_context(Device::cuda(0));
+  comm::CommOptions options;
+  options.device = device.get();
+  auto comm = comm::create_communicator(store, 0, 1, options);
+  engine::Trainer trainer(config, comm::CommLanes::single(*comm), *device,
+                          engine::quiet_trainer_options());
+  trainer.run();
+  std::vector<std::vector<std::int32_t>> prompts(2);
+  for (std::int32_t i = 0; i < 40; ++i) {
+    prompts[0].push_back((7 * i + 3) % 64);
+    prompts[1].push_back((11 * i + 5) % 64);
+  }
+  const generate::SamplingOptions greedy{.temperature = 0.0, .top_k = 0, .seed = 0};
+  const engine::ShardedModel on_cudnn = trainer.sharded_model();
+  const auto cudnn_tokens =
+      engine::ShardedDecoder(on_cudnn, config.model.seq_len).generate(prompts, 16, greedy, 64);
+  const engine::ShardedModel on_rows{
+      on_cudnn.model, on_cudnn.strategy, on_cudnn.device,
+      nn::kernel_backend_for(device->device(), nn::CudaAttention::kRows), on_cudnn.comm};
+  const auto rows_tokens =
+      engine::ShardedDecoder(on_rows, config.model.seq_len).generate(prompts, 16, greedy, 64);
+  ASSERT_EQ(cudnn_tokens.size(), rows_tokens.size());
+  std::size_t same = 0;
+  std::size_t all = 0;
+  for (std::size_t b = 0; b < rows_tokens.size(); ++b) {
+    ASSERT_EQ(cudnn_tokens[b].size(), rows_tokens[b].size());
+    for (std::size_t i = 0; i < rows_tokens[b].size(); ++i, ++all) {
+      same += cudnn_tokens[b][i] == rows_tokens[b][i] ? 1 : 0;
+    }
+  }
+  std::printf(
+      "[figure] tiny GPT bf16 greedy decoding, cuDNN prefill vs rows: %zu of %zu tokens agree\n",
+      same, all);
+  EXPECT_GE(4 * same, 3 * all);
 }
 
 }  // namespace
