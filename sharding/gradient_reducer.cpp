@@ -28,7 +28,12 @@ void GradientReducer::quantize(const GradientExchange& exchange,
 void GradientReducer::reduce_block(std::size_t block, Tensor block_grads, bool accumulate,
                                    bool last_micro_batch) {
   const ScopedAllocationName name("reduce-scatter output");
-  if (in_flight_.size() >= kMaxInFlight) complete_oldest();
+  // Note [Replicas all-reduce behind the backward]: under hybrid sharding the previous
+  // block's reduce-scatter (inside the group, quick) is waited for here, so its all-reduce
+  // across the replicas (over the slow link) starts now, while this block's reduce-scatter and
+  // the next blocks' backward run, instead of when the in-flight queue fills or at drain().
+  const std::size_t max_in_flight = replicas_ != nullptr ? 1 : kMaxInFlight;
+  while (in_flight_.size() >= max_in_flight) complete_oldest();
   const auto& segments = plan_.segments(block);
   InFlight flight;
   flight.block = block;

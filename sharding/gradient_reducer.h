@@ -81,7 +81,8 @@ class GradientReducer {
   // lie back to back (Note [One all-reduce per block]); returns the works.
   std::vector<std::shared_ptr<comm::Work>> reduce_across_replicas(const InFlight& flight);
 
-  // Bound on reductions in flight, so transient gradient buffers cannot pile up.
+  // Bound on reductions in flight, so transient gradient buffers cannot pile up; under hybrid
+  // sharding 1 (Note [Replicas all-reduce behind the backward] in gradient_reducer.cpp).
   static constexpr std::size_t kMaxInFlight = 4;
   // Hybrid sharding: all-reduces across replicas left running past their block's completion,
   // waited for when the next block completes.
