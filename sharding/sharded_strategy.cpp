@@ -6,9 +6,11 @@
 #include "core/error.h"
 #include "sharding/all_gather_block.h"
 #include "sharding/compute_dtype.h"
+#include "sharding/device_update.h"
 #include "sharding/full_parameters.h"
 #include "sharding/gathered_parameters.h"
 #include "sharding/host_transfer.h"
+#include "sharding/offloaded_update.h"
 
 namespace zt::zero {
 namespace {
@@ -43,35 +45,23 @@ ShardedStrategy::ShardedStrategy(const StrategyInputs& inputs, int stage)
                        inputs.config.train.grad_accum_steps,
                        inputs.config.offload.optimizer != OffloadTarget::kNone,
                        inputs.config.offload.params == OffloadTarget::kCpu})),
-      overlap_step_(inputs.config.offload.overlap_step),
       grad_views_(layout_.blocks.size()),
       block_grads_(layout_.blocks.size()),
       shard_fresh_(layout_.blocks.size(), true) {
   ZT_CHECK(stage >= 1 && stage <= 3, "ShardedStrategy runs stages 1-3");
+  std::unique_ptr<OffloadedUpdate> offloaded;
   if (memory_plan_.offloaded_optimizer) {
-    offloaded_ = std::make_unique<offload::OffloadedOptimizer>(
-        device_, optimizer_, plan_.shard_numel(), dtype_, inputs.config.offload);
+    offloaded = std::make_unique<OffloadedUpdate>(plan_, device_, optimizer_, dtype_, grad_dtype_,
+                                                  inputs.config.offload,
+                                                  memory_plan_.offloaded_parameters, grad_shard_);
   }
-  allocate();
+  allocate(std::move(offloaded));
   initialize(static_cast<std::uint64_t>(inputs.config.run.seed));
   reducer_.emplace(groups_.gradients(), groups_.replicas(), plan_, grad_shard_, device_);
   if (inputs.config.zero.quantized_gradients) quantize_gradients(inputs.config.zero);
-  if (offloaded_) {
-    // Each block's reduced slices go to the host as soon as they are final, while backward
-    // goes on with the blocks before it.
-    reducer_->on_block_reduced([this](std::size_t block) {
-      for (const Segment& segment : plan_.segments(block)) {
-        // Gradients in another dtype are widened into one workspace, reused by the next slice.
-        offloaded_->stage_gradients(segment.shard_offset, f32_gradients(segment),
-                                    grad_shard_.dtype() != DType::kF32);
-        // Nothing can veto this step's update: it runs now, while backward goes on.
-        if (early_update_) {
-          offloaded_->update_early(segment.shard_offset, own_parameters(segment),
-                                   early_update_->step, early_update_->lr);
-        }
-      }
-    });
-  }
+  // An offloaded update stages each block's reduced slices on the host as they become final.
+  reducer_->on_block_reduced(
+      [this](std::size_t block) { update_->block_reduced(block, *parameters_); });
   if (memory_plan_.full_parameters) {
     parameters_ =
         std::make_unique<FullParameters>(groups_.parameters(), layout_, plan_, full_params_);
@@ -129,7 +119,7 @@ void ShardedStrategy::quantize_gradients(const ZeroConfig& config) {
 
 // Exactly the buffers the memory plan names, so the tracker's model-state bytes are the
 // plan's (a test holds them to it).
-void ShardedStrategy::allocate() {
+void ShardedStrategy::allocate(std::unique_ptr<OffloadedUpdate> offloaded) {
   const ScopedAllocationName name("model states (ZeRO shards)");
   MemoryTracker& tracker = device_.tracker();
   const std::int64_t shard = plan_.shard_numel();
@@ -138,7 +128,7 @@ void ShardedStrategy::allocate() {
   } else if (memory_plan_.offloaded_parameters) {
     // The shard is the offloaded optimizer's compute-dtype copy, in host memory: each
     // gather brings a block's slices over first.
-    param_shard_ = ShardBuffer::own(plan_, offloaded_->host_parameters());
+    param_shard_ = ShardBuffer::own(plan_, offloaded->host_parameters());
   } else {
     param_shard_ =
         ShardBuffer::own(plan_, zeros(shard, tracker, MemoryCategory::kParameters, dtype_));
@@ -151,34 +141,29 @@ void ShardedStrategy::allocate() {
     grad_shard_ =
         ShardBuffer::own(plan_, zeros(shard, tracker, MemoryCategory::kGradients, grad_dtype_));
   }
-  if (offloaded_) {
-    // The host's gradients are f32: narrower ones are widened on the device on the way.
-    if (grad_dtype_ != DType::kF32) {
-      grad_workspace_ = zeros(largest_slice_numel(), tracker, MemoryCategory::kWorkspace);
-    }
+  if (offloaded) {
     // Masters and optimizer states are the offloaded optimizer's, in host memory.
-    master_shard_ = ShardBuffer::own(plan_, offloaded_->master());
+    update_ = std::move(offloaded);
     return;
   }
+  ShardBuffer masters;
   if (memory_plan_.separate_master) {
-    master_shard_ =
-        ShardBuffer::own(plan_, zeros(shard, tracker, MemoryCategory::kOptimizerStates));
+    masters = ShardBuffer::own(plan_, zeros(shard, tracker, MemoryCategory::kOptimizerStates));
   } else if (memory_plan_.full_parameters) {
-    master_shard_ = ShardBuffer::in_place(plan_, full_params_);
+    masters = ShardBuffer::in_place(plan_, full_params_);
   } else {
-    master_shard_ = param_shard_;
+    masters = param_shard_;
   }
-  for (int i = 0; i < optimizer_.states_per_element(); ++i) {
-    states_.push_back(zeros(shard, tracker, MemoryCategory::kOptimizerStates));
-  }
+  update_ = std::make_unique<DeviceUpdate>(plan_, device_, optimizer_, std::move(masters),
+                                           memory_plan_.separate_master, grad_shard_);
 }
 
 // Each rank fills only what it keeps (its master slices), from counter-based streams keyed
 // by parameter, so the values equal the single-rank model's; the rest of a full parameter
 // buffer arrives by the first all-gather, so initialization needs no full fp32 workspace.
 void ShardedStrategy::initialize(std::uint64_t seed) {
-  DeviceContext& master_device = offloaded_ ? offloaded_->host() : device_;
-  master_shard_.for_each_slice([&](const Segment& segment, const Tensor& slice) {
+  DeviceContext& master_device = update_->masters_device();
+  update_->masters().for_each_slice([&](const Segment& segment, const Tensor& slice) {
     const std::int64_t slice_begin = plan_.slice_offset(segment, plan_.rank());
     write_from_host(master_device, slice, [&](std::int64_t first, std::span<float> out) {
       initialize_parameter_range(layout_, seed, slice_begin + first, out);
@@ -187,26 +172,9 @@ void ShardedStrategy::initialize(std::uint64_t seed) {
 }
 
 void ShardedStrategy::publish_masters() {
-  if (offloaded_) {
-    // The device's compute copy of the rank's own slices (the rest arrives by all-gather);
-    // an offloaded parameter shard is that copy.
-    offloaded_->convert_masters();
-    send_own_parameters();
-  } else if (memory_plan_.separate_master) {
-    round_masters_into_own_parameters();
-  }
+  update_->masters_into_own_parameters(*parameters_);
   parameters_->publish();
   parameters_->start_next_forward();
-}
-
-std::int64_t ShardedStrategy::largest_slice_numel() const {
-  std::int64_t largest = 0;
-  for (std::size_t b = 0; b < layout_.blocks.size(); ++b) {
-    for (const Segment& segment : plan_.segments(b)) {
-      largest = std::max(largest, plan_.slice_numel(segment));
-    }
-  }
-  return largest;
 }
 
 Tensor ShardedStrategy::block_region(const Tensor& flat, std::size_t block) const {
@@ -266,20 +234,8 @@ void ShardedStrategy::fold_block_grads(std::size_t block) {
   grad_views_[block].clear();
 }
 
-Tensor ShardedStrategy::f32_gradients(const Segment& segment) {
-  const Tensor slice = grad_shard_.slice(segment);
-  if (slice.dtype() == DType::kF32) return slice;
-  const Tensor out = grad_workspace_.view(0, Shape{slice.numel()});
-  device_.ops().cast(slice, out);
-  return out;
-}
-
 void ShardedStrategy::prepare_update(std::int64_t update_step, float lr) {
-  if (offloaded_ && offloaded_->supports_early_updates() && !overlap_step_) {
-    // The gathers of the last step read the parameters these updates rewrite.
-    parameters_->wait_for_readers();
-    early_update_ = EarlyUpdate{update_step, lr};
-  }
+  update_->prepare(*parameters_, update_step, lr);
 }
 
 GradientNormSquared ShardedStrategy::finish_gradients() {
@@ -297,7 +253,9 @@ GradientNormSquared ShardedStrategy::finish_gradients() {
 
 GradientNormSquared ShardedStrategy::finish_gradients_and_update(
     std::int64_t step, float lr, const std::function<void()>& before_update) {
-  if (offloaded_) return ZeroStrategy::finish_gradients_and_update(step, lr, before_update);
+  if (!update_->sums_squares_in_step()) {
+    return ZeroStrategy::finish_gradients_and_update(step, lr, before_update);
+  }
   wait_for_reductions();
   before_update();
   // The update reads each slice's Σg² in its own pass (Note [The gradient norm in the
@@ -327,15 +285,7 @@ double ShardedStrategy::sum_of_slice_squares() {
   return local;
 }
 
-void ShardedStrategy::scale_gradients(float factor) {
-  if (offloaded_) {
-    // The gradients the step uses are the host's copy, staged as each block was reduced.
-    offloaded_->scale_gradients(factor);
-    return;
-  }
-  grad_shard_.for_each_slice(
-      [&](const Segment&, const Tensor& slice) { device_.ops().scale(slice, factor); });
-}
+void ShardedStrategy::scale_gradients(float factor) { update_->scale_gradients(factor); }
 
 void ShardedStrategy::optimizer_step(std::int64_t step, float lr) { update(step, lr, nullptr); }
 
@@ -344,87 +294,13 @@ void ShardedStrategy::update(std::int64_t step, float lr, std::vector<HostScalar
   // own slices in stages 1-2, the parameter shard in stage 3): every gather must be done
   // before it changes. Stage 3's gathered copies are stale after the step anyway.
   parameters_->before_update();
-  const bool own_slices_changed =
-      offloaded_ ? offloaded_step(step, lr) : device_step(step, lr, slice_squares);
+  const bool own_slices_changed = update_->step(*parameters_, step, lr, slice_squares);
   if (own_slices_changed) parameters_->publish();  // stages 1-2: to every rank
   parameters_->start_next_forward();
 }
 
-bool ShardedStrategy::device_step(std::int64_t step, float lr,
-                                  std::vector<HostScalar>* slice_squares) {
-  // The optimizer is elementwise, so one call per slice updates exactly what one call over
-  // a contiguous shard would. Each call is one pass (Note [The optimizer in one pass]): the
-  // gradients in their stored dtype, and the rank's own compute-dtype parameters rounded
-  // from the new masters, ready for the refresh or the next gathers.
-  std::vector<Tensor> states(states_.size());
-  master_shard_.for_each_slice([&](const Segment& segment, const Tensor& master) {
-    const Shape slice{master.numel()};
-    for (std::size_t i = 0; i < states_.size(); ++i) {
-      states[i] = states_[i].view(segment.shard_offset, slice);
-    }
-    const Tensor compute = memory_plan_.separate_master ? own_parameters(segment) : Tensor();
-    const Tensor grads = grad_shard_.slice(segment);
-    if (slice_squares != nullptr) {
-      slice_squares->push_back(
-          optimizer_.step_summing_squares(master, grads, states, compute, step, lr, device_));
-    } else {
-      optimizer_.step(master, grads, states, compute, step, lr, device_);
-    }
-  });
-  return true;
-}
-
-void ShardedStrategy::round_masters_into_own_parameters() {
-  parameters_->wait_for_readers();  // the gathers in flight read the own slices
-  master_shard_.for_each_slice([&](const Segment& segment, const Tensor& master) {
-    copy_master_to_compute(device_.ops(), master, own_parameters(segment));
-  });
-}
-
-bool ShardedStrategy::offloaded_step(std::int64_t step, float lr) {
-  if (early_update_) {
-    // Every block's update ran as its gradients became final; wait for the last ones.
-    ZT_CHECK(early_update_->step == step && early_update_->lr == lr,
-             "the step's early updates used another step or lr");
-    early_update_.reset();
-    offloaded_->finish_early_updates();
-    return true;
-  }
-  if (overlap_step_) {
-    // The last step's update has run during this step: its parameters go over now, and this
-    // step's update runs during the next step's forward and backward (one step stale).
-    const bool sent = finish_delayed_update();
-    offloaded_->start_delayed_update(step, lr);
-    return sent;
-  }
-  // The gradients are on the host already (staged as each block was reduced): the CPU
-  // optimizer updates every master there, and the compute-dtype parameters come back into
-  // this rank's own slices.
-  offloaded_->update(step, lr);
-  send_own_parameters();
-  return true;
-}
-
-void ShardedStrategy::send_own_parameters() {
-  // An offloaded parameter shard is the host copy itself: nothing to send.
-  if (memory_plan_.offloaded_parameters) return;
-  master_shard_.for_each_slice([&](const Segment& segment, const Tensor&) {
-    offloaded_->send_parameters(segment.shard_offset, own_parameters(segment));
-  });
-  offloaded_->wait_for_sends();
-}
-
-bool ShardedStrategy::finish_delayed_update() {
-  if (!offloaded_ || !offloaded_->finish_delayed_update()) return false;
-  send_own_parameters();
-  return true;
-}
-
 void ShardedStrategy::zero_gradients() {
-  // A step whose update was skipped (fp16 overflow) may still have gradients travelling to
-  // the host: they read what is about to be zeroed.
-  if (offloaded_) offloaded_->quiesce();
-  early_update_.reset();
+  update_->discard_gradients();
   std::fill(shard_fresh_.begin(), shard_fresh_.end(), true);
   if (memory_plan_.full_gradients && memory_plan_.transient_block_gradients) {
     // each block's first fold writes its region of full_grads_ (Note [The first fold writes])
@@ -438,16 +314,18 @@ std::vector<float> ShardedStrategy::full_parameters() {
   // Export the fp32 master weights: in fp32 stages 1-2 they are the full parameters once
   // the refresh is done; otherwise gather every rank's master slices. A delayed update
   // (overlap_step) lands first, so the export is the model after every step so far.
-  if (finish_delayed_update()) parameters_->publish();
+  if (update_->finish_delayed(*parameters_)) parameters_->publish();
   parameters_->wait_for_readers();
-  if (master_shard_.is_in_place()) return unpadded_parameters(layout_, full_params_, device_);
+  if (update_->masters().is_in_place()) {
+    return unpadded_parameters(layout_, full_params_, device_);
+  }
   Tensor full = zeros(layout_.padded_numel, device_.tracker(), MemoryCategory::kWorkspace);
-  ShardBuffer masters = master_shard_;
-  if (offloaded_) {
+  ShardBuffer masters = update_->masters();
+  if (update_->masters_on_host()) {
     // The collectives run on the device: bring the host masters over first.
     masters = ShardBuffer::own(
         plan_, zeros(plan_.shard_numel(), device_.tracker(), MemoryCategory::kWorkspace));
-    device_.ops().copy(offloaded_->master(), masters.storage());
+    device_.ops().copy(update_->masters().storage(), masters.storage());
   }
   std::vector<std::shared_ptr<comm::Work>> works;
   for (std::size_t b = 0; b < layout_.blocks.size(); ++b) {
@@ -471,106 +349,18 @@ StateShard ShardedStrategy::state_shard() const {
 }
 
 std::vector<std::string> ShardedStrategy::extra_state_names() const {
-  // overlap_step: between steps an update is in flight and the parameters the next forward
-  // uses are one update behind the masters; they are saved so a resume continues exactly.
-  if (overlap_step_) return {std::string(kParametersInUse)};
-  return {};
-}
-
-void ShardedStrategy::copy_own_parameters_to_host(float* out) {
-  master_shard_.for_each_slice([&](const Segment& segment, const Tensor&) {
-    const Tensor own = own_parameters(segment);
-    std::span<float> to(out + segment.shard_offset, static_cast<std::size_t>(own.numel()));
-    if (own.dtype() == DType::kF32) {
-      read_to_host(device_, own, to);
-      return;
-    }
-    const Tensor wide = f32_scratch(own.numel());
-    device_.ops().cast(own, wide);
-    read_to_host(device_, wide, to);
-  });
-}
-
-void ShardedStrategy::copy_own_parameters_from_host(const float* in) {
-  master_shard_.for_each_slice([&](const Segment& segment, const Tensor&) {
-    const Tensor own = own_parameters(segment);
-    std::span<const float> from(in + segment.shard_offset, static_cast<std::size_t>(own.numel()));
-    if (own.dtype() == DType::kF32) {
-      write_host_values(device_, own, from);
-      return;
-    }
-    const Tensor wide = f32_scratch(own.numel());
-    write_host_values(device_, wide, from);
-    device_.ops().cast(wide, own);  // exact: the values were this dtype's, widened
-  });
-}
-
-Tensor ShardedStrategy::f32_scratch(std::int64_t numel) {
-  const ScopedAllocationName name("checkpoint: parameters widened");
-  return Tensor::empty(Shape{numel}, DType::kF32, device_.tracker(), MemoryCategory::kWorkspace);
+  return update_->extra_state_names();
 }
 
 void ShardedStrategy::export_states(std::span<float* const> out) {
-  const std::size_t states = static_cast<std::size_t>(optimizer_.states_per_element());
-  ZT_CHECK(out.size() == 1 + states + extra_state_names().size(),
-           "export_states: one buffer per state tensor");
-  // An update in flight (overlap_step) lands in the masters, but its parameters are not
-  // sent: the run goes on exactly as it would have without the save.
-  if (offloaded_) offloaded_->wait_for_delayed_update();
   parameters_->wait_for_readers();
-  const auto shard_span = [&](float* base) {
-    return std::span<float>(base, static_cast<std::size_t>(plan_.shard_numel()));
-  };
-  if (overlap_step_) copy_own_parameters_to_host(out[1 + states]);
-  if (offloaded_) {
-    read_to_host(offloaded_->host(), offloaded_->master(), shard_span(out[0]));
-    offloaded_->export_states(out.subspan(1, states));
-    return;
-  }
-  // The slices of every segment tile the shard, padding included (zero in every buffer).
-  master_shard_.for_each_slice([&](const Segment& segment, const Tensor& slice) {
-    read_to_host(
-        device_, slice,
-        std::span<float>(out[0] + segment.shard_offset, static_cast<std::size_t>(slice.numel())));
-  });
-  for (std::size_t i = 0; i < states_.size(); ++i) {
-    read_to_host(device_, states_[i], shard_span(out[1 + i]));
-  }
+  update_->export_states(*parameters_, out);
 }
 
 void ShardedStrategy::import_states(std::span<const float* const> in) {
-  const std::size_t states = static_cast<std::size_t>(optimizer_.states_per_element());
-  const bool with_parameters_in_use = in.size() == 2 + states;
-  ZT_CHECK(in.size() == 1 + states || (with_parameters_in_use && overlap_step_),
-           "import_states: one buffer per state tensor");
-  if (finish_delayed_update()) parameters_->publish();
+  if (update_->finish_delayed(*parameters_)) parameters_->publish();
   parameters_->before_update();  // gathered from the masters being replaced
-  const auto shard_span = [&](const float* base) {
-    return std::span<const float>(base, static_cast<std::size_t>(plan_.shard_numel()));
-  };
-  if (offloaded_) {
-    write_host_values(offloaded_->host(), offloaded_->master(), shard_span(in[0]));
-    offloaded_->import_states(in.subspan(1, states));
-  } else {
-    master_shard_.for_each_slice([&](const Segment& segment, const Tensor& slice) {
-      write_host_values(device_, slice,
-                        std::span<const float>(in[0] + segment.shard_offset,
-                                               static_cast<std::size_t>(slice.numel())));
-    });
-    for (std::size_t i = 0; i < states_.size(); ++i) {
-      write_host_values(device_, states_[i], shard_span(in[1 + i]));
-    }
-  }
-  if (!with_parameters_in_use) {
-    publish_masters();
-    return;
-  }
-  // overlap_step saved between an update's landing and its parameters' sending: the
-  // parameters in use come back as saved, the masters' compute copy waits to be sent by
-  // the next step, as the update in flight's would have been.
-  offloaded_->convert_masters();
-  copy_own_parameters_from_host(in[1 + states]);
-  offloaded_->resume_landed_update();
+  update_->import_states(*parameters_, in);
   parameters_->publish();
   parameters_->start_next_forward();
 }

@@ -13,7 +13,6 @@
 #include <string>
 #include <vector>
 
-#include "offload/offloaded_optimizer.h"
 #include "sharding/block_folds.h"
 #include "sharding/gradient_reducer.h"
 #include "sharding/memory_plan.h"
@@ -21,9 +20,12 @@
 #include "sharding/shard_buffer.h"
 #include "sharding/shard_groups.h"
 #include "sharding/shard_plan.h"
+#include "sharding/shard_update.h"
 #include "sharding/zero_strategy.h"
 
 namespace zt::zero {
+
+class OffloadedUpdate;
 
 class ShardedStrategy final : public ZeroStrategy {
  public:
@@ -58,35 +60,32 @@ class ShardedStrategy final : public ZeroStrategy {
   std::int64_t peak_gathered_parameter_bytes() const override {
     return parameters_->peak_gathered_bytes();
   }
-  const MemoryTracker* host_offload_tracker() const override {
-    return offloaded_ ? &offloaded_->host_tracker() : nullptr;
-  }
+  const MemoryTracker* host_offload_tracker() const override { return update_->host_tracker(); }
 
  private:
-  void allocate();
+  // The buffers the memory plan names, and the update part (`offloaded`, when the optimizer
+  // is offloaded, already holds the host side: an offloaded parameter shard is its copy).
+  void allocate(std::unique_ptr<OffloadedUpdate> offloaded);
   void initialize(std::uint64_t seed);
   // The masters are new (initialized or loaded): their compute-dtype image goes to the
   // parameters this rank keeps, and from there to every rank (all-gathers in flight).
   void publish_masters();
-  // The parameters this rank keeps (its slices of the full parameters, or its shard) as f32
-  // in shard order, out of or into host memory (overlap_step's checkpoint).
-  void copy_own_parameters_to_host(float* out);
-  void copy_own_parameters_from_host(const float* in);
-  // A transient f32 device buffer of `numel` elements (one slice widened at a time).
-  Tensor f32_scratch(std::int64_t numel);
   Tensor block_region(const Tensor& flat, std::size_t block) const;
-  // This rank's compute-dtype parameters of `segment` on the device: its slice of the full
-  // parameters (stages 1-2) or of the parameter shard (stage 3).
-  Tensor own_parameters(const Segment& segment) const {
-    return parameters_->own_parameters(segment);
-  }
-  std::int64_t largest_slice_numel() const;
   void ensure_block_grads(std::size_t block);  // transient per-block gradients
   // Full gradients in a narrower dtype: adds the block's transient fp32 gradients into them.
   void fold_block_grads(std::size_t block);
-  // The slice's gradients as f32 (for the offloaded optimizer's host copy): the slice
-  // itself, or converted into the workspace.
-  Tensor f32_gradients(const Segment& segment);
+  // Waits for the step's reduce-scatters (every block folded first).
+  void wait_for_reductions();
+  // Σ slice_squares_ in slice order, after one wait for the device.
+  double sum_of_slice_squares();
+  // This rank's part of the world's gradient norm squared, from its shard's Σg².
+  GradientNormSquared shard_norm_squared(double local) const;
+  // optimizer_step; with `slice_squares` the update also returns each slice's Σg² there, in
+  // slice order (Note [The gradient norm in the update's pass]).
+  void update(std::int64_t step, float lr, std::vector<HostScalar>* slice_squares);
+  // qgZ (zero.quantized_gradients): the reducer quantizes over the group's two hops, with
+  // error feedback when asked for.
+  void quantize_gradients(const ZeroConfig& config);
 
   const DType dtype_;       // compute dtype of parameter copies
   const DType grad_dtype_;  // standing gradients (precision.grad_dtype)
@@ -97,48 +96,15 @@ class ShardedStrategy final : public ZeroStrategy {
   FlatLayout layout_;
   ShardPlan plan_;
   MemoryPlan memory_plan_;
-  // offload.optimizer = "cpu": masters and states in host memory, updated there. Declared
-  // before the buffers, so its host tracker outlives master_shard_'s view of its master.
-  std::unique_ptr<offload::OffloadedOptimizer> offloaded_;
-  struct EarlyUpdate {
-    std::int64_t step = 0;
-    float lr = 0;
-  };
-  std::optional<EarlyUpdate> early_update_;  // this step's, while blocks finish backward
-  const bool overlap_step_;  // offload.overlap_step: each update runs during the next step
-  // overlap_step: waits for the update in flight and sends its parameters to the device.
-  // Returns whether there was one.
-  bool finish_delayed_update();
-  // The update of this rank's shard, on the device or the host (Note [Offloaded step order]);
-  // each returns whether the rank's own parameter slices changed.
-  // Waits for the step's reduce-scatters (every block folded first).
-  void wait_for_reductions();
-  // Σ slice_squares_ in slice order, after one wait for the device.
-  double sum_of_slice_squares();
-  // This rank's part of the world's gradient norm squared, from its shard's Σg².
-  GradientNormSquared shard_norm_squared(double local) const;
-  // optimizer_step; with `slice_squares` the update also returns each slice's Σg² there, in
-  // slice order (Note [The gradient norm in the update's pass]).
-  void update(std::int64_t step, float lr, std::vector<HostScalar>* slice_squares);
-  // Returns whether the rank's own slices changed; `slice_squares` as update's.
-  bool device_step(std::int64_t step, float lr, std::vector<HostScalar>* slice_squares);
-  bool offloaded_step(std::int64_t step, float lr);
-  // Separate masters: their compute-dtype image into the rank's own parameter slices.
-  void round_masters_into_own_parameters();
-  // The offloaded masters' compute-dtype copy into this rank's own slices on the device.
-  void send_own_parameters();
-  // qgZ (zero.quantized_gradients): the reducer quantizes over the group's two hops, with
-  // error feedback when asked for.
-  void quantize_gradients(const ZeroConfig& config);
-
-  Tensor full_params_;          // full_parameters: (padded_numel) compute dtype
-  Tensor full_grads_;           // full_gradients: (padded_numel) accumulated over micro-batches
-  ShardBuffer param_shard_;     // stage 3: this rank's parameters, compute dtype
-  ShardBuffer grad_shard_;      // reduced gradients: in place in full_grads_ or its own
-  ShardBuffer master_shard_;    // f32 master weights: the parameter storage itself in fp32
-  std::vector<Tensor> states_;  // optimizer states, each (shard_numel) f32
+  // How the shard is updated, on the device or the host (Note [The update as a part] in
+  // sharding/shard_update.h). Declared before the buffers, so an offloaded update's host
+  // tracker outlives their views of its memory.
+  std::unique_ptr<ShardUpdate> update_;
+  Tensor full_params_;       // full_parameters: (padded_numel) compute dtype
+  Tensor full_grads_;        // full_gradients: (padded_numel) accumulated over micro-batches
+  ShardBuffer param_shard_;  // stage 3: this rank's parameters, compute dtype
+  ShardBuffer grad_shard_;   // reduced gradients: in place in full_grads_ or its own
   std::vector<HostScalar> slice_squares_;  // finish_gradients's Σg² per slice, read after one wait
-  Tensor grad_workspace_;                  // (largest slice) f32: offloaded, gradients not f32
 
   std::vector<std::vector<Tensor>> grad_views_;  // current gradient views per block
   std::vector<Tensor> block_grads_;              // transient per-block gradients
