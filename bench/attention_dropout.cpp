@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bench/cpuinfo.h"
 #include "core/memory_tracker.h"
 #include "core/parallel_for.h"
 #include "core/random.h"
@@ -32,17 +33,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using zt::VectorIsa;
 
-// The value of `key` on the first /proc/cpuinfo line that has it ("model name").
-std::string cpuinfo_field(std::string_view key) {
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(cpuinfo, line)) {
-    if (line.compare(0, key.size(), key) != 0) continue;
-    const auto colon = line.find(':');
-    if (colon != std::string::npos) return line.substr(colon + 2);
-  }
-  return "unknown";
-}
+using zt::bench::cpuinfo_field;
 
 // The 1, 5 and 15 minute load averages: these figures are only as quiet as the machine.
 std::string load_average() {

@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench/cpuinfo.h"
 #include "core/dtype.h"
 #include "optim/cpu_adam/cpu_adam_pool.h"
 #include "optim/math/optimizer_math.h"
@@ -50,17 +51,7 @@ struct AlignedBuffer {
   T* get() const { return data.get(); }
 };
 
-// The value of `key` on the first /proc/cpuinfo line that has it ("model name", "flags").
-std::string cpuinfo_field(std::string_view key) {
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(cpuinfo, line)) {
-    if (line.compare(0, key.size(), key) != 0) continue;
-    const auto colon = line.find(':');
-    if (colon != std::string::npos) return line.substr(colon + 2);
-  }
-  return "unknown";
-}
+using zt::bench::cpuinfo_field;
 
 bool has_flag(const std::string& flags, std::string_view flag) {
   std::istringstream words(flags);

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "comm/communicator.h"
+#include "comm/flight_recorder.h"
 #include "comm/store/store.h"
 #include "core/device/device_context.h"
 #include "core/memory_tracker.h"
@@ -64,6 +65,9 @@ struct CommOptions {
   // Scratch buffers are counted under comm_buffers here (it must outlive the communicator);
   // null: a private tracker nobody reads.
   MemoryTracker* memory_tracker = nullptr;
+  // Where every op is recorded (Note [The flight recorder]); the lanes and their splits share
+  // the rank's one. Null: nothing is recorded.
+  std::shared_ptr<FlightRecorder> flight_recorder;
 };
 
 // Connects `rank` of `world_size` through `store` (used only during this call) with

@@ -311,6 +311,11 @@ void MemoryTracker::set_step(std::int64_t step) {
   step_ = step;
 }
 
+std::int64_t MemoryTracker::step() const {
+  std::lock_guard lock(mutex_);
+  return step_;
+}
+
 std::string MemoryTracker::allocation_description(MemoryCategory category,
                                                   std::int64_t bytes) const {
   std::string text =

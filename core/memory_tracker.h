@@ -167,6 +167,7 @@ class MemoryTracker {
   bool timeline_truncated() const;
   // The step the events belong to (the trainer sets it as each step starts).
   void set_step(std::int64_t step);
+  std::int64_t step() const;
 
   const Device& device() const { return device_; }
   DeviceAllocator& allocator() const { return allocator_; }

@@ -154,4 +154,16 @@ std::string describe_request(const CollectiveRequest& request, std::uint64_t seq
   return text + " on rank " + std::to_string(rank) + " of " + std::to_string(world_size);
 }
 
+std::uint64_t record_submitted(FlightRecorder* recorder, const std::string& group,
+                               std::uint64_t sequence_number, const CollectiveRequest& request) {
+  if (recorder == nullptr) return kNotRecorded;
+  const Tensor* sized = nullptr;
+  if (request.kind != CollectiveKind::kBarrier) {
+    sized = request.kind == CollectiveKind::kAllGather ? &request.output : &request.input;
+  }
+  return recorder->enqueued(group, sequence_number, request.kind, sized ? sized->numel() : 0,
+                            sized ? sized->dtype() : DType::kF32,
+                            request.kind == CollectiveKind::kBroadcast ? request.root : -1);
+}
+
 }  // namespace zt::comm

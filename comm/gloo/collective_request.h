@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "comm/communicator.h"
+#include "comm/flight_recorder.h"
 #include "core/device/device_context.h"
 #include "core/tensor.h"
 
@@ -46,5 +47,11 @@ Device request_device(const CollectiveRequest& request);
 // "reduce_scatter #12 (16 MiB f32, sum) on rank 2 of 4", "barrier #3 on rank 0 of 2".
 std::string describe_request(const CollectiveRequest& request, std::uint64_t sequence_number,
                              int rank, int world_size);
+
+// Records the submitted request in `recorder` (the group's op `sequence_number`); returns its
+// id there, or kNotRecorded when `recorder` is null.
+inline constexpr std::uint64_t kNotRecorded = ~std::uint64_t{0};
+std::uint64_t record_submitted(FlightRecorder* recorder, const std::string& group,
+                               std::uint64_t sequence_number, const CollectiveRequest& request);
 
 }  // namespace zt::comm

@@ -86,9 +86,11 @@ std::shared_ptr<Work> GlooCommunicator::submit(const CollectiveRequest& request,
   auto work = std::make_shared<Work>(sequence_number,
                                      describe_request(request, sequence_number, rank_, world_size_),
                                      options_.timeout, options_.status_interval, compute);
-  comm_thread_->enqueue([this, work, request = CollectiveRequest(request),
+  const std::uint64_t flight_id = record_submitted(options_.flight_recorder.get(),
+                                                   options_.group_name, sequence_number, request);
+  comm_thread_->enqueue([this, work, flight_id, request = CollectiveRequest(request),
                          inputs_ready = std::move(inputs_ready), body = std::move(body)]() mutable {
-    execute(*work, request, inputs_ready, body);  // clears `request`
+    execute(*work, flight_id, request, inputs_ready, body);  // clears `request`
   });
   return work;
 }
@@ -105,27 +107,33 @@ std::vector<PeerBytes> GlooCommunicator::run_body(std::uint64_t sequence_number,
   return sent;
 }
 
-void GlooCommunicator::execute(Work& work, CollectiveRequest& request,
+void GlooCommunicator::execute(Work& work, std::uint64_t flight_id, CollectiveRequest& request,
                                const DeviceEvent& inputs_ready, const OpBody& body) {
+  FlightRecorder* const recorder =
+      flight_id == kNotRecorded ? nullptr : options_.flight_recorder.get();
   // Note [Releasing an op's tensors]: the op's hold on its tensors ends before a waiter can
   // go on. Otherwise the caller may allocate its next buffers while this thread still keeps
   // the last ones alive, and the rank's peak memory would depend on thread timing (it did:
   // one block's gradient buffer more in some runs, and never in the estimator's).
   if (!broken_reason_.empty()) {
     request = CollectiveRequest{};
+    if (recorder != nullptr) recorder->ended(flight_id, broken_reason_);
     work.mark_completed(std::make_exception_ptr(CommError(broken_reason_)));
     return;
   }
   try {
     inputs_ready.synchronize();
+    if (recorder != nullptr) recorder->started(flight_id);
     const std::vector<PeerBytes> sent = run_body(work.sequence_number(), request, body);
     counters_.add(request.kind, sent);
     request = CollectiveRequest{};
+    if (recorder != nullptr) recorder->ended(flight_id);
     work.mark_completed();
   } catch (...) {
     const std::exception_ptr error = std::current_exception();
     mark_broken(work, error);
     request = CollectiveRequest{};
+    if (recorder != nullptr) recorder->ended(flight_id, message_of(error));
     work.mark_completed(error);
   }
 }

@@ -70,8 +70,8 @@ class GlooCommunicator final : public Communicator {
 
   std::shared_ptr<Work> submit(const CollectiveRequest& request, OpBody body);
   // Runs the op and clears `request` (its tensors) before completing `work`.
-  void execute(Work& work, CollectiveRequest& request, const DeviceEvent& inputs_ready,
-               const OpBody& body);
+  void execute(Work& work, std::uint64_t flight_id, CollectiveRequest& request,
+               const DeviceEvent& inputs_ready, const OpBody& body);
   std::vector<PeerBytes> run_body(std::uint64_t sequence_number, const CollectiveRequest& request,
                                   const OpBody& body);
   // A ring op's bytes: all to the right-hand neighbour (Note [Ring collectives]).

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "comm/gloo/collective_request.h"
+#include "comm/split_requests_internal.h"
 
 namespace zt::comm {
 namespace {
@@ -24,6 +25,9 @@ void copy_unless_same(const Tensor& from, const Tensor& to, DeviceContext* devic
 std::shared_ptr<Work> SingleRankCommunicator::complete(const CollectiveRequest& request) {
   check_request(request, 0, 1, host_and_device_home(device_));
   const std::uint64_t sequence_number = next_sequence_number_.fetch_add(1);
+  const std::uint64_t flight_id =
+      record_submitted(flight_recorder_.get(), group_name_, sequence_number, request);
+  if (flight_id != kNotRecorded) flight_recorder_->started(flight_id);
   DeviceStream* compute = device_ != nullptr ? &device_->compute_stream() : nullptr;
   if (request.kind == CollectiveKind::kReduceScatter ||
       request.kind == CollectiveKind::kAllGather || request.kind == CollectiveKind::kAllToAll) {
@@ -38,6 +42,7 @@ std::shared_ptr<Work> SingleRankCommunicator::complete(const CollectiveRequest& 
       std::make_shared<Work>(sequence_number, describe_request(request, sequence_number, 0, 1),
                              timeout_, std::chrono::milliseconds(0), compute);
   counters_.add(request.kind, {});
+  if (flight_id != kNotRecorded) flight_recorder_->ended(flight_id);
   work->mark_completed();
   return work;
 }
@@ -47,6 +52,8 @@ std::unique_ptr<Communicator> SingleRankCommunicator::split_group(const SplitGro
   CommOptions options;
   options.timeout = timeout_;
   options.device = device_;
+  options.flight_recorder = flight_recorder_;
+  options.group_name = split_group_name(group_name_, group);
   return std::make_unique<SingleRankCommunicator>(options);
 }
 

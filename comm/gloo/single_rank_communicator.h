@@ -19,7 +19,10 @@ namespace zt::comm {
 class SingleRankCommunicator final : public Communicator {
  public:
   explicit SingleRankCommunicator(const CommOptions& options)
-      : timeout_(options.timeout), device_(options.device) {}
+      : timeout_(options.timeout),
+        device_(options.device),
+        flight_recorder_(options.flight_recorder),
+        group_name_(options.group_name) {}
 
   int rank() const override { return 0; }
   int world_size() const override { return 1; }
@@ -42,7 +45,9 @@ class SingleRankCommunicator final : public Communicator {
   std::shared_ptr<Work> complete(const CollectiveRequest& request);
 
   const std::chrono::milliseconds timeout_;
-  DeviceContext* const device_;                         // null: host tensors only
+  DeviceContext* const device_;                            // null: host tensors only
+  const std::shared_ptr<FlightRecorder> flight_recorder_;  // null: nothing recorded
+  const std::string group_name_;
   std::atomic<std::uint64_t> next_sequence_number_{1};  // callers may submit from any thread
   OpCounters counters_{1};                              // ops counted; bytes stay 0
 };

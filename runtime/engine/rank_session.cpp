@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "comm/local_address.h"
@@ -69,6 +70,10 @@ RankSession::RankSession(const Config& config, bool write_run_dir)
   comm::CommOptions options;
   options.timeout = timeout_;
   options.device = device_.get();
+  // The trainer keeps its step and phase in the device tracker; each op records them.
+  flight_recorder_ = std::make_shared<comm::FlightRecorder>(
+      rank_, comm::FlightRecorder::kDefaultCapacity, &device_->tracker());
+  options.flight_recorder = flight_recorder_;
   options.backend =
       backend == CommBackendKind::kNccl ? comm::CommBackend::kNccl : comm::CommBackend::kGloo;
   // Gloo's scratch buffers are host memory: counted in the rank's tracker on the CPU only.
@@ -91,6 +96,49 @@ RankSession::RankSession(const Config& config, bool write_run_dir)
 }
 
 RankSession::~RankSession() = default;
+
+std::filesystem::path RankSession::write_flight_record(const std::string& reason) const noexcept {
+  if (!write_run_dir_) return {};  // a session told to leave run.dir alone writes nothing there
+  try {
+    namespace fs = std::filesystem;
+    const fs::path directory = fs::path(config_.run.dir) / "flight";
+    const fs::path path = directory / ("rank-" + std::to_string(rank_) + ".json");
+    std::error_code error;
+    fs::create_directories(directory, error);
+    if (error || fs::is_symlink(fs::symlink_status(directory)) || !fs::is_directory(directory)) {
+      std::fprintf(stderr,
+                   "zerotrain: warning: rank %d: the flight record is not written: %s is not a "
+                   "directory this rank can create%s%s\n",
+                   rank_, directory.c_str(), error ? ": " : "",
+                   error ? error.message().c_str() : "");
+      return {};
+    }
+    // Written beside, then renamed: a reader never sees half a record.
+    const fs::path partial = directory / (".rank-" + std::to_string(rank_) + ".json.partial");
+    {
+      std::ofstream out(partial, std::ios::trunc);
+      out << flight_recorder_->to_json(reason);
+      if (!out) {
+        std::fprintf(stderr, "zerotrain: warning: rank %d: cannot write the flight record %s\n",
+                     rank_, partial.c_str());
+        return {};
+      }
+    }
+    fs::rename(partial, path, error);
+    if (error) {
+      std::fprintf(stderr, "zerotrain: warning: rank %d: cannot write the flight record %s: %s\n",
+                   rank_, path.c_str(), error.message().c_str());
+      return {};
+    }
+    std::fprintf(stderr, "zerotrain: rank %d: its last %zu collectives are in %s\n", rank_,
+                 std::min<std::size_t>(flight_recorder_->capacity(),
+                                       static_cast<std::size_t>(flight_recorder_->recorded())),
+                 path.c_str());
+    return path;
+  } catch (...) {
+    return {};
+  }
+}
 
 std::string RankSession::publish_memory_profile(const RankProfile& profile) {
   if (!write_run_dir_) return "";

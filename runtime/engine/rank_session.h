@@ -6,15 +6,18 @@
 
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <new>
 #include <string>
 
 #include "comm/comm_lanes.h"
+#include "comm/flight_recorder.h"
 #include "comm/store/store.h"
 #include "comm/topology.h"
 #include "core/config/config.h"
 #include "core/device/device_context.h"
+#include "core/error.h"
 #include "core/memory_tracker.h"
 #include "runtime/engine/memory_profile.h"
 #include "runtime/engine/run_directory.h"
@@ -62,14 +65,27 @@ class RankSession {
   void finish_without_memory_report();
   bool finished() const { return finished_; }
 
+  // The rank's flight recorder: every op of its lanes and their splits (Note [The flight
+  // recorder] in comm/flight_recorder.h).
+  const comm::FlightRecorder& flight_recorder() const { return *flight_recorder_; }
+  // Writes the flight recorder to run.dir/flight/rank-<rank>.json (atomically) with `reason`
+  // and says so on stderr; returns the path, or empty (with a warning saying why) when it
+  // cannot be written, or without `write_run_dir`. Never throws: it runs while another error
+  // is on its way out.
+  std::filesystem::path write_flight_record(const std::string& reason) const noexcept;
+
   // Runs `step`; a std::bad_alloc from memory outside the tracker gets the tracker's
-  // explanation (what was live, what to try).
+  // explanation (what was live, what to try). A communication error (a collective that timed
+  // out or failed, a peer gone) leaves the flight record in run.dir before it goes on.
   template <class Step>
   auto explained(Step&& step) {
     try {
       return step();
     } catch (const std::bad_alloc&) {
       throw device_->tracker().untracked_allocation_failed();
+    } catch (const CommError& e) {
+      write_flight_record(e.what());
+      throw;
     }
   }
 
@@ -86,6 +102,7 @@ class RankSession {
   std::unique_ptr<comm::MemoryStore> local_store_;
   comm::Store* store_ = nullptr;
   std::unique_ptr<DeviceContext> device_;
+  std::shared_ptr<comm::FlightRecorder> flight_recorder_;  // the lanes record into it
   std::unique_ptr<comm::OwnedCommLanes> lanes_;
   bool write_run_dir_ = true;
   bool finished_ = false;
