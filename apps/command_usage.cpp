@@ -163,6 +163,20 @@ exit status: 0 success, 1 run-time failure (a missing or damaged checkpoint, or 
 from another model than CONFIG's), 2 usage or config error
 )";
 
+constexpr const char* kDiagnoseUsage =
+    R"(usage: zerotrain diagnose RUN_DIR [--world N]
+
+Reads every rank's flight record in RUN_DIR/flight (rank-N.json: the last collectives a rank
+was given, written when it stopped on a communication error) and prints what they show, one
+finding a line:
+  - ranks that left no record (of N ranks; without --world, one more than the highest seen),
+  - the first op two ranks issued differently (kind, size, dtype or root) in one group, with
+    the step and phase each side was in,
+  - per group, the ranks behind the others, and for every rank the op it stopped in.
+
+exit status: 0 findings printed, 1 no flight records or a damaged one, 2 usage error
+)";
+
 }  // namespace
 
 const char* command_usage(const std::string& command) {
@@ -173,6 +187,7 @@ const char* command_usage(const std::string& command) {
   if (command == "prepare-data") return kPrepareDataUsage;
   if (command == "generate") return kGenerateUsage;
   if (command == "eval") return kEvalUsage;
+  if (command == "diagnose") return kDiagnoseUsage;
   return nullptr;
 }
 

@@ -18,13 +18,18 @@ int profile_command(const Args& args);
 int checkpoint_command(const Args& args);
 int generate_command(const Args& args);
 int eval_command(const Args& args);
+int diagnose_command(const Args& args);
+
+// A count of ranks from 1 to 2^20 given to `flag` ("--world", "--nproc-per-node"); throws
+// UsageError naming the flag otherwise.
+int parse_rank_count(const std::string& flag, const std::string& text);
 
 // A checkpoint given on the command line: PATH itself, or the newest complete checkpoint of
 // a checkpoint.dir (said on stderr). CheckpointReader says what is wrong with any other.
 std::filesystem::path resolve_checkpoint_path(const std::string& given);
 
 // The `zerotrain COMMAND --help` text of train, estimate, profile, config, prepare-data,
-// generate and eval;
+// generate, eval and diagnose;
 // nullptr for the others (launch and checkpoint answer --help themselves).
 const char* command_usage(const std::string& command);
 

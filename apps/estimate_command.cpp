@@ -12,8 +12,9 @@ namespace {
 
 constexpr int kLargestWorld = 1 << 20;
 
-// A count from 1 to kLargestWorld given to `flag` ("--world", "--nproc-per-node").
-int parse_ranks(const std::string& flag, const std::string& text) {
+}  // namespace
+
+int parse_rank_count(const std::string& flag, const std::string& text) {
   std::size_t used = 0;
   long long value = 0;
   try {
@@ -28,8 +29,6 @@ int parse_ranks(const std::string& flag, const std::string& text) {
   return static_cast<int>(value);
 }
 
-}  // namespace
-
 int estimate_command(const Args& args) {
   int world_size = 1;
   estimate::EstimateOptions options;  // ranks_per_node 0: one node unless --nproc-per-node
@@ -40,14 +39,14 @@ int estimate_command(const Args& args) {
       json = true;
     } else if (args[i] == "--world") {
       if (i + 1 >= args.size()) throw UsageError("--world needs a number of ranks");
-      world_size = parse_ranks("--world", args[++i]);
+      world_size = parse_rank_count("--world", args[++i]);
     } else if (args[i].rfind("--world=", 0) == 0) {
-      world_size = parse_ranks("--world", args[i].substr(8));
+      world_size = parse_rank_count("--world", args[i].substr(8));
     } else if (args[i] == "--nproc-per-node") {
       if (i + 1 >= args.size()) throw UsageError("--nproc-per-node needs a number of ranks");
-      options.ranks_per_node = parse_ranks("--nproc-per-node", args[++i]);
+      options.ranks_per_node = parse_rank_count("--nproc-per-node", args[++i]);
     } else if (args[i].rfind("--nproc-per-node=", 0) == 0) {
-      options.ranks_per_node = parse_ranks("--nproc-per-node", args[i].substr(17));
+      options.ranks_per_node = parse_rank_count("--nproc-per-node", args[i].substr(17));
     } else {
       rest.push_back(args[i]);
     }

@@ -47,6 +47,11 @@ usage:
   zerotrain prepare-data IN... OUT.bin [--tokenizer PATH] [--val-fraction F] [--overwrite]
                                         text files (documents) -> a token file for
                                         data.path (byte-level, or BPE in llm.c's format)
+  zerotrain diagnose RUN_DIR [--world N]
+                                        the ranks' flight records (run.dir/flight) read
+                                        together: silent ranks, the first op the ranks
+                                        issued differently, the ranks behind and the op
+                                        each stopped in
   zerotrain config docs                 print docs/CONFIG.md (every key, generated)
   zerotrain config show CONFIG [--set ...]   print the effective config
   zerotrain --help | --version
@@ -96,6 +101,7 @@ int dispatch(int argc, char** argv) {
   if (command == "prepare-data") return zt::apps::prepare_data_command(args);
   if (command == "generate") return zt::apps::generate_command(args);
   if (command == "eval") return zt::apps::eval_command(args);
+  if (command == "diagnose") return zt::apps::diagnose_command(args);
   throw zt::UsageError("unknown command '" + command + "'; run `zerotrain --help`");
 }
 

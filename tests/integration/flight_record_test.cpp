@@ -1,7 +1,8 @@
 // The flight recorder end to end (Note [The flight recorder]): `zerotrain launch` with two
 // ranks, rank 1 stopped (SIGSTOP) before step 3; rank 0 times out in a collective of step 3
 // and leaves run.dir/flight/rank-0.json, whose last op is not completed while every op of
-// step 1 is, and says where it is on stderr.
+// step 1 is, and says where it is on stderr; `zerotrain diagnose` names the silent rank and
+// the op rank 0 stopped in.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -61,6 +62,28 @@ TEST(FlightRecord, ARankThatTimesOutLeavesTheOpsItWasIn) {
   EXPECT_TRUE(last_step == 2 || last_step == 3) << last_step;
   EXPECT_NE(last.find("state")->as_string("state"), "completed");
   EXPECT_LT(seconds(result.elapsed), kTimeoutS + 1.0 + 15.0) << result.err;
+
+  // zerotrain diagnose reads it: rank 1 left nothing, rank 0 stopped in the op it waited in.
+  const CommandResult diagnosis =
+      run_command({zerotrain_exe(), "diagnose", dir / "run", "--world", "2"}, dir);
+  EXPECT_EQ(diagnosis.exit_code, 0) << diagnosis.err;
+  EXPECT_NE(diagnosis.out.find("1 flight record in "), std::string::npos) << diagnosis.out;
+  EXPECT_NE(diagnosis.out.find("- rank 1 left no flight record"), std::string::npos)
+      << diagnosis.out;
+  // The op it stopped in is its first not completed (prefetches may follow it).
+  const data::JsonValue* stuck = nullptr;
+  for (const data::JsonValue& entry : entries) {
+    if (entry.find("state")->as_string("state") != "completed") {
+      stuck = &entry;
+      break;
+    }
+  }
+  ASSERT_NE(stuck, nullptr);
+  EXPECT_NE(diagnosis.out.find("- rank 0 stopped in " + stuck->find("kind")->as_string("kind") +
+                               " #" + std::to_string(stuck->find("seq")->as_integer("seq")) +
+                               " of group " + stuck->find("group")->as_string("group")),
+            std::string::npos)
+      << diagnosis.out;
 }
 
 }  // namespace

@@ -1,0 +1,185 @@
+// Reading the flight records of a run's ranks and naming the silent, the mismatched and the
+// ranks behind.
+#include "runtime/engine/flight_diagnosis.h"
+
+#include <algorithm>
+#include <map>
+#include <regex>
+#include <set>
+#include <utility>
+
+#include "core/error.h"
+#include "data/json_document.h"
+
+namespace zt::engine {
+namespace {
+
+// Note [Diagnosing from flight records]
+// Each rank's record holds the last ops its communicators were given, each named by its
+// communicator's group and its sequence number in that group: the same op has the same pair on
+// every member, since a group's ranks submit its ops in one order. So the records compare by
+// that pair without clocks. Three findings, in the order a reader wants them:
+// - silent ranks: no record at all (killed, stopped, or still running without an error);
+// - the first op two ranks issued differently (kind, element count, dtype or root differ at
+//   one pair): a rank that took another branch, or sized a bucket differently, shows here,
+//   with the step and phase each side was in;
+// - per group, the ranks whose last op comes before the others' (behind: they never submitted
+//   what the others wait in), and for every rank the first op it had not completed: the one it
+//   waits in.
+// A ring holds the last ops only, so a pair one rank no longer holds is not a mismatch.
+
+const data::JsonValue& member(const data::JsonValue& object, std::string_view key,
+                              const std::string& path) {
+  const data::JsonValue* value = object.find(key);
+  if (value == nullptr) {
+    throw FormatError(path + ": not a flight record: " + object.position() + " has no \"" +
+                      std::string(key) + "\"");
+  }
+  return *value;
+}
+
+RankFlightRecord read_record(const std::filesystem::path& path) {
+  const std::string name = path.string();
+  const data::JsonValue root = data::read_json_file(name);
+  RankFlightRecord record;
+  record.rank = static_cast<int>(member(root, "rank", name).as_integer("rank"));
+  record.reason = member(root, "reason", name).as_string("reason");
+  for (const data::JsonValue& entry : member(root, "entries", name).as_array("entries")) {
+    FlightOp op;
+    op.group = member(entry, "group", name).as_string("group");
+    op.sequence_number = static_cast<std::uint64_t>(member(entry, "seq", name).as_integer("seq"));
+    op.kind = member(entry, "kind", name).as_string("kind");
+    op.numel = member(entry, "numel", name).as_integer("numel");
+    op.dtype = member(entry, "dtype", name).as_string("dtype");
+    op.root = member(entry, "root", name).as_integer("root");
+    op.step = member(entry, "step", name).as_integer("step");
+    op.phase = member(entry, "phase", name).as_string("phase");
+    op.state = member(entry, "state", name).as_string("state");
+    record.ops.push_back(std::move(op));
+  }
+  return record;
+}
+
+std::string describe(const FlightOp& op) {
+  std::string text = op.kind + " #" + std::to_string(op.sequence_number) + " of group " + op.group +
+                     " (" + std::to_string(op.numel) + " " + op.dtype;
+  if (op.root >= 0) text += ", root " + std::to_string(op.root);
+  return text + "; step " + std::to_string(op.step) + ", phase \"" + op.phase + "\"; " + op.state +
+         ")";
+}
+
+bool same_op(const FlightOp& a, const FlightOp& b) {
+  return a.kind == b.kind && a.numel == b.numel && a.dtype == b.dtype && a.root == b.root;
+}
+
+}  // namespace
+
+std::vector<RankFlightRecord> read_flight_records(const std::filesystem::path& run_dir) {
+  const std::filesystem::path directory = run_dir / "flight";
+  std::error_code error;
+  if (!std::filesystem::is_directory(directory, error)) {
+    throw IoError(directory.string() +
+                  ": no flight records (a rank writes run.dir/flight/rank-N.json when it stops "
+                  "on a communication error)");
+  }
+  static const std::regex kName(R"(rank-(\d+)\.json)");
+  std::vector<RankFlightRecord> records;
+  for (const auto& file : std::filesystem::directory_iterator(directory)) {
+    const std::string name = file.path().filename().string();
+    std::smatch match;
+    if (!std::regex_match(name, match, kName)) continue;
+    RankFlightRecord record = read_record(file.path());
+    if (std::to_string(record.rank) != match[1].str()) {
+      throw FormatError(file.path().string() + ": holds rank " + std::to_string(record.rank) +
+                        "'s record");
+    }
+    records.push_back(std::move(record));
+  }
+  std::sort(records.begin(), records.end(),
+            [](const RankFlightRecord& a, const RankFlightRecord& b) { return a.rank < b.rank; });
+  return records;
+}
+
+std::vector<std::string> diagnose_flight_records(const std::vector<RankFlightRecord>& records,
+                                                 std::optional<int> world_size) {
+  std::vector<std::string> findings;
+  int highest = -1;
+  std::set<int> seen;
+  for (const RankFlightRecord& record : records) {
+    highest = std::max(highest, record.rank);
+    seen.insert(record.rank);
+  }
+  const int world = world_size.value_or(highest + 1);
+  for (int rank = 0; rank < world; ++rank) {
+    if (!seen.contains(rank)) {
+      findings.push_back("rank " + std::to_string(rank) +
+                         " left no flight record: it was killed or stopped, or it was still "
+                         "waiting without an error when the job ended");
+    }
+  }
+  if (!world_size && !records.empty()) {
+    findings.push_back("(the world is taken as " + std::to_string(world) +
+                       " ranks, one more than the highest rank recorded; --world N says it)");
+  }
+
+  // The first pair two ranks issued differently, by group, lowest sequence number first.
+  std::map<std::pair<std::string, std::uint64_t>, std::vector<std::pair<int, const FlightOp*>>>
+      by_op;
+  for (const RankFlightRecord& record : records) {
+    for (const FlightOp& op : record.ops) {
+      by_op[{op.group, op.sequence_number}].push_back({record.rank, &op});
+    }
+  }
+  std::set<std::string> mismatched_groups;
+  for (const auto& [key, issued] : by_op) {
+    if (mismatched_groups.contains(key.first)) continue;
+    for (const auto& [rank, op] : issued) {
+      if (same_op(*op, *issued.front().second)) continue;
+      findings.push_back("ranks issued different ops as #" + std::to_string(key.second) +
+                         " of group " + key.first + ": rank " +
+                         std::to_string(issued.front().first) + " " +
+                         describe(*issued.front().second) + ", rank " + std::to_string(rank) + " " +
+                         describe(*op));
+      mismatched_groups.insert(key.first);
+      break;
+    }
+  }
+
+  // Per group, the ranks whose last op comes before the others'.
+  std::map<std::string, std::vector<std::pair<int, const FlightOp*>>> last_by_group;
+  for (const RankFlightRecord& record : records) {
+    std::map<std::string, const FlightOp*> last;
+    for (const FlightOp& op : record.ops) {
+      const FlightOp*& mine = last[op.group];
+      if (mine == nullptr || op.sequence_number > mine->sequence_number) mine = &op;
+    }
+    for (const auto& [group, op] : last) last_by_group[group].push_back({record.rank, op});
+  }
+  for (const auto& [group, lasts] : last_by_group) {
+    std::uint64_t furthest = 0;
+    for (const auto& [rank, op] : lasts) furthest = std::max(furthest, op->sequence_number);
+    for (const auto& [rank, op] : lasts) {
+      if (op->sequence_number < furthest) {
+        findings.push_back("rank " + std::to_string(rank) + " is behind in group " + group +
+                           ": its last op is " + describe(*op) + ", others reached #" +
+                           std::to_string(furthest));
+      }
+    }
+  }
+
+  // The op each rank waits in: its first not completed.
+  for (const RankFlightRecord& record : records) {
+    const auto waiting = std::find_if(record.ops.begin(), record.ops.end(),
+                                      [](const FlightOp& op) { return op.state != "completed"; });
+    if (waiting != record.ops.end()) {
+      findings.push_back("rank " + std::to_string(record.rank) + " stopped in " +
+                         describe(*waiting) + ": " + record.reason);
+    } else {
+      findings.push_back("rank " + std::to_string(record.rank) +
+                         " had completed every recorded op: " + record.reason);
+    }
+  }
+  return findings;
+}
+
+}  // namespace zt::engine

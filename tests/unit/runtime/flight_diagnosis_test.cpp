@@ -1,0 +1,112 @@
+// zerotrain diagnose's reading of flight records (Note [Diagnosing from flight records]):
+// written by the real recorder, a rank that took another branch shows as the first op the
+// ranks issued differently, a rank that never submitted what the others wait in shows as
+// behind, a missing rank as silent, and a damaged record is refused naming its file.
+#include "runtime/engine/flight_diagnosis.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "comm/flight_recorder.h"
+#include "core/error.h"
+#include "core/memory_tracker.h"
+#include "support/temp_dir.h"
+
+namespace zt::engine {
+namespace {
+
+using comm::CollectiveKind;
+
+// One rank's record: `ops` in order (kind, element count), the last left running.
+void write_record(const std::filesystem::path& run_dir, int rank,
+                  const std::vector<std::pair<CollectiveKind, std::int64_t>>& ops) {
+  MemoryTracker tracker(Device::cpu());
+  tracker.set_step(3);
+  tracker.set_phase("backward");
+  comm::FlightRecorder recorder(rank, 64, &tracker);
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const std::uint64_t id =
+        recorder.enqueued("world/gradients", i + 1, ops[i].first, ops[i].second, DType::kF32, -1);
+    recorder.started(id);
+    if (i + 1 < ops.size()) recorder.ended(id);
+  }
+  std::filesystem::create_directories(run_dir / "flight");
+  std::ofstream(run_dir / "flight" / ("rank-" + std::to_string(rank) + ".json"))
+      << recorder.to_json("all_gather #2 did not complete within 4000 ms");
+}
+
+bool has_finding(const std::vector<std::string>& findings, const std::string& text) {
+  for (const std::string& finding : findings) {
+    if (finding.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+std::string joined(const std::vector<std::string>& findings) {
+  std::string all;
+  for (const std::string& finding : findings) all += finding + "\n";
+  return all;
+}
+
+TEST(FlightDiagnosis, NamesTheFirstOpTheRanksIssuedDifferently) {
+  testing::TempDir dir;
+  write_record(dir.path(), 0, {{CollectiveKind::kAllReduce, 16}, {CollectiveKind::kAllGather, 64}});
+  write_record(dir.path(), 1,
+               {{CollectiveKind::kAllReduce, 16}, {CollectiveKind::kReduceScatter, 64}});
+  const auto findings = diagnose_flight_records(read_flight_records(dir.path()), 2);
+  EXPECT_TRUE(has_finding(findings,
+                          "ranks issued different ops as #2 of group world/gradients: rank 0 "
+                          "all_gather #2"))
+      << joined(findings);
+  EXPECT_TRUE(has_finding(findings, "rank 1 reduce_scatter #2")) << joined(findings);
+  EXPECT_TRUE(has_finding(findings, "step 3, phase \"backward\"")) << joined(findings);
+  EXPECT_FALSE(has_finding(findings, "left no flight record")) << joined(findings);
+  EXPECT_FALSE(has_finding(findings, "behind")) << joined(findings);
+}
+
+TEST(FlightDiagnosis, NamesTheRankBehindTheSilentRankAndWhereEachStopped) {
+  testing::TempDir dir;
+  write_record(dir.path(), 0,
+               {{CollectiveKind::kAllReduce, 16},
+                {CollectiveKind::kAllGather, 64},
+                {CollectiveKind::kAllGather, 64}});
+  write_record(dir.path(), 1, {{CollectiveKind::kAllReduce, 16}, {CollectiveKind::kAllGather, 64}});
+  const auto findings = diagnose_flight_records(read_flight_records(dir.path()), 3);
+  EXPECT_TRUE(has_finding(findings, "rank 2 left no flight record")) << joined(findings);
+  EXPECT_TRUE(has_finding(findings,
+                          "rank 1 is behind in group world/gradients: its last op is "
+                          "all_gather #2"))
+      << joined(findings);
+  EXPECT_TRUE(has_finding(findings, "others reached #3")) << joined(findings);
+  EXPECT_TRUE(has_finding(findings, "rank 0 stopped in all_gather #3 of group world/gradients"))
+      << joined(findings);
+  EXPECT_TRUE(has_finding(findings, "did not complete within 4000 ms")) << joined(findings);
+  EXPECT_FALSE(has_finding(findings, "issued different ops")) << joined(findings);
+  // Without --world, the world is the ranks seen, and the verdict says so.
+  const auto unsized = diagnose_flight_records(read_flight_records(dir.path()), std::nullopt);
+  EXPECT_FALSE(has_finding(unsized, "left no flight record")) << joined(unsized);
+  EXPECT_TRUE(has_finding(unsized, "the world is taken as 2 ranks")) << joined(unsized);
+}
+
+TEST(FlightDiagnosis, RefusesADamagedRecordNamingItsFileAndARunWithoutRecords) {
+  testing::TempDir dir;
+  EXPECT_THROW(read_flight_records(dir.path()), IoError);
+  std::filesystem::create_directories(dir.path() / "flight");
+  std::ofstream(dir.path() / "flight" / "rank-0.json") << R"({"rank": 0, "entries": []})";
+  try {
+    read_flight_records(dir.path());
+    FAIL() << "a record without a reason";
+  } catch (const FormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("rank-0.json"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("\"reason\""), std::string::npos) << e.what();
+  }
+  std::ofstream(dir.path() / "flight" / "rank-0.json")
+      << R"({"rank": 1, "reason": "", "entries": []})";
+  EXPECT_THROW(read_flight_records(dir.path()), FormatError) << "rank 1's record as rank-0.json";
+}
+
+}  // namespace
+}  // namespace zt::engine
