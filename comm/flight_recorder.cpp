@@ -4,39 +4,11 @@
 #include <cstdio>
 
 #include "core/error.h"
+#include "core/json_string.h"
 #include "core/memory_tracker.h"
 
 namespace zt::comm {
 namespace {
-
-void append_json_string(std::string& out, std::string_view text) {
-  out += '"';
-  for (const char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char escaped[8];
-          std::snprintf(escaped, sizeof(escaped), "\\u%04x", static_cast<unsigned>(c));
-          out += escaped;
-        } else {
-          out += c;
-        }
-    }
-  }
-  out += '"';
-}
 
 void append_seconds(std::string& out, double seconds) {
   if (seconds < 0) {
@@ -144,20 +116,20 @@ std::string FlightRecorder::to_json(const std::string& reason) const {
   std::string out = "{\n  \"rank\": " + std::to_string(rank_) +
                     ",\n  \"capacity\": " + std::to_string(capacity_) +
                     ",\n  \"recorded\": " + std::to_string(recorded()) + ",\n  \"reason\": ";
-  append_json_string(out, reason);
+  out += json_string(reason);
   out += ",\n  \"entries\": [";
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const FlightEntry& e = ops[i];
     out += i == 0 ? "\n    {" : ",\n    {";
     out += "\"id\": " + std::to_string(e.id) + ", \"group\": ";
-    append_json_string(out, e.group);
+    out += json_string(e.group);
     out += ", \"seq\": " + std::to_string(e.sequence_number) + ", \"kind\": ";
-    append_json_string(out, collective_name(e.kind));
+    out += json_string(collective_name(e.kind));
     out += ", \"numel\": " + std::to_string(e.numel) + ", \"dtype\": ";
-    append_json_string(out, dtype_name(e.dtype));
+    out += json_string(dtype_name(e.dtype));
     out += ", \"root\": " + std::to_string(e.root) + ", \"step\": " + std::to_string(e.step) +
            ", \"phase\": ";
-    append_json_string(out, e.phase);
+    out += json_string(e.phase);
     out += ", \"enqueued_s\": ";
     append_seconds(out, e.enqueued_s);
     out += ", \"started_s\": ";
@@ -165,10 +137,10 @@ std::string FlightRecorder::to_json(const std::string& reason) const {
     out += ", \"ended_s\": ";
     append_seconds(out, e.ended_s);
     out += ", \"state\": ";
-    append_json_string(out, flight_state_name(e.state));
+    out += json_string(flight_state_name(e.state));
     if (!e.error.empty()) {
       out += ", \"error\": ";
-      append_json_string(out, e.error);
+      out += json_string(e.error);
     }
     out += "}";
   }

@@ -4,10 +4,11 @@
 #include <string>
 #include <string_view>
 
+#include "core/json_string.h"
+
 namespace zt::engine {
 
-// `text` as a JSON string literal, quotes included.
-std::string json_string(std::string_view text);
+using zt::json_string;  // core's, shared with the layers below
 
 // A double in nine significant digits, as logs and messages print a setting or a measure
 // ("1e-09", "0.0004"; std::to_string's six decimals would show a small learning rate as
