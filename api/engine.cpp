@@ -106,6 +106,7 @@ struct Engine::Impl {
     trainer_options.resume_weights_only = options.resume_weights_only;
     trainer_options.run_directory = session.run_directory();
     trainer_options.fault = zt::engine::fault_plan_from_env();
+    trainer_options.end_of_step = [this] { session.check_collectives_step(); };
     if (options.on_step) {
       // The trainer knows the metrics; the user's callback also gets the Engine.
       trainer_options.on_step = [&self, callback = options.on_step](const StepMetrics& metrics) {

@@ -16,6 +16,7 @@
 #include "core/config/config_loader.h"
 #include "core/error.h"
 #include "runtime/checkpoint/checkpoint_directory.h"
+#include "runtime/engine/flight_diagnosis.h"
 #include "runtime/launch/launcher.h"
 
 namespace zt::apps {
@@ -56,6 +57,12 @@ options:
 
 The other nodes need node 0's ZEROTRAIN_STORE_TOKEN: export the same value on every node,
 or copy the one node 0 prints.
+
+Flight records (CONFIG only): when a rank fails, or the launcher gets SIGINT, SIGTERM or
+SIGHUP, the ranks write their last collectives to run.dir/flight/rank-N.json as they stop,
+and the launcher prints what `zerotrain diagnose run.dir` finds in them (the ranks behind,
+the op each stopped in, the first op two ranks issued differently). `kill -USR1` to the
+launcher asks every rank for its record while the run goes on, and prints the same verdict.
 
 exit status: 0 success, 1 run-time failure (also a PROGRAM that cannot start), 2 usage or
 config error (also when the ranks failed on one: a rank that exits 2)
@@ -166,6 +173,13 @@ int launch_command(const Args& args, const std::string& self_path) {
     options.rank_command.push_back("--set");
     options.rank_command.push_back(override_text);
   }
+  // After a failure, a stop signal or SIGUSR1: what the ranks' flight records say, as
+  // `zerotrain diagnose run.dir` would (this node's view when run.dir is not shared).
+  options.flight_verdict = [run_dir = std::filesystem::path(config.run.dir),
+                            world = options.nnodes *
+                                    options.nproc_per_node](std::filesystem::file_time_type since) {
+    return engine::flight_verdict_since(run_dir, world, since);
+  };
   // A restart continues from the newest checkpoint the failed attempt's run left (the run
   // run.dir/run_id names: never another run's), else starts over (replacing that attempt's
   // own outputs in run.dir).

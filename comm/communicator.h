@@ -150,17 +150,23 @@ class Communicator {
   std::unique_ptr<Communicator> split(const std::vector<SplitRequest>& requests_by_rank);
 
  protected:
-  // Every rank's request, by rank: by default an all_gather of host int32 pairs over this
-  // communicator. A backend whose tensors cannot live on the host stages them.
-  virtual std::vector<SplitRequest> gather_split_requests(SplitRequest mine);
+  // Every rank's `mine` (of one length on every rank), concatenated in rank order: by default
+  // an all_gather of host int32 words over this communicator, waited for. A backend whose
+  // tensors cannot live on the host stages them; a decorator asks its inner communicator
+  // (all_gather_host_words_of). A split's requests and the collective check go this way.
+  virtual std::vector<std::int32_t> all_gather_host_words(const std::vector<std::int32_t>& mine);
+  // Every rank's split request, by rank (two words each through all_gather_host_words).
+  std::vector<SplitRequest> gather_split_requests(SplitRequest mine);
   // Makes the group's communicator; on a rank outside every group (group.rank == -1) takes
   // whatever part the backend needs and returns null.
   virtual std::unique_ptr<Communicator> split_group(const SplitGroup& group) = 0;
   // For decorators: the same calls on the communicator they wrap.
-  static std::vector<SplitRequest> gather_split_requests_of(Communicator& inner,
-                                                            SplitRequest mine) {
-    return inner.gather_split_requests(mine);
+  static std::vector<std::int32_t> all_gather_host_words_of(Communicator& inner,
+                                                            const std::vector<std::int32_t>& mine) {
+    return inner.all_gather_host_words(mine);
   }
+  static void begin_group_of(Communicator& inner) { inner.begin_group(); }
+  static void end_group_of(Communicator& inner) { inner.end_group(); }
   static PeerCounters peer_counters_of(const Communicator& inner) { return inner.peer_counters(); }
 
   // Bytes sent to each peer and ops completed, as the backend counted them (OpCounters).

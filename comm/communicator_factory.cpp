@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "comm/checked_communicator.h"
 #include "comm/gloo/gloo_communicator.h"
 #include "comm/gloo/single_rank_communicator.h"
 #include "comm/nccl_entries.h"
@@ -72,11 +73,21 @@ std::optional<std::string> nccl_library_problem() {
 std::unique_ptr<Communicator> create_communicator(Store& store, int rank, int world_size,
                                                   const CommOptions& options) {
   check_rank(rank, world_size);
+  std::unique_ptr<Communicator> comm;
   if (options.backend == CommBackend::kNccl) {
-    return create_nccl_communicator(store, rank, world_size, options);
+    comm = create_nccl_communicator(store, rank, world_size, options);
+  } else if (world_size == 1) {
+    comm = std::make_unique<SingleRankCommunicator>(options);
+  } else {
+    comm = std::make_unique<GlooCommunicator>(store, rank, world_size, options);
   }
-  if (world_size == 1) return std::make_unique<SingleRankCommunicator>(options);
-  return std::make_unique<GlooCommunicator>(store, rank, world_size, options);
+  // One rank has nobody to disagree with.
+  if (world_size > 1 && options.collective_check != nullptr &&
+      options.collective_check->mode() != CollectiveCheckMode::kOff) {
+    comm = std::make_unique<CheckedCommunicator>(std::move(comm), options.collective_check,
+                                                 options.group_name);
+  }
+  return comm;
 }
 
 std::unique_ptr<Communicator> create_cpu_communicator(Store& store, int rank, int world_size,

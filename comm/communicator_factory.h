@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "comm/collective_check.h"
 #include "comm/communicator.h"
 #include "comm/flight_recorder.h"
 #include "comm/store/store.h"
@@ -68,6 +69,10 @@ struct CommOptions {
   // Where every op is recorded (Note [The flight recorder]); the lanes and their splits share
   // the rank's one. Null: nothing is recorded.
   std::shared_ptr<FlightRecorder> flight_recorder;
+  // The ranks compare the collectives they issue (Note [The collective check]): with a check
+  // whose mode is not kOff, a communicator of more than one rank comes wrapped in a
+  // CheckedCommunicator. Null: no check. The lanes and their splits share the rank's one.
+  std::shared_ptr<CollectiveCheck> collective_check;
 };
 
 // Connects `rank` of `world_size` through `store` (used only during this call) with

@@ -35,15 +35,20 @@ std::string split_group_name(const std::string& parent_group_name, const SplitGr
          std::to_string(group.color);
 }
 
-std::vector<SplitRequest> Communicator::gather_split_requests(SplitRequest mine) {
-  const int n = world_size();
-  std::vector<std::int32_t> own{mine.color, mine.key};
-  std::vector<std::int32_t> all(static_cast<std::size_t>(2 * n));
-  // all_gather's input is this rank's shard_range of the output: 2 int32 per rank.
-  all_gather(Tensor::wrap(own.data(), Shape{2}, DType::kI32),
-             Tensor::wrap(all.data(), Shape{2 * n}, DType::kI32))
+std::vector<std::int32_t> Communicator::all_gather_host_words(
+    const std::vector<std::int32_t>& mine) {
+  const auto words = static_cast<std::int64_t>(mine.size());
+  std::vector<std::int32_t> own = mine;
+  std::vector<std::int32_t> all(mine.size() * static_cast<std::size_t>(world_size()));
+  // all_gather's input is this rank's shard_range of the output: `words` per rank.
+  all_gather(Tensor::wrap(own.data(), Shape{words}, DType::kI32),
+             Tensor::wrap(all.data(), Shape{words * world_size()}, DType::kI32))
       ->wait();
-  return split_requests_from_pairs(all);
+  return all;
+}
+
+std::vector<SplitRequest> Communicator::gather_split_requests(SplitRequest mine) {
+  return split_requests_from_pairs(all_gather_host_words({mine.color, mine.key}));
 }
 
 std::unique_ptr<Communicator> Communicator::split(int color, int key) {

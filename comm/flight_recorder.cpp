@@ -36,8 +36,9 @@ std::string_view flight_state_name(FlightState state) {
   return "?";
 }
 
-FlightRecorder::FlightRecorder(int rank, std::size_t capacity, const MemoryTracker* phases)
-    : rank_(rank), capacity_(capacity), phases_(phases) {
+FlightRecorder::FlightRecorder(int rank, std::size_t capacity, const MemoryTracker* phases,
+                               int world_size)
+    : rank_(rank), world_size_(world_size), capacity_(capacity), phases_(phases) {
   ZT_CHECK(capacity_ > 0, "a flight recorder holds at least one op");
   ring_.resize(capacity_);
 }
@@ -113,9 +114,10 @@ std::uint64_t FlightRecorder::recorded() const {
 
 std::string FlightRecorder::to_json(const std::string& reason) const {
   const std::vector<FlightEntry> ops = entries();
-  std::string out = "{\n  \"rank\": " + std::to_string(rank_) +
-                    ",\n  \"capacity\": " + std::to_string(capacity_) +
-                    ",\n  \"recorded\": " + std::to_string(recorded()) + ",\n  \"reason\": ";
+  std::string out = "{\n  \"rank\": " + std::to_string(rank_);
+  if (world_size_ > 0) out += ",\n  \"world_size\": " + std::to_string(world_size_);
+  out += ",\n  \"capacity\": " + std::to_string(capacity_) +
+         ",\n  \"recorded\": " + std::to_string(recorded()) + ",\n  \"reason\": ";
   out += json_string(reason);
   out += ",\n  \"entries\": [";
   for (std::size_t i = 0; i < ops.size(); ++i) {

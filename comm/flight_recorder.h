@@ -54,10 +54,11 @@ class FlightRecorder {
  public:
   static constexpr std::size_t kDefaultCapacity = 2048;
 
-  // `rank` is the rank in the world, for the dump; `phases` (null: none) is where the step
-  // and phase are read from; it must outlive the recorder.
+  // `rank` is the rank in the world and `world_size` the world's (0: not known), for the
+  // dump; `phases` (null: none) is where the step and phase are read from; it must outlive
+  // the recorder.
   explicit FlightRecorder(int rank, std::size_t capacity = kDefaultCapacity,
-                          const MemoryTracker* phases = nullptr);
+                          const MemoryTracker* phases = nullptr, int world_size = 0);
   FlightRecorder(const FlightRecorder&) = delete;
   FlightRecorder& operator=(const FlightRecorder&) = delete;
 
@@ -75,7 +76,8 @@ class FlightRecorder {
   std::vector<FlightEntry> entries() const;
   // How many ops were recorded in all (those before the ring's oldest were overwritten).
   std::uint64_t recorded() const;
-  // The dump: {"rank", "capacity", "recorded", "reason", "entries": [...]} as JSON.
+  // The dump: {"rank", "world_size" (when known), "capacity", "recorded", "reason",
+  // "entries": [...]} as JSON.
   std::string to_json(const std::string& reason) const;
 
  private:
@@ -84,6 +86,7 @@ class FlightRecorder {
   FlightEntry* slot(std::uint64_t id);
 
   const int rank_;
+  const int world_size_;
   const std::size_t capacity_;
   const MemoryTracker* const phases_;
   const std::chrono::steady_clock::time_point epoch_ = std::chrono::steady_clock::now();

@@ -28,11 +28,12 @@ MetaCommunicator::MetaCommunicator(int rank, int world_size, MemoryTracker* scra
   }
 }
 
-std::vector<SplitRequest> MetaCommunicator::gather_split_requests(SplitRequest mine) {
+std::vector<std::int32_t> MetaCommunicator::all_gather_host_words(
+    const std::vector<std::int32_t>& mine) {
   throw InternalError("the meta communicator (rank " + std::to_string(rank_) + " of " +
-                      std::to_string(world_size_) +
-                      ") cannot learn its peers' split colors (asked " + "for color " +
-                      std::to_string(mine.color) + "): split it with every rank's requests");
+                      std::to_string(world_size_) + ") cannot learn its peers' words (asked to " +
+                      "gather " + std::to_string(mine.size()) +
+                      "): split it with every rank's requests, and run no collective check");
 }
 
 std::unique_ptr<Communicator> MetaCommunicator::split_group(const SplitGroup& group) {

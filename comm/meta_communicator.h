@@ -41,9 +41,9 @@ class MetaCommunicator final : public Communicator {
   std::chrono::milliseconds timeout() const override { return std::chrono::minutes(1); }
 
  protected:
-  // A meta rank has no peers to learn their colors from: split it with every rank's
+  // A meta rank has no peers to learn their words from: split it with every rank's
   // requests (Note [Splitting a communicator]); asking it to gather them is a bug.
-  std::vector<SplitRequest> gather_split_requests(SplitRequest mine) override;
+  std::vector<std::int32_t> all_gather_host_words(const std::vector<std::int32_t>& mine) override;
   // A meta communicator of the group's size, counting where this one counts.
   std::unique_ptr<Communicator> split_group(const SplitGroup& group) override;
   PeerCounters peer_counters() const override { return counters_.snapshot(); }

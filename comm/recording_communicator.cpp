@@ -26,8 +26,9 @@ void RecordingCommunicator::place_as_inner() {
   if (!nodes.empty()) place_ranks(std::move(nodes));
 }
 
-std::vector<SplitRequest> RecordingCommunicator::gather_split_requests(SplitRequest mine) {
-  return gather_split_requests_of(inner_, mine);
+std::vector<std::int32_t> RecordingCommunicator::all_gather_host_words(
+    const std::vector<std::int32_t>& mine) {
+  return all_gather_host_words_of(inner_, mine);
 }
 
 std::unique_ptr<Communicator> RecordingCommunicator::split_group(const SplitGroup& group) {

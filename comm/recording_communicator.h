@@ -57,7 +57,7 @@ class RecordingCommunicator final : public Communicator {
  protected:
   // The inner communicator exchanges the requests (unrecorded) and splits; the group's
   // communicator is recorded too, with the same phase source and no hold.
-  std::vector<SplitRequest> gather_split_requests(SplitRequest mine) override;
+  std::vector<std::int32_t> all_gather_host_words(const std::vector<std::int32_t>& mine) override;
   std::unique_ptr<Communicator> split_group(const SplitGroup& group) override;
   // The inner communicator's; sorted by node as this one is placed (as the inner one was
   // when the decorator was made, and as place_ranks says after).

@@ -118,6 +118,8 @@ std::shared_ptr<Work> NcclCommunicator::submit(CollectiveRequest request) {
   op.work = std::make_shared<Work>(
       sequence_number, describe_request(op.request, sequence_number, rank_, world_size_),
       options_.timeout, options_.status_interval, &compute);
+  op.flight_id = record_submitted(options_.flight_recorder.get(), options_.group_name,
+                                  sequence_number, op.request);
   std::shared_ptr<Work> work = op.work;
   if (group_depth_ > 0) {
     group_.push_back(std::move(op));
@@ -127,6 +129,12 @@ std::shared_ptr<Work> NcclCommunicator::submit(CollectiveRequest request) {
     enqueue_batch(std::move(batch));
   }
   return work;
+}
+
+void NcclCommunicator::record_end(const PendingOp& op, const std::string& error) const {
+  if (options_.flight_recorder != nullptr && op.flight_id != kNotRecorded) {
+    options_.flight_recorder->ended(op.flight_id, error);
+  }
 }
 
 void NcclCommunicator::enqueue_batch(std::vector<PendingOp> batch) {
@@ -163,6 +171,7 @@ void NcclCommunicator::launch(const std::vector<PendingOp>& batch) {
   }
   if (!broken.empty()) {
     for (const PendingOp& op : batch) {
+      record_end(op, broken);
       op.work->mark_completed(std::make_exception_ptr(CommError(broken)));
     }
     return;
@@ -194,22 +203,29 @@ void NcclCommunicator::launch(const std::vector<PendingOp>& batch) {
       done = stream_->record();
     }
     const auto now = std::chrono::steady_clock::now();
+    FlightRecorder* recorder = options_.flight_recorder.get();
     for (const PendingOp& op : batch) {
       op.work->mark_enqueued(done);
-      watchdog_->watch(
-          {op.work, op.request.kind, nccl_bytes_sent(op.request, rank_, world_size_), done, now});
+      // "running" from here: on the comm stream, which runs it once what is before it has.
+      const bool recorded = recorder != nullptr && op.flight_id != kNotRecorded;
+      if (recorded) recorder->started(op.flight_id);
+      watchdog_->watch({op.work, op.request.kind, nccl_bytes_sent(op.request, rank_, world_size_),
+                        done, now, recorded ? recorder : nullptr, op.flight_id});
     }
   } catch (...) {
     const std::exception_ptr error = std::current_exception();
     std::string reason = "communicator is broken after " + current->work->description() + " failed";
+    std::string what = "unknown error";
     try {
       std::rethrow_exception(error);
     } catch (const std::exception& e) {
-      reason += std::string(": ") + e.what();
+      what = e.what();
+      reason += ": " + what;
     } catch (...) {
     }
     abort(reason);
     for (const PendingOp& op : batch) {
+      record_end(op, &op == current ? what : reason);
       op.work->mark_completed(&op == current ? error : std::make_exception_ptr(CommError(reason)));
     }
   }

@@ -65,7 +65,7 @@ class NcclCommunicator final : public Communicator {
   void begin_group() override;
   void end_group() override;
   // Through the device: NCCL moves device tensors only.
-  std::vector<SplitRequest> gather_split_requests(SplitRequest mine) override;
+  std::vector<std::int32_t> all_gather_host_words(const std::vector<std::int32_t>& mine) override;
   // ncclCommSplit on the parent, which every parent rank joins, members or not.
   std::unique_ptr<Communicator> split_group(const SplitGroup& group) override;
   PeerCounters peer_counters() const override { return counters_.snapshot(); }
@@ -75,7 +75,10 @@ class NcclCommunicator final : public Communicator {
     std::shared_ptr<Work> work;
     CollectiveRequest request;
     DeviceEvent inputs_ready;  // recorded on the compute stream at submission
+    std::uint64_t flight_id = kNotRecorded;  // its entry in options_.flight_recorder
   };
+  // The op's flight entry ended (completed, or failed with `error`), when it is recorded.
+  void record_end(const PendingOp& op, const std::string& error) const;
 
   std::shared_ptr<Work> submit(CollectiveRequest request);
   void enqueue_batch(std::vector<PendingOp> batch);  // with submit_mutex_ held

@@ -1,5 +1,6 @@
-// NcclCommunicator's splits: the (color, key) exchange staged through the device, and
-// ncclCommSplit, polled as the non-blocking communicator's other calls are.
+// NcclCommunicator's splits: host words (a split's (color, key), the collective check)
+// exchanged through the device, and ncclCommSplit, polled as the non-blocking communicator's
+// other calls are.
 #include <cstdint>
 #include <vector>
 
@@ -12,20 +13,22 @@
 
 namespace zt::comm {
 
-std::vector<SplitRequest> NcclCommunicator::gather_split_requests(SplitRequest mine) {
-  std::vector<std::int32_t> own{mine.color, mine.key};
-  std::vector<std::int32_t> all(static_cast<std::size_t>(2 * world_size_));
-  const Tensor own_host = Tensor::wrap(own.data(), Shape{2}, DType::kI32);
-  const Tensor all_host = Tensor::wrap(all.data(), Shape{2 * world_size_}, DType::kI32);
+std::vector<std::int32_t> NcclCommunicator::all_gather_host_words(
+    const std::vector<std::int32_t>& mine) {
+  const auto words = static_cast<std::int64_t>(mine.size());
+  std::vector<std::int32_t> own = mine;
+  std::vector<std::int32_t> all(mine.size() * static_cast<std::size_t>(world_size_));
+  const Tensor own_host = Tensor::wrap(own.data(), Shape{words}, DType::kI32);
+  const Tensor all_host = Tensor::wrap(all.data(), Shape{words * world_size_}, DType::kI32);
   const Tensor own_device =
-      Tensor::empty(Shape{2}, DType::kI32, device_.tracker(), MemoryCategory::kCommBuffers);
-  const Tensor all_device = Tensor::empty(Shape{2 * world_size_}, DType::kI32, device_.tracker(),
-                                          MemoryCategory::kCommBuffers);
+      Tensor::empty(Shape{words}, DType::kI32, device_.tracker(), MemoryCategory::kCommBuffers);
+  const Tensor all_device = Tensor::empty(Shape{words * world_size_}, DType::kI32,
+                                          device_.tracker(), MemoryCategory::kCommBuffers);
   device_.ops().copy(own_host, own_device);  // on the compute stream, which the op waits for
   all_gather(own_device, all_device)->wait();
   device_.ops().copy(all_device, all_host);
   device_.compute_stream().synchronize();  // `all` is read on the host next
-  return split_requests_from_pairs(all);
+  return all;
 }
 
 std::unique_ptr<Communicator> NcclCommunicator::split_group(const SplitGroup& group) {

@@ -58,6 +58,7 @@ void NcclWatchdog::fail_all(const std::string& reason) {
     failed.swap(in_flight_);
   }
   for (const InFlightOp& op : failed) {
+    op.record_end(reason);
     op.work->mark_completed(std::make_exception_ptr(CommError(reason)));
   }
 }
@@ -95,6 +96,7 @@ void NcclWatchdog::fail(const InFlightOp& op, const std::exception_ptr& error) {
   }
   abort_(reason);
   for (const InFlightOp& each : failed) {
+    each.record_end(each.work == op.work ? message_of(error) : reason);
     each.work->mark_completed(each.work == op.work ? error
                                                    : std::make_exception_ptr(CommError(reason)));
   }
@@ -126,6 +128,7 @@ void NcclWatchdog::run() {
     in_flight_.pop_front();
     lock.unlock();
     counters_.add(front.kind, front.sent);
+    front.record_end();
     front.work->mark_completed();
     lock.lock();
   }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "comm/communicator.h"
+#include "comm/flight_recorder.h"
 #include "comm/gloo/op_counters.h"
 #include "comm/work.h"
 #include "core/device/device_stream.h"
@@ -31,6 +32,14 @@ struct InFlightOp {
   std::vector<PeerBytes> sent;
   DeviceEvent done;  // recorded on the comm stream after the op (shared by a group's ops)
   std::chrono::steady_clock::time_point enqueued_at;
+  // Where the op's end is recorded (Note [The flight recorder]); null: not recorded.
+  FlightRecorder* recorder = nullptr;
+  std::uint64_t flight_id = 0;
+
+  // The recorder's entry ended: completed (empty `error`) or failed with it.
+  void record_end(const std::string& error = {}) const {
+    if (recorder != nullptr) recorder->ended(flight_id, error);
+  }
 };
 
 class NcclWatchdog {

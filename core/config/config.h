@@ -27,6 +27,7 @@ enum class PrecisionDType { kFp32, kBf16, kFp16 };
 enum class GradDType { kAuto, kCompute, kFp32 };
 // Which collectives library moves the tensors; kAuto: NCCL on CUDA, Gloo on the CPU.
 enum class CommBackendKind { kAuto, kGloo, kNccl };
+enum class CollectiveCheckKind { kOff, kStep, kEvery };
 // The CUDA attention kernels (runtime.attention): auto (today: rows), the batched GEMMs and
 // row kernels (rows), or cuDNN's fused flash attention (cudnn, bf16 only).
 enum class AttentionKind { kAuto, kRows, kCudnn };
@@ -196,6 +197,8 @@ struct RuntimeConfig {
 
 struct CommConfig {
   CommBackendKind backend = CommBackendKind::kAuto;
+  bool dump_on_exit = false;  // every rank writes its flight record as it leaves
+  CollectiveCheckKind check_collectives = CollectiveCheckKind::kOff;  // ranks compare their ops
 
   friend bool operator==(const CommConfig&, const CommConfig&) = default;
 };

@@ -36,6 +36,10 @@ std::string_view config_name(CommBackendKind backend) {
   return name_of(kCommBackendNames, backend);
 }
 
+std::string_view config_name(CollectiveCheckKind check) {
+  return name_of(kCollectiveCheckNames, check);
+}
+
 std::string_view config_name(AttentionKind attention) {
   return name_of(kAttentionNames, attention);
 }

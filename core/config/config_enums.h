@@ -43,6 +43,10 @@ inline constexpr std::array<EnumName<CommBackendKind>, 3> kCommBackendNames{
     {{"auto", CommBackendKind::kAuto},
      {"gloo", CommBackendKind::kGloo},
      {"nccl", CommBackendKind::kNccl}}};
+inline constexpr std::array<EnumName<CollectiveCheckKind>, 3> kCollectiveCheckNames{
+    {{"off", CollectiveCheckKind::kOff},
+     {"step", CollectiveCheckKind::kStep},
+     {"every", CollectiveCheckKind::kEvery}}};
 inline constexpr std::array<EnumName<AttentionKind>, 3> kAttentionNames{
     {{"auto", AttentionKind::kAuto},
      {"rows", AttentionKind::kRows},
@@ -66,6 +70,7 @@ std::string_view config_name(GradDType dtype);
 std::string_view config_name(DeviceKind device);
 std::string_view config_name(CommBackendKind backend);
 std::string_view config_name(AttentionKind attention);
+std::string_view config_name(CollectiveCheckKind check);
 std::string_view config_name(OffloadTarget target);
 std::string_view config_name(QuantizedFormat format);
 

@@ -507,6 +507,24 @@ void add_precision_zero_runtime(std::vector<SectionSpec>& schema) {
               "a GPU), or auto: nccl on CUDA, gloo on the CPU. libnccl.so.2 is opened when a "
               "rank starts: without it, nccl is refused naming it, and auto uses gloo with a "
               "warning.");
+  comm.boolean("dump_on_exit", &CommConfig::dump_on_exit, false,
+               "Every rank writes its flight record (its last 2048 collectives: group, "
+               "sequence number, kind, size, dtype, the trainer's step and phase, times, state) "
+               "to run.dir/flight/rank-N.json as it leaves, however the run ends. Without it "
+               "a record is written when a collective fails or times out, on SIGTERM or SIGINT "
+               "(as the rank stops) and on SIGUSR1 (the run goes on; `zerotrain launch` "
+               "forwards its own SIGUSR1 to every rank and prints `zerotrain diagnose`'s "
+               "verdict).");
+  comm.choice("check_collectives", &CommConfig::check_collectives, kCollectiveCheckNames,
+              CollectiveCheckKind::kOff,
+              "The ranks compare the collectives they issue (kind, element count, dtype, root, "
+              "step, per communicator), so a rank that took another branch or sized a bucket "
+              "differently stops the run at once naming the group, the ranks and what each "
+              "issued, instead of hanging or reducing mismatched buffers. step = the ops of "
+              "each step are compared at its end (a few words per communicator and step); "
+              "every = each op is compared before its data moves (as PyTorch's "
+              "TORCH_DISTRIBUTED_DEBUG=DETAIL): each op first waits for those queued before it, "
+              "so communication no longer overlaps; for debugging. off = no check.");
 }
 
 void add_checkpoint(std::vector<SectionSpec>& schema) {

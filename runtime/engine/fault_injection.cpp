@@ -2,10 +2,12 @@
 #include "runtime/engine/fault_injection.h"
 
 #include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
 
 #include "core/error.h"
 
@@ -41,11 +43,11 @@ FaultPlan parse_fault_plan(std::string_view text) {
     if (key == "at") {
       plan.at = std::string(item.substr(eq + 1));
       constexpr std::string_view kPhases[] = {"save-staged", "save-writing", "save-written",
-                                              "save-manifest"};
+                                              "save-manifest", "backward"};
       if (std::find(std::begin(kPhases), std::end(kPhases), plan.at) == std::end(kPhases)) {
         throw UsageError("ZEROTRAIN_FAULT: at=" + plan.at +
                          " is not a phase (save-staged, save-writing, save-written, "
-                         "save-manifest)");
+                         "save-manifest, backward)");
       }
       continue;
     }
@@ -60,6 +62,10 @@ FaultPlan parse_fault_plan(std::string_view text) {
     } else if (key == "signal") {
       plan.signal = value;
       has_action = true;
+    } else if (key == "sleep") {
+      if (value <= 0) throw UsageError("ZEROTRAIN_FAULT: sleep=N needs N > 0 seconds");
+      plan.sleep_s = value;
+      has_action = true;
     } else if (key == "attempt") {
       plan.attempt = value;
     } else if (key == "overflow") {
@@ -67,10 +73,12 @@ FaultPlan parse_fault_plan(std::string_view text) {
       has_action = plan.overflow;
     } else {
       throw UsageError("ZEROTRAIN_FAULT: unknown key '" + std::string(key) +
-                       "' (known: rank, step, exit, signal, overflow, at, attempt)");
+                       "' (known: rank, step, exit, signal, sleep, overflow, at, attempt)");
     }
   }
-  if (!has_action) throw UsageError("ZEROTRAIN_FAULT: needs exit=N, signal=N or overflow=1");
+  if (!has_action) {
+    throw UsageError("ZEROTRAIN_FAULT: needs exit=N, signal=N, sleep=N or overflow=1");
+  }
   return plan;
 }
 
@@ -96,6 +104,10 @@ void maybe_inject_fault(const std::optional<FaultPlan>& plan, int rank, std::int
                rank, static_cast<long long>(step), phase.empty() ? "" : ", ",
                std::string(phase).c_str());
   std::fflush(stderr);
+  if (plan->sleep_s > 0) {
+    std::this_thread::sleep_for(std::chrono::seconds(plan->sleep_s));
+    return;
+  }
   if (plan->signal != 0) std::raise(plan->signal);
   std::_Exit(plan->exit_status);
 }

@@ -8,6 +8,9 @@
 //       save-writing (half the rank's file written), save-written (the file complete, the
 //       checkpoint not yet committed), save-manifest (rank 0: the manifest written, the
 //       directory not yet renamed)
+//   ZEROTRAIN_FAULT="rank=1,step=3,sleep=30,at=backward"  rank 1 sleeps 30 s as step 3's
+//       first backward pass begins, and then goes on (a slow or hung rank: its peers wait
+//       for it in a collective); `at` may also be empty (before the step) or a save phase
 // A plan fires in the first attempt of a job only, unless attempt=K names another, or
 // attempt=-1 every one (zerotrain launch --max-restarts counts attempts in
 // ZEROTRAIN_RESTART_COUNT).
@@ -26,8 +29,9 @@ struct FaultPlan {
   int exit_status = 0;  // used when signal == 0
   int signal = 0;
   bool overflow = false;  // poison the gradients instead of leaving the process
-  std::string at;         // a phase of the checkpoint save; empty: before the step
+  std::string at;         // a phase of the save or "backward"; empty: before the step
   int attempt = 0;        // the ZEROTRAIN_RESTART_COUNT it fires in; -1: every one
+  int sleep_s = 0;        // sleep this long, then go on, instead of leaving
 
   bool poisons(int on_rank, std::int64_t at_step) const {
     return overflow && rank == on_rank && step == at_step;

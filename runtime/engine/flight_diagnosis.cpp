@@ -46,6 +46,14 @@ RankFlightRecord read_record(const std::filesystem::path& path) {
   RankFlightRecord record;
   record.rank = static_cast<int>(member(root, "rank", name).as_integer("rank"));
   record.reason = member(root, "reason", name).as_string("reason");
+  if (const data::JsonValue* world = root.find("world_size"); world != nullptr) {
+    const std::int64_t size = world->as_integer("world_size");
+    if (size < 1 || record.rank < 0 || record.rank >= size) {
+      throw FormatError(name + ": not a flight record: rank " + std::to_string(record.rank) +
+                        " of a world of " + std::to_string(size));
+    }
+    record.world_size = static_cast<int>(size);
+  }
   for (const data::JsonValue& entry : member(root, "entries", name).as_array("entries")) {
     FlightOp op;
     op.group = member(entry, "group", name).as_string("group");
@@ -92,7 +100,9 @@ std::optional<std::string> rank_in_record_name(const std::string& name) {
 
 }  // namespace
 
-std::vector<RankFlightRecord> read_flight_records(const std::filesystem::path& run_dir) {
+std::vector<RankFlightRecord> read_flight_records(
+    const std::filesystem::path& run_dir,
+    std::optional<std::filesystem::file_time_type> written_since) {
   const std::filesystem::path directory = run_dir / "flight";
   std::error_code error;
   if (!std::filesystem::is_directory(directory, error)) {
@@ -105,6 +115,11 @@ std::vector<RankFlightRecord> read_flight_records(const std::filesystem::path& r
     const std::string name = file.path().filename().string();
     const std::optional<std::string> rank_digits = rank_in_record_name(name);
     if (!rank_digits) continue;
+    if (written_since) {
+      std::error_code time_error;
+      const auto written = std::filesystem::last_write_time(file.path(), time_error);
+      if (time_error || written < *written_since) continue;
+    }
     RankFlightRecord record = read_record(file.path());
     if (std::to_string(record.rank) != *rank_digits) {
       throw FormatError(file.path().string() + ": holds rank " + std::to_string(record.rank) +
@@ -126,6 +141,12 @@ std::vector<std::string> diagnose_flight_records(const std::vector<RankFlightRec
     highest = std::max(highest, record.rank);
     seen.insert(record.rank);
   }
+  std::optional<int> recorded_world;
+  for (const RankFlightRecord& record : records) {
+    if (record.world_size)
+      recorded_world = std::max(recorded_world.value_or(0), *record.world_size);
+  }
+  if (!world_size) world_size = recorded_world;
   const int world = world_size.value_or(highest + 1);
   for (int rank = 0; rank < world; ++rank) {
     if (!seen.contains(rank)) {
@@ -197,6 +218,15 @@ std::vector<std::string> diagnose_flight_records(const std::vector<RankFlightRec
     }
   }
   return findings;
+}
+
+std::vector<std::string> flight_verdict_since(const std::filesystem::path& run_dir, int world_size,
+                                              std::filesystem::file_time_type since) {
+  std::error_code error;
+  if (!std::filesystem::is_directory(run_dir / "flight", error)) return {};
+  const std::vector<RankFlightRecord> records = read_flight_records(run_dir, since);
+  if (records.empty()) return {};
+  return diagnose_flight_records(records, world_size);
 }
 
 }  // namespace zt::engine

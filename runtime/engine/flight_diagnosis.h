@@ -26,20 +26,30 @@ struct FlightOp {
 
 struct RankFlightRecord {
   int rank = 0;
+  std::optional<int> world_size;  // the rank's world, in records that say it
   std::string reason;
   std::vector<FlightOp> ops;  // oldest first
 };
 
-// Every run_dir/flight/rank-N.json, by rank. Throws Error naming the file for one that is not
-// a flight record (unreadable, not JSON, fields missing or of the wrong kind) and naming the
-// directory when there is none.
-std::vector<RankFlightRecord> read_flight_records(const std::filesystem::path& run_dir);
+// Every run_dir/flight/rank-N.json, by rank (with `written_since`, only those last written
+// then or later: one attempt's records, not an earlier run's). Throws Error naming the file
+// for one that is not a flight record (unreadable, not JSON, fields missing or of the wrong
+// kind) and naming the directory when there is none.
+std::vector<RankFlightRecord> read_flight_records(
+    const std::filesystem::path& run_dir,
+    std::optional<std::filesystem::file_time_type> written_since = std::nullopt);
 
-// The verdict, one finding a line: ranks of `world_size` (nullopt: one more than the highest
-// rank seen) that left no record; the first (group, sequence number) two ranks issued
-// differently, with each side's op, step and phase; and per group the ranks whose last op is
-// behind the others', with the op each is in.
+// The verdict, one finding a line: ranks of `world_size` (nullopt: the world the records
+// name, else one more than the highest rank seen) that left no record; the first (group, sequence
+// number) two ranks issued differently, with each side's op, step and phase; and per group the
+// ranks whose last op is behind the others', with the op each is in.
 std::vector<std::string> diagnose_flight_records(const std::vector<RankFlightRecord>& records,
                                                  std::optional<int> world_size);
+
+// The launcher's verdict: diagnose_flight_records over run_dir's records written at `since` or
+// later, under a world of `world_size`; empty when there are none (no flight directory, or
+// only older records). Throws as read_flight_records does for a damaged record.
+std::vector<std::string> flight_verdict_since(const std::filesystem::path& run_dir, int world_size,
+                                              std::filesystem::file_time_type since);
 
 }  // namespace zt::engine

@@ -27,6 +27,18 @@ int blas_threads_for(const Config& config, int local_world_size) {
   return std::max(1, cores / std::max(1, local_world_size));
 }
 
+comm::CollectiveCheckMode collective_check_mode(CollectiveCheckKind kind) {
+  switch (kind) {
+    case CollectiveCheckKind::kStep:
+      return comm::CollectiveCheckMode::kStep;
+    case CollectiveCheckKind::kEvery:
+      return comm::CollectiveCheckMode::kEvery;
+    case CollectiveCheckKind::kOff:
+      break;
+  }
+  return comm::CollectiveCheckMode::kOff;
+}
+
 }  // namespace
 
 RankSession::RankSession(const Config& config, bool write_run_dir)
@@ -72,8 +84,11 @@ RankSession::RankSession(const Config& config, bool write_run_dir)
   options.device = device_.get();
   // The trainer keeps its step and phase in the device tracker; each op records them.
   flight_recorder_ = std::make_shared<comm::FlightRecorder>(
-      rank_, comm::FlightRecorder::kDefaultCapacity, &device_->tracker());
+      rank_, comm::FlightRecorder::kDefaultCapacity, &device_->tracker(), world_size_);
   options.flight_recorder = flight_recorder_;
+  collective_check_ = std::make_shared<comm::CollectiveCheck>(
+      collective_check_mode(config.comm.check_collectives), &device_->tracker());
+  options.collective_check = collective_check_;
   options.backend =
       backend == CommBackendKind::kNccl ? comm::CommBackend::kNccl : comm::CommBackend::kGloo;
   // Gloo's scratch buffers are host memory: counted in the rank's tracker on the CPU only.
@@ -93,13 +108,23 @@ RankSession::RankSession(const Config& config, bool write_run_dir)
     lanes_->lanes().place_ranks(topology_.nodes_by_rank());
     check_groups_fit_nodes(config_, topology_);
   }
+  if (write_run_dir_) {
+    dump_signals_ = FlightDumpSignals::install(
+        [this](const std::string& reason) { write_flight_record(reason); });
+  }
 }
 
-RankSession::~RankSession() = default;
+RankSession::~RankSession() {
+  dump_signals_.reset();  // no signal's record is written while the session goes
+  if (config_.comm.dump_on_exit && !failure_recorded_) {
+    write_flight_record(finished_ ? "exit: the run ended" : "exit: the run stopped on an error");
+  }
+}
 
 std::filesystem::path RankSession::write_flight_record(const std::string& reason) const noexcept {
   if (!write_run_dir_) return {};  // a session told to leave run.dir alone writes nothing there
   try {
+    const std::lock_guard lock(flight_write_mutex_);
     namespace fs = std::filesystem;
     const fs::path directory = fs::path(config_.run.dir) / "flight";
     const fs::path path = directory / ("rank-" + std::to_string(rank_) + ".json");

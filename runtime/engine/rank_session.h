@@ -8,9 +8,11 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <string>
 
+#include "comm/collective_check.h"
 #include "comm/comm_lanes.h"
 #include "comm/flight_recorder.h"
 #include "comm/store/store.h"
@@ -19,6 +21,7 @@
 #include "core/device/device_context.h"
 #include "core/error.h"
 #include "core/memory_tracker.h"
+#include "runtime/engine/flight_dump_signals.h"
 #include "runtime/engine/memory_profile.h"
 #include "runtime/engine/run_directory.h"
 
@@ -71,8 +74,16 @@ class RankSession {
   // Writes the flight recorder to run.dir/flight/rank-<rank>.json (atomically) with `reason`
   // and says so on stderr; returns the path, or empty (with a warning saying why) when it
   // cannot be written, or without `write_run_dir`. Never throws: it runs while another error
-  // is on its way out.
+  // is on its way out. Besides a communication error (below), SIGUSR1, SIGTERM and SIGINT
+  // write it (Note [Flight records on signals]), and with comm.dump_on_exit the session's
+  // end does, unless a failure's record is already there.
   std::filesystem::path write_flight_record(const std::string& reason) const noexcept;
+
+  // Collective, at the end of each optimizer step: with comm.check_collectives = "step", the
+  // ranks compare the step's collectives on every communicator (Note [The collective check]
+  // in comm/collective_check.h) and a mismatch throws CommError naming the group, the ranks
+  // and each side's op. Otherwise nothing.
+  void check_collectives_step() { collective_check_->end_step(); }
 
   // Runs `step`; a std::bad_alloc from memory outside the tracker gets the tracker's
   // explanation (what was live, what to try). A communication error (a collective that timed
@@ -84,7 +95,7 @@ class RankSession {
     } catch (const std::bad_alloc&) {
       throw device_->tracker().untracked_allocation_failed();
     } catch (const CommError& e) {
-      write_flight_record(e.what());
+      if (!write_flight_record(e.what()).empty()) failure_recorded_ = true;
       throw;
     }
   }
@@ -102,8 +113,12 @@ class RankSession {
   std::unique_ptr<comm::MemoryStore> local_store_;
   comm::Store* store_ = nullptr;
   std::unique_ptr<DeviceContext> device_;
-  std::shared_ptr<comm::FlightRecorder> flight_recorder_;  // the lanes record into it
+  std::shared_ptr<comm::FlightRecorder> flight_recorder_;    // the lanes record into it
+  std::shared_ptr<comm::CollectiveCheck> collective_check_;  // the lanes are checked by it
   std::unique_ptr<comm::OwnedCommLanes> lanes_;
+  std::unique_ptr<FlightDumpSignals> dump_signals_;  // null: another session holds them
+  mutable std::mutex flight_write_mutex_;            // the signal thread writes too
+  bool failure_recorded_ = false;                    // a record with an error's reason is out
   bool write_run_dir_ = true;
   bool finished_ = false;
 };

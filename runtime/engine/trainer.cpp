@@ -472,6 +472,9 @@ StepMetrics Trainer::run_step(const std::function<data::Batch(std::int64_t micro
   }
   global_rows_ = static_cast<double>(sums[1]);
   const double loss = static_cast<double>(sums[0]) / global_rows_;
+  // The collective check's comparison of the step's ops (comm.check_collectives = "step"):
+  // counted in the step's time and bytes.
+  if (options_.end_of_step) options_.end_of_step();
   const double step_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   steps_done_ = step;
@@ -702,6 +705,7 @@ HostScalar Trainer::micro_batch(std::int64_t step, std::int64_t micro, data::Bat
   if (options_.fault && options_.fault->poisons(comm_.rank(), step)) {
     device_.ops().fill(loss.grad_logits.view(0, Shape{1}), std::numeric_limits<float>::infinity());
   }
+  if (micro == 0) maybe_inject_fault(options_.fault, comm_.rank(), step, "backward");
   pass_->backward(std::move(loss.grad_logits), micro == config_.train.grad_accum_steps - 1);
   return loss.loss_sum;
 }

@@ -73,6 +73,9 @@ struct TrainerOptions {
   // Called on every rank after each optimizer step (run() and step()), with the step's
   // metrics: logging, evaluation (Trainer::evaluate is collective: call it on every rank).
   std::function<void(const StepMetrics&)> on_step;
+  // Called on every rank once each optimizer step's update is done, inside the step's time
+  // (RankSession::check_collectives_step: comm.check_collectives = "step"). Collective.
+  std::function<void()> end_of_step;
 };
 
 // Options for a run that writes nothing and prints nothing (tests, benchmarks).

@@ -65,15 +65,19 @@ struct SpawnSetup {
     posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&actions, stdout_write, STDOUT_FILENO);
     posix_spawn_file_actions_adddup2(&actions, stderr_write, STDERR_FILENO);
-    sigset_t empty;
-    sigemptyset(&empty);
+    // SIGUSR1 (the launcher's "write your flight record") starts blocked: it waits until a
+    // rank's session has its handler (Note [Flight records on signals]) instead of killing a
+    // rank that is still starting; a program that never takes it just never sees it.
+    sigset_t blocked;
+    sigemptyset(&blocked);
+    sigaddset(&blocked, SIGUSR1);
     // The launcher ignores SIGPIPE (a closed terminal must not kill it and orphan the
     // ranks); ignored signals survive exec, so give the child the default back.
     sigset_t defaults;
     sigemptyset(&defaults);
     sigaddset(&defaults, SIGPIPE);
     sigaddset(&defaults, SIGXFSZ);
-    posix_spawnattr_setsigmask(&attr, &empty);
+    posix_spawnattr_setsigmask(&attr, &blocked);
     posix_spawnattr_setsigdefault(&attr, &defaults);
     posix_spawnattr_setpgroup(&attr, 0);
     posix_spawnattr_setflags(

@@ -170,6 +170,10 @@ int run_attempt(const LaunchOptions& options, SignalPipe& signals,
   // Destruction runs bottom-up: ranks are killed and reaped (if still running, say after
   // an exception) before the store stops.
   const StoreEndpoint store = prepare_store(options);
+  // This attempt's records are the ones written from now on (an earlier attempt's or run's
+  // stay in run.dir/flight until a rank of this one writes over them).
+  const std::filesystem::file_time_type attempt_start =
+      std::filesystem::file_time_type::clock::now();
   OutputRelay relay(STDOUT_FILENO, STDERR_FILENO,
                     static_cast<std::size_t>(options.stderr_tail_lines));
   std::vector<SupervisedRank> ranks;
@@ -187,8 +191,12 @@ int run_attempt(const LaunchOptions& options, SignalPipe& signals,
                   options.status_interval, options.rendezvous_timeout,
                   comm::first_lane_group_name("world"));
   }
+  FlightVerdict verdict;
+  if (options.flight_verdict) {
+    verdict = [&options, attempt_start] { return options.flight_verdict(attempt_start); };
+  }
   RankSupervisor supervisor(std::move(ranks), relay, signals, options.grace_period,
-                            options.status_interval, watch ? &*watch : nullptr);
+                            options.status_interval, watch ? &*watch : nullptr, std::move(verdict));
   const int code = supervisor.run();
   failure = supervisor.failure_summary();
   return code;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <vector>
@@ -37,6 +38,11 @@ struct LaunchOptions {
   // How often to say what is awaited: ranks that have not joined (node 0 of several),
   // ranks that are stopped (every node).
   std::chrono::milliseconds status_interval{5000};
+  // What the ranks' flight records last written at `since` or later show, one finding a line
+  // (empty: none); null: the launcher prints no verdict. Called after a failed attempt, after
+  // the launcher's own stop signal, and after SIGUSR1 to the launcher, which it forwards to
+  // every rank (`zerotrain launch CONFIG` reads run.dir/flight as `zerotrain diagnose` does).
+  std::function<std::vector<std::string>(std::filesystem::file_time_type since)> flight_verdict;
 };
 
 // Runs the ranks of this node to completion and returns the launcher's exit code: 0 when

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <exception>
 #include <fstream>
 #include <string>
 #include <system_error>
@@ -24,6 +25,9 @@ constexpr int kMaxPollMs = 1000;
 // After the last rank is reaped, how long to wait for EOF on pipes a stray grandchild
 // that left the rank's process group may still hold.
 constexpr std::chrono::milliseconds kDrainTimeout{1000};
+// After forwarding SIGUSR1, how long the ranks get to write their flight records before the
+// verdict is read (a record is written in milliseconds by a thread of its own).
+constexpr std::chrono::milliseconds kFlightRecordWait{2000};
 
 void print_to_stderr(const std::string& text) {
   std::fputs(text.c_str(), stderr);
@@ -66,7 +70,8 @@ bool is_stopped(pid_t pid) {
 
 RankSupervisor::RankSupervisor(std::vector<SupervisedRank> ranks, OutputRelay& relay,
                                SignalPipe& signals, std::chrono::milliseconds grace_period,
-                               std::chrono::milliseconds status_interval, RendezvousWatch* watch)
+                               std::chrono::milliseconds status_interval, RendezvousWatch* watch,
+                               FlightVerdict flight_verdict)
     : ranks_(std::move(ranks)),
       relay_(relay),
       signals_(signals),
@@ -74,7 +79,8 @@ RankSupervisor::RankSupervisor(std::vector<SupervisedRank> ranks, OutputRelay& r
       status_interval_(std::max(status_interval, std::chrono::milliseconds(1))),
       next_stopped_check_(Clock::now() + status_interval_),
       reported_stopped_(ranks_.size(), false),
-      watch_(watch) {}
+      watch_(watch),
+      flight_verdict_(std::move(flight_verdict)) {}
 
 int RankSupervisor::run() {
   for (;;) {
@@ -88,6 +94,7 @@ int RankSupervisor::run() {
     if (kill_deadline_ && !killed_ && Clock::now() >= *kill_deadline_) {
       kill_stragglers(/*grace_expired=*/true);
     }
+    if (verdict_due_ && Clock::now() >= *verdict_due_) print_requested_verdict();
     wait_for_events();
   }
   relay_.close_all();
@@ -97,7 +104,12 @@ int RankSupervisor::run() {
     return !status.signaled && status.value == kExitUsage ? kExitUsage : kExitRuntime;
   }
   relay_.write_reported_errors(static_cast<int>(ranks_.size()));
-  if (received_signal_) return 128 + *received_signal_;
+  if (received_signal_) {
+    // The ranks wrote their records as SIGTERM or SIGINT stopped them: where a hung job was.
+    print_to_stderr(flight_findings("zerotrain launch: the ranks' flight records at " +
+                                    signal_name(*received_signal_) + ":\n"));
+    return 128 + *received_signal_;
+  }
   if (rendezvous_failure_) return kExitRuntime;
   return 0;
 }
@@ -147,6 +159,7 @@ int RankSupervisor::poll_timeout_ms() const {
   int timeout = kMaxPollMs;
   if (kill_deadline_ && !killed_) timeout = std::min(timeout, ms_until(*kill_deadline_));
   if (drain_deadline_) timeout = std::min(timeout, ms_until(*drain_deadline_));
+  if (verdict_due_) timeout = std::min(timeout, ms_until(*verdict_due_));
   if (!shutting_down()) {
     timeout = std::min(timeout, ms_until(next_stopped_check_));
     if (watch_ != nullptr) {
@@ -159,6 +172,10 @@ int RankSupervisor::poll_timeout_ms() const {
 void RankSupervisor::handle_signals() {
   for (int signo : signals_.drain()) {
     if (signo == SIGCHLD) continue;  // the next reap_exited() finds who exited
+    if (signo == SIGUSR1) {
+      request_flight_records();
+      continue;
+    }
     if (shutting_down()) {
       // A second Ctrl-C means "now": skip the rest of the grace period.
       print_to_stderr("zerotrain launch: received " + signal_name(signo) +
@@ -234,6 +251,7 @@ void RankSupervisor::report_failure() {
     text += indented(error.message, "    ") + "\n";
   }
   if (tail.empty() && errors.empty()) text += "  " + name + " wrote nothing to stderr.\n";
+  text += flight_findings("  the ranks' flight records say:\n");
   if (watch_ != nullptr && watch_->next_check() && watch_->look()) {
     const std::string missing = watch_->missing_ranks();
     // A rank's own rendezvous timeout may fire just before the watch's: the verdict is the
@@ -241,6 +259,38 @@ void RankSupervisor::report_failure() {
     if (!missing.empty()) text = "zerotrain launch: " + watch_->timeout_message() + "\n" + text;
   }
   print_to_stderr(text);
+}
+
+std::string RankSupervisor::flight_findings(const std::string& heading) const {
+  if (!flight_verdict_) return "";
+  std::vector<std::string> findings;
+  try {
+    findings = flight_verdict_();
+  } catch (const std::exception& e) {
+    // A damaged record must not hide the failure being reported.
+    return heading + "    (not read: " + e.what() + ")\n";
+  }
+  if (findings.empty()) return "";
+  std::string text = heading;
+  for (const std::string& finding : findings) text += "    - " + finding + "\n";
+  return text;
+}
+
+void RankSupervisor::request_flight_records() {
+  if (shutting_down()) return;  // the stop signal writes them anyway
+  print_to_stderr("zerotrain launch: received SIGUSR1; asking " + ranks_phrase(running_count()) +
+                  " for their flight records (the run goes on).\n");
+  for (SupervisedRank& r : ranks_) {
+    if (r.process.running()) r.process.signal_group(SIGUSR1);
+  }
+  if (flight_verdict_) verdict_due_ = Clock::now() + kFlightRecordWait;
+}
+
+void RankSupervisor::print_requested_verdict() {
+  verdict_due_.reset();
+  const std::string findings = flight_findings("zerotrain launch: the ranks' flight records:\n");
+  print_to_stderr(findings.empty() ? "zerotrain launch: no rank wrote a flight record.\n"
+                                   : findings);
 }
 
 }  // namespace zt::launch

@@ -3,11 +3,16 @@
 // (SIGTERM, SIGKILL after the grace period) and reports which rank failed and how. On
 // node 0 of several it also runs the RendezvousWatch that names ranks that never joined;
 // every status interval it looks for ranks that are stopped (SIGSTOP, a debugger) and says
-// so, as their peers would otherwise wait on them in silence.
+// so, as their peers would otherwise wait on them in silence. With a flight verdict, the
+// ranks' flight records are read after a failure or the launcher's own stop signal (the
+// survivors write theirs on SIGTERM) and what they show is printed; SIGUSR1 to the launcher
+// is forwarded to every rank, and the verdict printed once they have had time to write.
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "runtime/launch/child_process.h"
@@ -22,13 +27,17 @@ struct SupervisedRank {
   ChildProcess process;
 };
 
+// What the ranks' flight records written since the attempt began show, one finding a line
+// (empty: none were written).
+using FlightVerdict = std::function<std::vector<std::string>()>;
+
 class RankSupervisor {
  public:
   // relay already holds the ranks' pipes; signals was installed before they were spawned;
   // watch (may be null) must outlive the supervisor.
   RankSupervisor(std::vector<SupervisedRank> ranks, OutputRelay& relay, SignalPipe& signals,
                  std::chrono::milliseconds grace_period, std::chrono::milliseconds status_interval,
-                 RendezvousWatch* watch = nullptr);
+                 RendezvousWatch* watch = nullptr, FlightVerdict flight_verdict = nullptr);
 
   // Returns once every rank is reaped and its output relayed: 0 when all exited 0,
   // 128 + signo when the launcher got signo, 2 when the first rank to fail exited 2 (a
@@ -59,6 +68,12 @@ class RankSupervisor {
   int running_count() const;
   int poll_timeout_ms() const;
   void report_failure();
+  // The flight records' findings under `heading`, indented; empty without a verdict or
+  // records.
+  std::string flight_findings(const std::string& heading) const;
+  // SIGUSR1: forward it to the ranks and print the verdict once they have written.
+  void request_flight_records();
+  void print_requested_verdict();
 
   std::vector<SupervisedRank> ranks_;
   OutputRelay& relay_;
@@ -75,6 +90,8 @@ class RankSupervisor {
   std::optional<Clock::time_point> kill_deadline_;
   bool killed_ = false;
   std::optional<Clock::time_point> drain_deadline_;
+  FlightVerdict flight_verdict_;
+  std::optional<Clock::time_point> verdict_due_;  // a SIGUSR1's verdict, when to print it
 };
 
 }  // namespace zt::launch

@@ -31,7 +31,8 @@ void on_signal(int signo) {
   errno = saved_errno;
 }
 
-constexpr int kForwardedSignals[] = {SIGINT, SIGTERM, SIGHUP};
+// SIGUSR1 asks for the ranks' flight records (RankSupervisor forwards it, the run goes on).
+constexpr int kForwardedSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1};
 
 }  // namespace
 

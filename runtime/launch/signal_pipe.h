@@ -1,6 +1,6 @@
-// SignalPipe: the self-pipe trick. While it lives, SIGINT, SIGTERM, SIGHUP and SIGCHLD
-// only write their number to a pipe the launcher's poll loop reads; nothing else happens
-// in the handler. SIGPIPE is ignored meanwhile. The previous handlers come back after.
+// SignalPipe: the self-pipe trick. While it lives, SIGINT, SIGTERM, SIGHUP, SIGUSR1 and
+// SIGCHLD only write their number to a pipe the launcher's poll loop reads; nothing else
+// happens in the handler. SIGPIPE is ignored meanwhile. The previous handlers come back after.
 #pragma once
 
 #include <signal.h>
@@ -14,7 +14,7 @@ namespace zt::launch {
 class SignalPipe {
  public:
   // Installs the handlers; only one SignalPipe may exist at a time in a process.
-  // SIGINT, SIGTERM and SIGHUP are left alone when they were ignored on entry (as under
+  // SIGINT, SIGTERM, SIGHUP and SIGUSR1 are left alone when they were ignored on entry (as under
   // nohup or `&` in a script): the convention is that such a process does not catch them.
   SignalPipe();
   ~SignalPipe();

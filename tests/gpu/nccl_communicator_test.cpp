@@ -1,5 +1,6 @@
 // The NCCL communicator: every collective and dtype at world size 1 on one GPU, the compute
-// stream ordered before and after an op, refused host tensors, grouped ops, and (with two
+// stream ordered before and after an op, refused host tensors, grouped ops, the flight
+// record of its ops, and (with two
 // GPUs) sums across ranks and the abort of a timed-out op. Skips without a GPU; builds
 // without NCCL compile nothing here.
 #if defined(ZT_HAVE_NCCL)
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "comm/communicator_factory.h"
+#include "comm/flight_recorder.h"
 #include "comm/store/memory_store.h"
 #include "core/device/device_context.h"
 #include "core/error.h"
@@ -135,6 +137,42 @@ TEST(NcclWorldOfOne, SplitGivesAGroupThatReducesAndNoColorGivesNone) {
   EXPECT_EQ(comm->split(kNoColor, 0), nullptr);
   comm->all_reduce(tensor, ReduceOp::kSum)->wait();  // the parent still works
   EXPECT_EQ(to_host(*device, tensor), values);
+}
+
+// Note [The flight recorder] on NCCL: every op, a group's too, is recorded at submission with
+// the group and its sequence number, started once on the comm stream and completed by the
+// watchdog; the words of the collective check's exchange go the same way.
+TEST(NcclWorldOfOne, EveryOpIsInTheFlightRecordCompleted) {
+  ZT_SKIP_WITHOUT_GPU();
+  auto device = make_device_context(Device::cuda(0));
+  MemoryStore store;
+  CommOptions options = nccl_options(*device, "recorded");
+  options.flight_recorder = std::make_shared<FlightRecorder>(0);
+  auto comm = create_communicator(store, 0, 1, options);
+  const std::vector<float> values = small_integers(64, 0);
+  const Tensor a = to_device(*device, values, DType::kF32);
+  const Tensor b = to_device(*device, values, DType::kBF16);
+  comm->all_reduce(a, ReduceOp::kSum)->wait();
+  std::vector<std::shared_ptr<Work>> works;
+  comm->group([&] {
+    works.push_back(comm->all_reduce(a, ReduceOp::kSum));
+    works.push_back(comm->broadcast(b, 0));
+  });
+  for (const auto& work : works) work->wait();
+  const std::vector<FlightEntry> entries = options.flight_recorder->entries();
+  ASSERT_EQ(entries.size(), 3u);
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    EXPECT_EQ(entries[i].group, "recorded");
+    EXPECT_EQ(entries[i].state, FlightState::kCompleted) << i;
+    EXPECT_GE(entries[i].started_s, entries[i].enqueued_s) << i;
+    EXPECT_GE(entries[i].ended_s, entries[i].started_s) << i;
+    if (i > 0) {
+      EXPECT_EQ(entries[i].sequence_number, entries[i - 1].sequence_number + 1);
+    }
+  }
+  EXPECT_EQ(entries[2].kind, CollectiveKind::kBroadcast);
+  EXPECT_EQ(entries[2].dtype, DType::kBF16);
+  EXPECT_EQ(entries[2].root, 0);
 }
 
 TEST(NcclWorldOfOne, HostTensorIsRefusedNamingTheDevice) {

@@ -78,7 +78,7 @@ TEST(ConfigSchema, EveryKeyIsDocumentedAndItsDefaultValid) {
     }
   }
   // A key added or removed changes this on purpose: docs/CONFIG.md and the loader follow.
-  EXPECT_EQ(keys, 86u);
+  EXPECT_EQ(keys, 88u);
   EXPECT_EQ(find_config_key("optimizer", "learning_rate"), nullptr);
   EXPECT_EQ(find_config_section("profile"), nullptr);
 }

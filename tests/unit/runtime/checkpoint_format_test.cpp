@@ -155,5 +155,13 @@ TEST(FaultPlan, NamesASavePhaseAndAnAttempt) {
   EXPECT_THROW(engine::parse_fault_plan("rank=1,step=4,signal=9,at=lunch"), UsageError);
 }
 
+TEST(FaultPlan, ASleepInBackwardIsAnActionOfItsOwn) {
+  const engine::FaultPlan plan = engine::parse_fault_plan("rank=1,step=3,sleep=30,at=backward");
+  EXPECT_EQ(plan.sleep_s, 30);
+  EXPECT_EQ(plan.at, "backward");
+  EXPECT_EQ(plan.signal, 0);
+  EXPECT_THROW(engine::parse_fault_plan("rank=1,step=3,sleep=0"), UsageError);
+}
+
 }  // namespace
 }  // namespace zt

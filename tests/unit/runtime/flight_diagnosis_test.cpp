@@ -6,7 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -106,6 +109,48 @@ TEST(FlightDiagnosis, RefusesADamagedRecordNamingItsFileAndARunWithoutRecords) {
   std::ofstream(dir.path() / "flight" / "rank-0.json")
       << R"({"rank": 1, "reason": "", "entries": []})";
   EXPECT_THROW(read_flight_records(dir.path()), FormatError) << "rank 1's record as rank-0.json";
+}
+
+TEST(FlightDiagnosis, TakesTheWorldFromTheRecordsAndRefusesARankOutsideIt) {
+  testing::TempDir dir;
+  std::filesystem::create_directories(dir.path() / "flight");
+  // The real recorder says its world: rank 2 of 3 wrote, ranks 0 and 1 did not.
+  MemoryTracker tracker(Device::cpu());
+  comm::FlightRecorder recorder(2, 8, &tracker, /*world_size=*/3);
+  recorder.ended(recorder.enqueued("world", 0, CollectiveKind::kBarrier, 0, DType::kF32, -1));
+  std::ofstream(dir.path() / "flight" / "rank-2.json") << recorder.to_json("SIGTERM");
+  const auto findings = diagnose_flight_records(read_flight_records(dir.path()), std::nullopt);
+  EXPECT_TRUE(has_finding(findings, "rank 0 left no flight record")) << joined(findings);
+  EXPECT_TRUE(has_finding(findings, "rank 1 left no flight record")) << joined(findings);
+  EXPECT_FALSE(has_finding(findings, "the world is taken as")) << joined(findings);
+
+  std::ofstream(dir.path() / "flight" / "rank-2.json")
+      << R"({"rank": 2, "world_size": 2, "reason": "", "entries": []})";
+  try {
+    read_flight_records(dir.path());
+    FAIL() << "rank 2 of a world of 2";
+  } catch (const FormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("rank-2.json"), std::string::npos) << e.what();
+  }
+}
+
+TEST(FlightDiagnosis, TheLaunchersVerdictReadsOnlyRecordsWrittenSinceTheAttemptBegan) {
+  testing::TempDir dir;
+  const std::filesystem::file_time_type before = std::filesystem::file_time_type::clock::now();
+  EXPECT_TRUE(flight_verdict_since(dir.path(), 2, before).empty()) << "no flight directory";
+  write_record(dir.path(), 0, {{CollectiveKind::kAllReduce, 16}});
+  write_record(dir.path(), 1, {{CollectiveKind::kAllReduce, 16}});
+  // Rank 1's record is an earlier attempt's: older than the attempt's start.
+  const auto old_time = before - std::chrono::hours(1);
+  std::filesystem::last_write_time(dir.path() / "flight" / "rank-1.json", old_time);
+  const std::vector<std::string> findings = flight_verdict_since(dir.path(), 2, before);
+  EXPECT_TRUE(has_finding(findings, "rank 1 left no flight record")) << joined(findings);
+  EXPECT_TRUE(has_finding(findings, "rank 0 stopped in all_reduce")) << joined(findings);
+  EXPECT_TRUE(
+      flight_verdict_since(dir.path(), 2,
+                           std::filesystem::file_time_type::clock::now() + std::chrono::hours(1))
+          .empty())
+      << "every record older than the attempt";
 }
 
 }  // namespace
