@@ -22,8 +22,8 @@ namespace zt::comm {
 
 // Note [The collective check]
 // Every op a checked communicator is given becomes a fingerprint: its number among that
-// communicator's ops, kind, element count, dtype, root, reduction, and the trainer's step. The members of
-// the communicator compare them through all_gather_host_words, which goes to the backend
+// communicator's ops, kind, element count, dtype, root, reduction, and the trainer's step. The
+// members of the communicator compare them through all_gather_host_words, which goes to the backend
 // directly (unchecked, and recorded by the flight recorder as the small all_gather it is):
 // - kEvery, before each op is handed on, as PyTorch's TORCH_DISTRIBUTED_DEBUG=DETAIL does: a
 //   mismatch throws before any of the op's data moves. The op then waits for the ops queued

@@ -74,7 +74,7 @@ class NcclCommunicator final : public Communicator {
   struct PendingOp {
     std::shared_ptr<Work> work;
     CollectiveRequest request;
-    DeviceEvent inputs_ready;  // recorded on the compute stream at submission
+    DeviceEvent inputs_ready;                // recorded on the compute stream at submission
     std::uint64_t flight_id = kNotRecorded;  // its entry in options_.flight_recorder
   };
   // The op's flight entry ended (completed, or failed with `error`), when it is recorded.
