@@ -87,6 +87,10 @@ std::unique_ptr<Communicator> create_communicator(Store& store, int rank, int wo
     comm = std::make_unique<CheckedCommunicator>(std::move(comm), options.collective_check,
                                                  options.group_name);
   }
+  if (options.op_skip_fault != nullptr) {
+    comm = std::make_unique<SkippingCommunicator>(std::move(comm), options.op_skip_fault,
+                                                  options.group_name);
+  }
   return comm;
 }
 

@@ -14,6 +14,7 @@
 #include "comm/collective_check.h"
 #include "comm/communicator.h"
 #include "comm/flight_recorder.h"
+#include "comm/skipping_communicator.h"
 #include "comm/store/store.h"
 #include "core/device/device_context.h"
 #include "core/memory_tracker.h"
@@ -73,6 +74,10 @@ struct CommOptions {
   // whose mode is not kOff, a communicator of more than one rank comes wrapped in a
   // CheckedCommunicator. Null: no check. The lanes and their splits share the rank's one.
   std::shared_ptr<CollectiveCheck> collective_check;
+  // Fault injection (Note [Skipping an op on purpose] in comm/skipping_communicator.h): the
+  // communicator comes wrapped in a SkippingCommunicator, above the check, that drops the
+  // fault's op. Null: nothing is dropped. The lanes and their splits share the rank's one.
+  std::shared_ptr<OpSkipFault> op_skip_fault;
 };
 
 // Connects `rank` of `world_size` through `store` (used only during this call) with

@@ -25,6 +25,19 @@ int parse_int(std::string_view text, std::string_view field) {
                    " is not an integer");
 }
 
+std::optional<comm::CollectiveKind> collective_kind_named(std::string_view name) {
+  for (std::size_t k = 0; k < comm::kCollectiveKindCount; ++k) {
+    const auto kind = static_cast<comm::CollectiveKind>(k);
+    if (comm::collective_name(kind) == name) return kind;
+  }
+  return std::nullopt;
+}
+
+bool fires_in_this_attempt(const FaultPlan& plan) {
+  static const int attempt = restart_count_from_env();
+  return plan.attempt == attempt || plan.attempt == -1;
+}
+
 }  // namespace
 
 FaultPlan parse_fault_plan(std::string_view text) {
@@ -51,6 +64,16 @@ FaultPlan parse_fault_plan(std::string_view text) {
       }
       continue;
     }
+    if (key == "skip") {
+      plan.skip = std::string(item.substr(eq + 1));
+      if (!collective_kind_named(plan.skip)) {
+        throw UsageError("ZEROTRAIN_FAULT: skip=" + plan.skip +
+                         " is not a collective (all_reduce, reduce_scatter, all_gather, "
+                         "all_to_all, broadcast, barrier)");
+      }
+      has_action = true;
+      continue;
+    }
     const int value = parse_int(item.substr(eq + 1), key);
     if (key == "rank") {
       plan.rank = value;
@@ -73,11 +96,11 @@ FaultPlan parse_fault_plan(std::string_view text) {
       has_action = plan.overflow;
     } else {
       throw UsageError("ZEROTRAIN_FAULT: unknown key '" + std::string(key) +
-                       "' (known: rank, step, exit, signal, sleep, overflow, at, attempt)");
+                       "' (known: rank, step, exit, signal, sleep, skip, overflow, at, attempt)");
     }
   }
   if (!has_action) {
-    throw UsageError("ZEROTRAIN_FAULT: needs exit=N, signal=N, sleep=N or overflow=1");
+    throw UsageError("ZEROTRAIN_FAULT: needs exit=N, signal=N, sleep=N, skip=OP or overflow=1");
   }
   return plan;
 }
@@ -95,11 +118,11 @@ int restart_count_from_env() {
 
 void maybe_inject_fault(const std::optional<FaultPlan>& plan, int rank, std::int64_t step,
                         std::string_view phase) {
-  if (!plan || plan->overflow || plan->rank != rank || plan->step != step || plan->at != phase) {
+  if (!plan || plan->overflow || !plan->skip.empty() || plan->rank != rank || plan->step != step ||
+      plan->at != phase) {
     return;
   }
-  static const int attempt = restart_count_from_env();
-  if (plan->attempt != attempt && plan->attempt != -1) return;
+  if (!fires_in_this_attempt(*plan)) return;
   std::fprintf(stderr, "zerotrain: injected fault (ZEROTRAIN_FAULT) on rank %d at step %lld%s%s\n",
                rank, static_cast<long long>(step), phase.empty() ? "" : ", ",
                std::string(phase).c_str());
@@ -110,6 +133,15 @@ void maybe_inject_fault(const std::optional<FaultPlan>& plan, int rank, std::int
   }
   if (plan->signal != 0) std::raise(plan->signal);
   std::_Exit(plan->exit_status);
+}
+
+std::shared_ptr<comm::OpSkipFault> op_skip_fault_for(const std::optional<FaultPlan>& plan, int rank,
+                                                     const MemoryTracker* phases) {
+  if (!plan || plan->skip.empty() || plan->rank != rank || !fires_in_this_attempt(*plan)) {
+    return nullptr;
+  }
+  return std::make_shared<comm::OpSkipFault>(*collective_kind_named(plan->skip), plan->step,
+                                             phases);
 }
 
 }  // namespace zt::engine

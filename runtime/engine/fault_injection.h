@@ -11,15 +11,22 @@
 //   ZEROTRAIN_FAULT="rank=1,step=3,sleep=30,at=backward"  rank 1 sleeps 30 s as step 3's
 //       first backward pass begins, and then goes on (a slow or hung rank: its peers wait
 //       for it in a collective); `at` may also be empty (before the step) or a save phase
+//   ZEROTRAIN_FAULT="rank=1,step=3,skip=all_gather"  rank 1 does not issue the first
+//       all-gather of step 3 and goes on as if it had (a rank that took another branch; Note
+//       [Skipping an op on purpose] in comm/skipping_communicator.h); any collective's name
+//       (all_reduce, reduce_scatter, all_gather, all_to_all, broadcast, barrier)
 // A plan fires in the first attempt of a job only, unless attempt=K names another, or
 // attempt=-1 every one (zerotrain launch --max-restarts counts attempts in
 // ZEROTRAIN_RESTART_COUNT).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include "comm/skipping_communicator.h"
 
 namespace zt::engine {
 
@@ -32,6 +39,7 @@ struct FaultPlan {
   std::string at;         // a phase of the save or "backward"; empty: before the step
   int attempt = 0;        // the ZEROTRAIN_RESTART_COUNT it fires in; -1: every one
   int sleep_s = 0;        // sleep this long, then go on, instead of leaving
+  std::string skip;       // a collective's name: leave out the step's first one of it
 
   bool poisons(int on_rank, std::int64_t at_step) const {
     return overflow && rank == on_rank && step == at_step;
@@ -48,5 +56,9 @@ void maybe_inject_fault(const std::optional<FaultPlan>& plan, int rank, std::int
                         std::string_view phase = "");
 // This process's attempt: ZEROTRAIN_RESTART_COUNT, 0 when unset.
 int restart_count_from_env();
+// For a skip plan naming `rank` in this attempt, the fault its communicators carry
+// (CommOptions::op_skip_fault), reading the step from `phases`; null for any other plan.
+std::shared_ptr<comm::OpSkipFault> op_skip_fault_for(const std::optional<FaultPlan>& plan, int rank,
+                                                     const MemoryTracker* phases);
 
 }  // namespace zt::engine

@@ -23,8 +23,11 @@ namespace {
 // that pair without clocks. Three findings, in the order a reader wants them:
 // - silent ranks: no record at all (killed, stopped, or still running without an error);
 // - the first op two ranks issued differently (kind, element count, dtype or root differ at
-//   one pair): a rank that took another branch, or sized a bucket differently, shows here,
-//   with the step and phase each side was in;
+//   one pair, or the step or phase it was submitted in): a rank that took another branch, or
+//   sized a bucket differently, shows here, with the step and phase each side was in. When
+//   the rank's later ops are the others' shifted by one, it left one out (or issued one more):
+//   the finding names that op. Equal-sized ops in a row (a model's blocks) would otherwise
+//   pair up silently after a skip, which is why the phase takes part in the comparison;
 // - per group, the ranks whose last op comes before the others' (behind: they never submitted
 //   what the others wait in), and for every rank the first op it had not completed: the one it
 //   waits in.
@@ -78,8 +81,75 @@ std::string describe(const FlightOp& op) {
          ")";
 }
 
+// The same op on two ranks: what it moves, and where in the trainer's step it was submitted
+// (every rank submits from its trainer's thread, so the step and phase agree on all of them).
 bool same_op(const FlightOp& a, const FlightOp& b) {
-  return a.kind == b.kind && a.numel == b.numel && a.dtype == b.dtype && a.root == b.root;
+  return a.kind == b.kind && a.numel == b.numel && a.dtype == b.dtype && a.root == b.root &&
+         a.step == b.step && a.phase == b.phase;
+}
+
+using OpsBySequence = std::map<std::uint64_t, const FlightOp*>;
+
+// Whether `ops`' op at each sequence number t >= from is `reference`'s at t + shift, for every t
+// both hold (at least one): shift 1 when `ops` lacks one of reference's ops, -1 when it has one
+// more.
+bool shifted_by(const OpsBySequence& ops, const OpsBySequence& reference, std::uint64_t from,
+                int shift) {
+  int compared = 0;
+  for (auto it = ops.lower_bound(from); it != ops.end(); ++it) {
+    if (shift < 0 && it->first == from) continue;  // the extra op itself
+    const auto theirs = reference.find(it->first + static_cast<std::uint64_t>(shift));
+    if (theirs == reference.end()) continue;
+    if (!same_op(*it->second, *theirs->second)) return false;
+    ++compared;
+  }
+  return compared > 0;
+}
+
+// Reads a group's first mismatch, at `sequence`, as one rank leaving out an op, or issuing
+// one more, when its later ops are the others' shifted by one: the finding names the op.
+std::optional<std::string> explain_shift(std::uint64_t sequence,
+                                         const std::map<int, OpsBySequence>& ranks_ops) {
+  // The reference: the op most ranks issued at `sequence` (ties: the lowest rank's).
+  std::vector<std::pair<int, const FlightOp*>> at;
+  for (const auto& [rank, ops] : ranks_ops) {
+    if (const auto it = ops.find(sequence); it != ops.end()) at.push_back({rank, it->second});
+  }
+  int reference = -1;
+  std::size_t agreeing = 0;
+  for (const auto& [rank, op] : at) {
+    const std::size_t count = static_cast<std::size_t>(std::count_if(
+        at.begin(), at.end(), [&](const auto& other) { return same_op(*other.second, *op); }));
+    if (count > agreeing) {
+      agreeing = count;
+      reference = rank;
+    }
+  }
+  if (reference < 0) return std::nullopt;
+  const OpsBySequence& reference_ops = ranks_ops.at(reference);
+  const FlightOp& expected = *reference_ops.at(sequence);
+  for (const auto& [rank, op] : at) {
+    if (same_op(*op, expected)) continue;
+    const std::string who = "rank " + std::to_string(rank);
+    const std::string them =
+        agreeing > 1 ? "the others'" : "rank " + std::to_string(reference) + "'s";
+    // Two ranks alone cannot say which of them is the odd one.
+    const bool ambiguous = agreeing == 1;
+    if (shifted_by(ranks_ops.at(rank), reference_ops, sequence, 1)) {
+      return who + " did not issue " + describe(expected) + ": its ops from #" +
+             std::to_string(sequence) + " on are " + them + " from #" +
+             std::to_string(sequence + 1) + " on" +
+             (ambiguous ? " (or rank " + std::to_string(reference) + " issued one op more)" : "");
+    }
+    if (shifted_by(ranks_ops.at(rank), reference_ops, sequence, -1)) {
+      return who + " issued an op " +
+             (agreeing > 1 ? "the others" : "rank " + std::to_string(reference)) +
+             " did not: its " + describe(*op) + ", after which its ops are " + them +
+             " shifted by one" +
+             (ambiguous ? " (or rank " + std::to_string(reference) + " left one out)" : "");
+    }
+  }
+  return std::nullopt;
 }
 
 // The digits of a name "rank-N.json", or nothing for any other file. (Plain string work:
@@ -168,6 +238,12 @@ std::vector<std::string> diagnose_flight_records(const std::vector<RankFlightRec
       by_op[{op.group, op.sequence_number}].push_back({record.rank, &op});
     }
   }
+  std::map<std::string, std::map<int, OpsBySequence>> ops_by_group;
+  for (const RankFlightRecord& record : records) {
+    for (const FlightOp& op : record.ops) {
+      ops_by_group[op.group][record.rank][op.sequence_number] = &op;
+    }
+  }
   std::set<std::string> mismatched_groups;
   for (const auto& [key, issued] : by_op) {
     if (mismatched_groups.contains(key.first)) continue;
@@ -178,6 +254,10 @@ std::vector<std::string> diagnose_flight_records(const std::vector<RankFlightRec
                          std::to_string(issued.front().first) + " " +
                          describe(*issued.front().second) + ", rank " + std::to_string(rank) + " " +
                          describe(*op));
+      if (std::optional<std::string> shift =
+              explain_shift(key.second, ops_by_group.at(key.first))) {
+        findings.push_back(std::move(*shift));
+      }
       mismatched_groups.insert(key.first);
       break;
     }

@@ -13,6 +13,7 @@
 #include "core/parallel_for.h"
 #include "nn/kernels/cpu/gemm_cpu.h"
 #include "runtime/engine/device_selection.h"
+#include "runtime/engine/fault_injection.h"
 #include "runtime/engine/memory_report.h"
 #include "runtime/engine/supported_config.h"
 #include "runtime/launch/rank_env.h"
@@ -89,6 +90,7 @@ RankSession::RankSession(const Config& config, bool write_run_dir)
   collective_check_ = std::make_shared<comm::CollectiveCheck>(
       collective_check_mode(config.comm.check_collectives), &device_->tracker());
   options.collective_check = collective_check_;
+  options.op_skip_fault = op_skip_fault_for(fault_plan_from_env(), rank_, &device_->tracker());
   options.backend =
       backend == CommBackendKind::kNccl ? comm::CommBackend::kNccl : comm::CommBackend::kGloo;
   // Gloo's scratch buffers are host memory: counted in the rank's tracker on the CPU only.
@@ -111,11 +113,15 @@ RankSession::RankSession(const Config& config, bool write_run_dir)
   if (write_run_dir_) {
     dump_signals_ = FlightDumpSignals::install(
         [this](const std::string& reason) { write_flight_record(reason); });
+    // Written even over a failure's record: the ring holds that failure's op too.
+    dump_on_terminate_ = FlightDumpOnTerminate::install(
+        [this](const std::string& reason) { write_flight_record(reason); });
   }
 }
 
 RankSession::~RankSession() {
   dump_signals_.reset();  // no signal's record is written while the session goes
+  dump_on_terminate_.reset();
   if (config_.comm.dump_on_exit && !failure_recorded_) {
     write_flight_record(finished_ ? "exit: the run ended" : "exit: the run stopped on an error");
   }

@@ -21,6 +21,7 @@
 #include "core/device/device_context.h"
 #include "core/error.h"
 #include "core/memory_tracker.h"
+#include "runtime/engine/flight_dump_on_terminate.h"
 #include "runtime/engine/flight_dump_signals.h"
 #include "runtime/engine/memory_profile.h"
 #include "runtime/engine/run_directory.h"
@@ -116,9 +117,10 @@ class RankSession {
   std::shared_ptr<comm::FlightRecorder> flight_recorder_;    // the lanes record into it
   std::shared_ptr<comm::CollectiveCheck> collective_check_;  // the lanes are checked by it
   std::unique_ptr<comm::OwnedCommLanes> lanes_;
-  std::unique_ptr<FlightDumpSignals> dump_signals_;  // null: another session holds them
-  mutable std::mutex flight_write_mutex_;            // the signal thread writes too
-  bool failure_recorded_ = false;                    // a record with an error's reason is out
+  std::unique_ptr<FlightDumpSignals> dump_signals_;           // null: another session holds them
+  std::unique_ptr<FlightDumpOnTerminate> dump_on_terminate_;  // null: another session's
+  mutable std::mutex flight_write_mutex_;                     // the signal thread writes too
+  bool failure_recorded_ = false;  // a record with an error's reason is out
   bool write_run_dir_ = true;
   bool finished_ = false;
 };

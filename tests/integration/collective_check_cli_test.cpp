@@ -2,10 +2,13 @@
 // `zerotrain launch` job is given another zero.reduce_bucket_size (a rank started with a
 // config of its own), so its gradient buckets differ from its peers'. With "every", every rank
 // stops at the first bucket, before its data moves, naming the group, the ranks and both
-// sizes, well within the collective timeout; with "step" (and "off"), the same job with equal
-// configs trains exactly as without the check.
+// sizes, well within the collective timeout (stages 0 and 3); without the check the run ends
+// with every rank's flight record on disk and `zerotrain diagnose` names the odd rank's first
+// differing op; with "step" (and "off"), the same job with equal configs trains exactly as
+// without the check.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -55,6 +58,47 @@ TEST(CollectiveCheckCli, EveryStopsARankWithAnotherBucketSizeTwoRanks) {
 TEST(CollectiveCheckCli, EveryStopsARankWithAnotherBucketSizeFourRanks) {
   TempDir dir;
   expect_stopped_before_data_moved(launch_with_one_odd_bucket(4, 2, 0, "every", dir), 2);
+}
+
+// Without the check the odd rank's first bucket meets the others' larger one: Gloo ends a
+// rank on the longer message, the launcher stops the rest, every rank leaves its record, and
+// `zerotrain diagnose` names the first op the odd rank issued differently, in step 1.
+void expect_odd_bucket_diagnosed(int ranks, int odd_rank, int stage) {
+  TempDir dir;
+  const CommandResult result = launch_with_one_odd_bucket(ranks, odd_rank, stage, "off", dir);
+  EXPECT_EQ(result.exit_code, 1) << result.err;
+  EXPECT_LT(seconds(result.elapsed), 30.0 + 15.0) << result.err;
+  for (int rank = 0; rank < ranks; ++rank) {
+    EXPECT_TRUE(std::filesystem::is_regular_file(
+        dir / ("run/flight/rank-" + std::to_string(rank) + ".json")))
+        << "rank " << rank << "\n"
+        << result.err;
+  }
+  const CommandResult diagnosis =
+      run_command({zerotrain_exe(), "diagnose", dir / "run"}, dir, {}, 60s);
+  const std::string verdict = diagnosis.out + diagnosis.err;
+  const std::size_t found = verdict.find("ranks issued different ops as #");
+  ASSERT_NE(found, std::string::npos) << verdict << "\n" << result.err;
+  const std::string line = verdict.substr(found, verdict.find('\n', found) - found);
+  EXPECT_NE(line.find(", rank " + std::to_string(odd_rank) + " "), std::string::npos) << line;
+  EXPECT_NE(line.find("; step 1, phase \""), std::string::npos) << line;
+}
+
+TEST(CollectiveCheckCli, WithoutTheCheckAnotherBucketSizeIsDiagnosedStage3TwoRanks) {
+  expect_odd_bucket_diagnosed(2, 1, 3);
+}
+
+TEST(CollectiveCheckCli, WithoutTheCheckAnotherBucketSizeIsDiagnosedStage0FourRanks) {
+  expect_odd_bucket_diagnosed(4, 2, 0);
+}
+
+TEST(CollectiveCheckCli, EveryStopsARankWithAnotherBucketSizeAtStage3) {
+  TempDir dir;
+  const CommandResult result = launch_with_one_odd_bucket(2, 1, 3, "every", dir);
+  EXPECT_EQ(result.exit_code, 1) << result.err;
+  EXPECT_LT(seconds(result.elapsed), 25.0) << result.err;
+  EXPECT_NE(result.err.find("Stopped before the op's data moved."), std::string::npos)
+      << result.err;
 }
 
 TEST(CollectiveCheckCli, ACheckedRunOfAgreeingRanksTrainsAsAnUncheckedOne) {

@@ -3,7 +3,8 @@
 // run goes on and prints the verdict; SIGTERM to it stops the ranks, which write theirs as
 // they go, and the verdict is printed again; a rank killed mid-step (stages 0 and 3, 2 and 4
 // ranks) is named in the launcher's report by the records of the ranks it left behind;
-// comm.dump_on_exit writes the record of a run that ended well.
+// a rank that skips one collective is named with the op it left out (stages 3 and 0, 2 and 4
+// ranks); comm.dump_on_exit writes the record of a run that ended well.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -144,6 +145,42 @@ TEST(FlightDump, ARankAsleepInBackwardIsNamedAsBehindInItsStep) {
   EXPECT_EQ(reason_of(dir / "run/flight/rank-1.json").rfind("SIGTERM", 0), 0u);
   EXPECT_NE(reason_of(dir / "run/flight/rank-0.json").find("rank 0 of 2"), std::string::npos)
       << reason_of(dir / "run/flight/rank-0.json");
+}
+
+// Rank 1 leaves out the first `kind` op of step 3 (ZEROTRAIN_FAULT skip=): its next op meets
+// the one it skipped on the others, Gloo finds a message longer than the op and ends a rank
+// (Note [A record from a terminating rank]), the launcher stops the rest, and the verdict
+// names the op rank 1 did not issue, in step 3, with every rank's record on disk.
+void expect_skipped_op_named(int ranks, int stage, const std::string& kind) {
+  TempDir dir;
+  constexpr int kTimeoutS = 10;
+  const CommandResult result =
+      run_command(launch_argv(ranks, dir,
+                              {"train.steps=1000", "zero.stage=" + std::to_string(stage),
+                               "runtime.comm_timeout_s=" + std::to_string(kTimeoutS)}),
+                  dir, {{"ZEROTRAIN_FAULT", "rank=1,step=3,skip=" + kind}}, 120s);
+  EXPECT_EQ(result.exit_code, 1) << result.err;
+  EXPECT_LT(seconds(result.elapsed), kTimeoutS + 15.0) << result.err;
+  EXPECT_NE(result.err.find("the ranks' flight records say:\n"), std::string::npos) << result.err;
+  const std::size_t named = result.err.find("    - rank 1 did not issue " + kind + " #");
+  ASSERT_NE(named, std::string::npos) << result.err;
+  const std::string line = result.err.substr(named, result.err.find('\n', named) - named);
+  EXPECT_NE(line.find("; step 3, phase \""), std::string::npos) << line;
+  EXPECT_EQ(line.find("(or rank 0 issued one op more)") != std::string::npos, ranks == 2) << line;
+  for (int rank = 0; rank < ranks; ++rank) {
+    EXPECT_TRUE(std::filesystem::is_regular_file(
+        dir / ("run/flight/rank-" + std::to_string(rank) + ".json")))
+        << "rank " << rank << "\n"
+        << result.err;
+  }
+}
+
+TEST(FlightDump, ARankThatSkipsAnAllGatherIsNamedWithTheOpStage3TwoRanks) {
+  expect_skipped_op_named(2, 3, "all_gather");
+}
+
+TEST(FlightDump, ARankThatSkipsAnAllReduceIsNamedWithTheOpStage0FourRanks) {
+  expect_skipped_op_named(4, 0, "all_reduce");
 }
 
 TEST(FlightDump, DumpOnExitWritesTheRecordOfARunThatEndedWell) {

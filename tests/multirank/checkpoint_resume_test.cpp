@@ -200,7 +200,10 @@ TEST(BitwiseResume, Fp16ResumesWithTheLossScalerMidBackoff) {
                         "precision.loss_scale_growth_interval=2"}};
   const testing::TempDir dir;
   const fs::path checkpoints = dir / "checkpoints";
-  const engine::FaultPlan overflow{1, 2, 0, 0, true, "", 0};
+  engine::FaultPlan overflow;  // rank 1's step-2 gradients become infinite
+  overflow.rank = 1;
+  overflow.step = 2;
+  overflow.overflow = true;
   const Outcome saved = train(setup, config_for(setup, checkpoints, kSaveEvery, ""), overflow);
   ASSERT_EQ(saved.loss_scales.size(), static_cast<std::size_t>(kSteps));
   EXPECT_EQ(saved.loss_scales[1], 1024.0);  // step 2 ran at 1024 and overflowed

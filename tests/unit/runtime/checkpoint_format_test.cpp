@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "core/config/config_loader.h"
+#include "core/error.h"
+#include "core/memory_tracker.h"
 #include "runtime/engine/fault_injection.h"
 #include "runtime/engine/model_factory.h"
 #include "sharding/shard_plan.h"
@@ -161,6 +163,28 @@ TEST(FaultPlan, ASleepInBackwardIsAnActionOfItsOwn) {
   EXPECT_EQ(plan.at, "backward");
   EXPECT_EQ(plan.signal, 0);
   EXPECT_THROW(engine::parse_fault_plan("rank=1,step=3,sleep=0"), UsageError);
+}
+
+TEST(FaultPlan, SkippingACollectiveIsAnActionNamingItsKind) {
+  const engine::FaultPlan plan = engine::parse_fault_plan("rank=1,step=3,skip=all_gather");
+  EXPECT_EQ(plan.skip, "all_gather");
+  EXPECT_EQ(plan.signal, 0);
+  EXPECT_EQ(plan.sleep_s, 0);
+  try {
+    engine::parse_fault_plan("rank=1,step=3,skip=gather");
+    ADD_FAILURE() << "skip=gather was taken";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("skip=gather is not a collective"), std::string::npos)
+        << e.what();
+  }
+  // Only the rank it names, and not the trainer's to carry out.
+  MemoryTracker tracker(Device::cpu());
+  EXPECT_NE(engine::op_skip_fault_for(plan, 1, &tracker), nullptr);
+  EXPECT_EQ(engine::op_skip_fault_for(plan, 0, &tracker), nullptr);
+  EXPECT_EQ(
+      engine::op_skip_fault_for(engine::parse_fault_plan("rank=1,step=3,exit=2"), 1, &tracker),
+      nullptr);
+  engine::maybe_inject_fault(plan, 1, 3);  // returns: the communicator drops the op
 }
 
 }  // namespace

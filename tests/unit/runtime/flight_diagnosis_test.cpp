@@ -41,6 +41,40 @@ void write_record(const std::filesystem::path& run_dir, int rank,
       << recorder.to_json("all_gather #2 did not complete within 4000 ms");
 }
 
+struct PhasedOp {
+  CollectiveKind kind;
+  std::int64_t numel;
+  std::string phase;
+};
+
+// One rank's record of ops of group world/parameters in step 3, each submitted in its phase,
+// numbered from 1; every op completed.
+void write_phased_record(const std::filesystem::path& run_dir, int rank,
+                         const std::vector<PhasedOp>& ops) {
+  MemoryTracker tracker(Device::cpu());
+  tracker.set_step(3);
+  comm::FlightRecorder recorder(rank, 64, &tracker);
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    tracker.set_phase(ops[i].phase);
+    const std::uint64_t id =
+        recorder.enqueued("world/parameters", i + 1, ops[i].kind, ops[i].numel, DType::kF32, -1);
+    recorder.started(id);
+    recorder.ended(id);
+  }
+  std::filesystem::create_directories(run_dir / "flight");
+  std::ofstream(run_dir / "flight" / ("rank-" + std::to_string(rank) + ".json"))
+      << recorder.to_json("SIGTERM: the rank was told to stop");
+}
+
+// A model's gathers: equal sizes block after block, told apart by their phases only.
+std::vector<PhasedOp> gathers_then_loss() {
+  return {{CollectiveKind::kAllGather, 256, "forward embeddings"},
+          {CollectiveKind::kAllGather, 96, "forward block 0"},
+          {CollectiveKind::kAllGather, 96, "forward block 1"},
+          {CollectiveKind::kAllGather, 96, "forward block 2"},
+          {CollectiveKind::kAllReduce, 1, "loss"}};
+}
+
 bool has_finding(const std::vector<std::string>& findings, const std::string& text) {
   for (const std::string& finding : findings) {
     if (finding.find(text) != std::string::npos) return true;
@@ -92,6 +126,57 @@ TEST(FlightDiagnosis, NamesTheRankBehindTheSilentRankAndWhereEachStopped) {
   const auto unsized = diagnose_flight_records(read_flight_records(dir.path()), std::nullopt);
   EXPECT_FALSE(has_finding(unsized, "left no flight record")) << joined(unsized);
   EXPECT_TRUE(has_finding(unsized, "the world is taken as 2 ranks")) << joined(unsized);
+}
+
+// Rank 2 of 3 left out block 1's gather: its later ops have the others' sequence numbers less
+// one. The sizes alone would pair block 2's gather with block 1's without a word.
+TEST(FlightDiagnosis, NamesTheOpARankLeftOutWhenItsLaterOpsAreTheOthersShiftedByOne) {
+  testing::TempDir dir;
+  std::vector<PhasedOp> skipping = gathers_then_loss();
+  skipping.erase(skipping.begin() + 2);
+  write_phased_record(dir.path(), 0, gathers_then_loss());
+  write_phased_record(dir.path(), 1, gathers_then_loss());
+  write_phased_record(dir.path(), 2, skipping);
+  const auto findings = diagnose_flight_records(read_flight_records(dir.path()), 3);
+  EXPECT_TRUE(has_finding(findings, "ranks issued different ops as #3 of group world/parameters"))
+      << joined(findings);
+  EXPECT_TRUE(has_finding(findings,
+                          "rank 2 did not issue all_gather #3 of group world/parameters (96 f32; "
+                          "step 3, phase \"forward block 1\"; completed): its ops from #3 on are "
+                          "the others' from #4 on"))
+      << joined(findings);
+  EXPECT_FALSE(has_finding(findings, "or rank")) << joined(findings);  // three ranks: no doubt
+
+  // Two ranks cannot say which one is odd, and the finding says so; the same records read
+  // the other way round are rank 0 issuing one op more.
+  testing::TempDir pair;
+  write_phased_record(pair.path(), 0, gathers_then_loss());
+  write_phased_record(pair.path(), 1, skipping);
+  const auto two = diagnose_flight_records(read_flight_records(pair.path()), 2);
+  EXPECT_TRUE(has_finding(two, "rank 1 did not issue all_gather #3")) << joined(two);
+  EXPECT_TRUE(has_finding(two, "(or rank 0 issued one op more)")) << joined(two);
+
+  testing::TempDir extra;
+  std::vector<PhasedOp> more = gathers_then_loss();
+  more.insert(more.begin() + 1, {CollectiveKind::kBroadcast, 8, "forward embeddings"});
+  write_phased_record(extra.path(), 0, gathers_then_loss());
+  write_phased_record(extra.path(), 1, gathers_then_loss());
+  write_phased_record(extra.path(), 2, more);
+  const auto one_more = diagnose_flight_records(read_flight_records(extra.path()), 3);
+  EXPECT_TRUE(has_finding(one_more,
+                          "rank 2 issued an op the others did not: its broadcast #2 of group "
+                          "world/parameters (8 f32"))
+      << joined(one_more);
+}
+
+// Ranks that agree throughout give no mismatch, whatever their phases.
+TEST(FlightDiagnosis, AgreeingRanksWithPhasesGiveNoMismatch) {
+  testing::TempDir dir;
+  write_phased_record(dir.path(), 0, gathers_then_loss());
+  write_phased_record(dir.path(), 1, gathers_then_loss());
+  const auto findings = diagnose_flight_records(read_flight_records(dir.path()), 2);
+  EXPECT_FALSE(has_finding(findings, "different ops")) << joined(findings);
+  EXPECT_FALSE(has_finding(findings, "did not issue")) << joined(findings);
 }
 
 TEST(FlightDiagnosis, RefusesADamagedRecordNamingItsFileAndARunWithoutRecords) {
