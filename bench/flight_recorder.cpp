@@ -7,26 +7,18 @@
 // Usage: bench_flight_recorder [--quick]
 #include "comm/flight_recorder.h"
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <string_view>
-#include <thread>
-#include <vector>
 
 #include "bench/cpuinfo.h"
-#include "comm/comm_lanes.h"
-#include "comm/store/memory_store.h"
-#include "core/config/config_loader.h"
-#include "nn/kernels/cpu/gemm_cpu.h"
-#include "runtime/engine/trainer.h"
+#include "bench/stage3_comm_job.h"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr int kWorld = 2;
 
 double recording_ns_per_op(int ops) {
   zt::comm::FlightRecorder recorder(0);
@@ -48,35 +40,21 @@ struct Round {
 };
 
 Round train(const zt::Config& config, bool record) {
-  zt::nn::cpu::set_blas_threads(1);
-  zt::comm::MemoryStore store;
   Round round;
-  std::vector<std::thread> threads;
-  for (int rank = 0; rank < kWorld; ++rank) {
-    threads.emplace_back([&, rank] {
-      zt::MemoryTracker tracker(zt::Device::cpu(rank));
-      zt::comm::CommOptions options;
-      if (record) options.flight_recorder = std::make_shared<zt::comm::FlightRecorder>(rank);
-      zt::comm::OwnedCommLanes lanes =
-          zt::comm::create_cpu_comm_lanes(store, rank, kWorld, options);
-      zt::engine::Trainer trainer(config, lanes.lanes(), tracker,
-                                  zt::engine::quiet_trainer_options());
-      const zt::engine::TrainResult result = trainer.run();
-      if (rank == 0) {
-        double fastest = 1e30;
-        for (std::size_t i = 1; i < result.metrics.size(); ++i) {
-          fastest = std::min(fastest, result.metrics[i].step_ms);
-        }
-        round.fastest_step_ms = fastest;
+  zt::bench::run_stage3_comm_job(
+      config,
+      [&](int rank, zt::MemoryTracker&, zt::comm::CommOptions& options,
+          zt::engine::TrainerOptions&) {
+        if (record) options.flight_recorder = std::make_shared<zt::comm::FlightRecorder>(rank);
+      },
+      [&](int rank, const zt::engine::TrainResult& result, const zt::comm::CommOptions& options) {
+        if (rank != 0) return;
+        round.fastest_step_ms = zt::bench::fastest_step_after_first(result);
         if (record) {
           round.ops_per_step = static_cast<double>(options.flight_recorder->recorded()) /
                                static_cast<double>(result.metrics.size());
         }
-      }
-      lanes.lanes().control.barrier()->wait();
-    });
-  }
-  for (std::thread& thread : threads) thread.join();
+      });
   return round;
 }
 
@@ -90,13 +68,7 @@ int main(int argc, char** argv) {
   std::printf("recording one op (enqueued + started + ended), %d ops on one thread: %.0f ns\n", ops,
               ns);
 
-  const zt::Config config = zt::parse_config_text(
-      "", "bench_flight_recorder",
-      {"model.type=gpt", quick ? "model.n_layer=2" : "model.n_layer=4", "model.n_head=4",
-       quick ? "model.d_model=64" : "model.d_model=128", "model.vocab_size=256", "model.seq_len=64",
-       "train.micro_batch_size=2", "train.global_batch_size=4",
-       quick ? "train.steps=3" : "train.steps=10", "zero.stage=3", "zero.reduce_bucket_size=64KiB",
-       "optimizer.lr=0.001"});
+  const zt::Config config = zt::bench::stage3_comm_job_config("bench_flight_recorder", quick);
   const int rounds = quick ? 1 : 6;
   double on_ms = 1e30;
   double off_ms = 1e30;
@@ -112,7 +84,7 @@ int main(int argc, char** argv) {
       "ZeRO stage 3, %d ranks as threads, GPT %s, 64 KiB buckets, fastest step of %d rounds:\n"
       "  recorder off %.2f ms, on %.2f ms: on / off = %.4f\n"
       "  rank 0 records %.0f ops a step: %.0f ops x %.0f ns = %.4f%% of the step (the bound)\n",
-      kWorld, quick ? "2 x 64" : "4 x 128", rounds, off_ms, on_ms, on_ms / off_ms, ops_per_step,
-      ops_per_step, ns, 100.0 * ops_per_step * ns * 1e-6 / off_ms);
+      zt::bench::kStage3CommJobWorld, quick ? "2 x 64" : "4 x 128", rounds, off_ms, on_ms,
+      on_ms / off_ms, ops_per_step, ops_per_step, ns, 100.0 * ops_per_step * ns * 1e-6 / off_ms);
   return 0;
 }

@@ -8,7 +8,6 @@
 // without the check.
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -68,12 +67,7 @@ void expect_odd_bucket_diagnosed(int ranks, int odd_rank, int stage) {
   const CommandResult result = launch_with_one_odd_bucket(ranks, odd_rank, stage, "off", dir);
   EXPECT_EQ(result.exit_code, 1) << result.err;
   EXPECT_LT(seconds(result.elapsed), 30.0 + 15.0) << result.err;
-  for (int rank = 0; rank < ranks; ++rank) {
-    EXPECT_TRUE(std::filesystem::is_regular_file(
-        dir / ("run/flight/rank-" + std::to_string(rank) + ".json")))
-        << "rank " << rank << "\n"
-        << result.err;
-  }
+  expect_flight_records(dir / "run", ranks, result.err);
   const CommandResult diagnosis =
       run_command({zerotrain_exe(), "diagnose", dir / "run"}, dir, {}, 60s);
   const std::string verdict = diagnosis.out + diagnosis.err;

@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -114,6 +115,19 @@ inline CommandResult run_command(std::vector<std::string> argv, const TempDir& d
                                  const EnvChanges& env = {}, Clock::duration timeout = 60s) {
   CommandProcess process(std::move(argv), dir, "command", env);
   return process.wait(timeout);
+}
+
+// Expects run_dir/flight/rank-N.json to be a file for every rank of `ranks` but `except`
+// (-1: none); `context` (the job's stderr) goes with each failure.
+inline void expect_flight_records(const std::string& run_dir, int ranks, const std::string& context,
+                                  int except = -1) {
+  for (int rank = 0; rank < ranks; ++rank) {
+    if (rank == except) continue;
+    EXPECT_TRUE(std::filesystem::is_regular_file(run_dir + "/flight/rank-" + std::to_string(rank) +
+                                                 ".json"))
+        << "rank " << rank << "\n"
+        << context;
+  }
 }
 
 // The zerotrain binary under test.

@@ -86,26 +86,30 @@ TEST(FlightDump, SigUsr1ToTheLauncherHasEveryRankWriteItsRecordAndTheRunGoesOn) 
       << reason_of(dir / "run/flight/rank-0.json");
 }
 
+// `ranks` ranks train at `stage` under ZEROTRAIN_FAULT=`fault` with a collective timeout of
+// `timeout_s`: the job fails within the timeout + 15 s and the launcher prints the verdict.
+CommandResult launch_with_fault(int ranks, int stage, int timeout_s, const std::string& fault,
+                                const TempDir& dir) {
+  const CommandResult result =
+      run_command(launch_argv(ranks, dir,
+                              {"train.steps=1000", "zero.stage=" + std::to_string(stage),
+                               "runtime.comm_timeout_s=" + std::to_string(timeout_s)}),
+                  dir, {{"ZEROTRAIN_FAULT", fault}}, 120s);
+  EXPECT_EQ(result.exit_code, 1) << result.err;
+  EXPECT_LT(seconds(result.elapsed), timeout_s + 15.0) << result.err;
+  EXPECT_NE(result.err.find("the ranks' flight records say:\n"), std::string::npos) << result.err;
+  return result;
+}
+
 // Rank 1 dies by SIGKILL before step 3: its peers' collectives fail or they are stopped by the
 // launcher, and either way write records; the launcher's report says what they show.
 void expect_killed_rank_named(int ranks, int stage) {
   TempDir dir;
-  constexpr int kTimeoutS = 10;
-  const CommandResult result =
-      run_command(launch_argv(ranks, dir,
-                              {"train.steps=1000", "zero.stage=" + std::to_string(stage),
-                               "runtime.comm_timeout_s=" + std::to_string(kTimeoutS)}),
-                  dir, {{"ZEROTRAIN_FAULT", "rank=1,step=3,signal=9"}}, 120s);
-  EXPECT_EQ(result.exit_code, 1) << result.err;
-  EXPECT_LT(seconds(result.elapsed), kTimeoutS + 15.0) << result.err;
-  EXPECT_NE(result.err.find("the ranks' flight records say:\n"), std::string::npos) << result.err;
+  const CommandResult result = launch_with_fault(ranks, stage, 10, "rank=1,step=3,signal=9", dir);
   EXPECT_NE(result.err.find("    - rank 1 left no flight record"), std::string::npos) << result.err;
+  expect_flight_records(dir / "run", ranks, result.err, /*except=*/1);
   for (int rank = 0; rank < ranks; ++rank) {
     if (rank == 1) continue;
-    EXPECT_TRUE(std::filesystem::is_regular_file(
-        dir / ("run/flight/rank-" + std::to_string(rank) + ".json")))
-        << "rank " << rank << "\n"
-        << result.err;
     // Each survivor's last op is of step 2 or 3, where rank 1 went.
     EXPECT_NE(result.err.find("    - rank " + std::to_string(rank) + " "), std::string::npos)
         << result.err;
@@ -126,15 +130,8 @@ TEST(FlightDump, ARankKilledMidStepIsNamedByTheRecordsOfTheOthersStage0FourRanks
 // SIGTERM ends them; the verdict names rank 1 as behind, in step 3, and the op rank 0 stopped in.
 void expect_sleeper_named_behind(int ranks, int stage) {
   TempDir dir;
-  constexpr int kTimeoutS = 5;
   const CommandResult result =
-      run_command(launch_argv(ranks, dir,
-                              {"train.steps=1000", "zero.stage=" + std::to_string(stage),
-                               "runtime.comm_timeout_s=" + std::to_string(kTimeoutS)}),
-                  dir, {{"ZEROTRAIN_FAULT", "rank=1,step=3,sleep=60,at=backward"}}, 120s);
-  EXPECT_EQ(result.exit_code, 1) << result.err;
-  EXPECT_LT(seconds(result.elapsed), kTimeoutS + 15.0) << result.err;
-  EXPECT_NE(result.err.find("the ranks' flight records say:\n"), std::string::npos) << result.err;
+      launch_with_fault(ranks, stage, 5, "rank=1,step=3,sleep=60,at=backward", dir);
   EXPECT_NE(result.err.find("    - rank 1 is behind in group "), std::string::npos) << result.err;
   // Rank 0 waits in an op of step 3 (submitted in its forward's last gathers, the loss or the
   // backward, as the prefetch has it).
@@ -143,12 +140,7 @@ void expect_sleeper_named_behind(int ranks, int stage) {
   const std::string line = result.err.substr(stopped, result.err.find('\n', stopped) - stopped);
   EXPECT_NE(line.find("; step 3, phase \""), std::string::npos) << line;
   EXPECT_EQ(reason_of(dir / "run/flight/rank-1.json").rfind("SIGTERM", 0), 0u);
-  for (int rank = 0; rank < ranks; ++rank) {
-    EXPECT_TRUE(std::filesystem::is_regular_file(
-        dir / ("run/flight/rank-" + std::to_string(rank) + ".json")))
-        << "rank " << rank << "\n"
-        << result.err;
-  }
+  expect_flight_records(dir / "run", ranks, result.err);
 }
 
 TEST(FlightDump, ARankAsleepInBackwardIsNamedAsBehindInItsStep) {
@@ -165,26 +157,14 @@ TEST(FlightDump, ARankAsleepInBackwardIsNamedAsBehindInItsStepStage0FourRanks) {
 // names the op rank 1 did not issue, in step 3, with every rank's record on disk.
 void expect_skipped_op_named(int ranks, int stage, const std::string& kind) {
   TempDir dir;
-  constexpr int kTimeoutS = 10;
   const CommandResult result =
-      run_command(launch_argv(ranks, dir,
-                              {"train.steps=1000", "zero.stage=" + std::to_string(stage),
-                               "runtime.comm_timeout_s=" + std::to_string(kTimeoutS)}),
-                  dir, {{"ZEROTRAIN_FAULT", "rank=1,step=3,skip=" + kind}}, 120s);
-  EXPECT_EQ(result.exit_code, 1) << result.err;
-  EXPECT_LT(seconds(result.elapsed), kTimeoutS + 15.0) << result.err;
-  EXPECT_NE(result.err.find("the ranks' flight records say:\n"), std::string::npos) << result.err;
+      launch_with_fault(ranks, stage, 10, "rank=1,step=3,skip=" + kind, dir);
   const std::size_t named = result.err.find("    - rank 1 did not issue " + kind + " #");
   ASSERT_NE(named, std::string::npos) << result.err;
   const std::string line = result.err.substr(named, result.err.find('\n', named) - named);
   EXPECT_NE(line.find("; step 3, phase \""), std::string::npos) << line;
   EXPECT_EQ(line.find("(or rank 0 issued one op more)") != std::string::npos, ranks == 2) << line;
-  for (int rank = 0; rank < ranks; ++rank) {
-    EXPECT_TRUE(std::filesystem::is_regular_file(
-        dir / ("run/flight/rank-" + std::to_string(rank) + ".json")))
-        << "rank " << rank << "\n"
-        << result.err;
-  }
+  expect_flight_records(dir / "run", ranks, result.err);
 }
 
 TEST(FlightDump, ARankThatSkipsAnAllGatherIsNamedWithTheOpStage3TwoRanks) {
